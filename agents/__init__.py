@@ -1,0 +1,1 @@
+"""The agent zoo: every agent implements one Policy protocol."""

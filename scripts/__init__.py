@@ -1,0 +1,1 @@
+"""The `tenk` command: thin programs over tenk_env and agents."""

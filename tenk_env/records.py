@@ -1,0 +1,122 @@
+"""Game records: the events of a :class:`~tenk_env.game.Game` as JSON lines.
+
+A record starts with a ``start`` event (the ruleset, its hash and the player count).
+Inputs are ``order_roll``, ``roll``, ``keep`` and ``piggyback`` events; everything else
+(``turn``, ``bust``, ``bank``, ``penalty``, ``zilch``, ``stop``, ``overshoot``,
+``instant_win``, ``lose_all``, ``final_round``, ``game_over``) is an outcome. :func:`replay`
+feeds the inputs to a fresh game and checks that every outcome comes out the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from tenk_env.game import Game
+from tenk_env.io import atomic_write_text
+from tenk_env.rules import Ruleset
+
+__all__ = ["save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError"]
+
+
+class ReplayError(ValueError):
+    """A record that does not replay: the first event that differs is named."""
+
+
+def save_jsonl(events: Iterable[dict[str, Any]], path: str | Path) -> None:
+    atomic_write_text(Path(path), "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+
+
+def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"game record {str(path)!r} does not exist")
+    out = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ReplayError(f"{path}:{i}: not a JSON line ({e})") from None
+    return out
+
+
+def replay(events: list[dict[str, Any]]) -> Game:
+    """Rebuild a game from its record, checking every outcome. Returns the replayed game."""
+    if not events or events[0].get("type") != "start":
+        raise ReplayError("a game record starts with a 'start' event holding the ruleset")
+    head = events[0]
+    rules = Ruleset.from_dict(head["rules"], source="game record")
+    if rules.hash != head.get("hash"):
+        raise ReplayError(f"the record's ruleset hashes to {rules.hash}, not the recorded {head.get('hash')}")
+    game = Game(rules, head["players"])
+    for i, e in enumerate(events[1:], 1):
+        kind = e.get("type")
+        if kind in ("order_roll", "roll"):
+            game.roll(e["dice"])
+        elif kind == "keep":
+            game.act(e["dice"], e["end_turn"])
+        elif kind == "piggyback":
+            game.piggyback(e["take"])
+        else:
+            continue
+    if game.events != events:
+        for i, (a, b) in enumerate(zip(game.events, events)):
+            if a != b:
+                raise ReplayError(f"event {i} differs: recorded {b}, replayed {a}")
+        raise ReplayError(f"the record has {len(events)} events, the replay {len(game.events)}")
+    return game
+
+
+def _dice(d: list[int]) -> str:
+    return " ".join(str(x) for x in d)
+
+
+def format_event(e: dict[str, Any], names: list[str] | None = None) -> str | None:
+    """One readable line for an event (None for events that print nothing)."""
+    def who(p: int) -> str:
+        return names[p] if names else f"P{p + 1}"
+
+    k = e["type"]
+    if k == "start":
+        return f"{e['rules']['name']} ({e['hash']}), {e['players']} players"
+    if k == "order_roll":
+        return "order roll: " + ", ".join(f"{who(p)} {d}" for p, d in zip(e["players"], e["dice"]))
+    if k == "turn":
+        return f"-- turn {e['turn']}: {who(e['player'])} (scores {', '.join(f'{s:,}' for s in e['scores'])})"
+    if k == "roll":
+        return f"{who(e['player'])} rolls {_dice(e['dice'])}"
+    if k == "keep":
+        then = "banks" if e["end_turn"] else "rolls on"
+        hot = ", hot dice" if e["hot_dice"] else ""
+        return f"{who(e['player'])} keeps {_dice(e['dice'])} for {e['points']:,} (turn {e['turn_total']:,}{hot}) and {then}"
+    if k == "bank":
+        return f"{who(e['player'])} banks {e['points']:,}: score {e['score']:,}"
+    if k == "bust":
+        return f"{who(e['player'])} busts, losing {e['lost']:,}"
+    if k == "penalty":
+        return f"{who(e['player'])} pays the bust penalty {e['points']:,}: score {e['score']:,}"
+    if k == "zilch":
+        return f"{who(e['player'])} scores nothing on all dice: pay-out {e['points']:,} (turn {e['turn_total']:,}), must roll again"
+    if k == "stop":
+        return f"{who(e['player'])} ends the turn unable to bank, losing {e['lost']:,}"
+    if k == "overshoot":
+        to = f" to {who(e['to'])}" if e.get("to") is not None else ""
+        return f"{who(e['player'])} overshoots the target: {e['lost']:,} forfeited{to}"
+    if k == "instant_win":
+        return f"{who(e['player'])} rolls six of a kind and wins at once"
+    if k == "lose_all":
+        return f"{who(e['player'])} rolls four or more 2s and loses all {e['lost']:,} banked points"
+    if k == "piggyback":
+        return f"{who(e['player'])} {'takes over the dice left' if e['take'] else 'starts fresh'}"
+    if k == "final_round":
+        return f"{who(e['player'])} reached {e['score']:,}: final round"
+    if k == "game_over":
+        w = " and ".join(who(p) for p in e["winners"])
+        return f"game over: {w} win{'s' if len(e['winners']) == 1 else ''} (scores {', '.join(f'{s:,}' for s in e['scores'])})"
+    return None
+
+
+def format_log(events: Iterable[dict[str, Any]], names: list[str] | None = None) -> str:
+    return "\n".join(line for e in events if (line := format_event(e, names)) is not None)
