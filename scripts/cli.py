@@ -1,76 +1,29 @@
-"""`tenk` command line: one entry point, a subcommand per program."""
+"""`tenk` command line: one entry point; each subcommand lives in ``scripts/cmd_*.py``.
+
+A subcommand module defines ``register(subparsers)``, which adds its parser and sets
+``func`` to a function taking the parsed arguments and returning an exit code.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
-from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from tenk_env.rules import PRESETS, RulesetError, load_ruleset
+import scripts
 
 console = Console()
 
 
-def cmd_rules(args: argparse.Namespace) -> int:
-    if args.write_configs:
-        out = Path(args.write_configs)
-        for name, r in PRESETS.items():
-            r.save(out / f"{name}.yaml")
-        console.print(f"wrote {len(PRESETS)} presets to {out}/")
-        return 0
-    if args.list:
-        t = Table(title="ruleset presets")
-        t.add_column("preset")
-        t.add_column("hash")
-        for name, r in PRESETS.items():
-            t.add_row(name, r.hash)
-        console.print(t)
-        return 0
-    r = load_ruleset(args.ruleset)
-    t = Table(title=f"ruleset {r.name} (hash {r.hash})")
-    t.add_column("field")
-    t.add_column("value", justify="right")
-    for k, v in r.describe():
-        t.add_row(k, v)
-    console.print(t)
-    return 0
-
-
-def cmd_odds(args: argparse.Namespace) -> int:
-    from tenk_env.tables import get_tables
-
-    r = load_ruleset(args.ruleset)
-    t = Table(title=f"odds of one roll under {r.name}, exact enumeration")
-    t.add_column("dice", justify="right")
-    t.add_column("bust chance", justify="right")
-    t.add_column("mean best points (busts 0)", justify="right")
-    for n, bust, mean in get_tables(r).odds():
-        t.add_row(str(n), _pct(bust), f"{mean:.0f}")
-    console.print(t)
-    return 0
-
-
-def _pct(p: float) -> str:
-    # RULES.md's rounding: one decimal, two below 5% where one would lose the figure.
-    return f"{100 * p:.1f}%" if p >= 0.05 else f"{100 * p:.2f}%"
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tenk", description="Ten Thousand for reinforcement learning")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    s = sub.add_parser("rules", help="print a ruleset as a table")
-    s.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
-    s.add_argument("--list", action="store_true", help="list the presets and their hashes")
-    s.add_argument("--write-configs", metavar="DIR", help="write every preset as DIR/NAME.yaml")
-    s.set_defaults(func=cmd_rules)
-
-    s = sub.add_parser("odds", help="bust chance and mean best points of a roll of 1..6 dice")
-    s.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
-    s.set_defaults(func=cmd_odds)
+    p = argparse.ArgumentParser(prog="tenk", description="Ten Thousand (Farkle) for reinforcement learning")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for m in sorted(pkgutil.iter_modules(scripts.__path__), key=lambda m: m.name):
+        if m.name.startswith("cmd_"):
+            importlib.import_module(f"scripts.{m.name}").register(sub)
     return p
 
 
@@ -78,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RulesetError, FileNotFoundError, ValueError) as e:
+    except (ValueError, FileNotFoundError) as e:
+        # Every error the project raises for bad input (rulesets, agent specs, configs,
+        # checkpoints, illegal moves) is a ValueError subclass with a message naming the fix.
         console.print(f"[red]error:[/red] {e}", highlight=False)
         return 2
 
