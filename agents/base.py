@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from tenk_env.game import Game
-from tenk_env.rules import Ruleset
+from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.tables import Keep
 
 __all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent"]
@@ -59,6 +58,13 @@ class RandomAgent:
 #: spec name -> "module:factory"; the factory takes the text after the colon (or None).
 AGENTS: dict[str, str] = {
     "random": "agents.base:_random",
+    "maxscore": "agents.optimal:make_maxscore",
+    "optimal": "agents.optimal:make_optimal",
+    "greedy": "agents.heuristic:_greedy",
+    "hold": "agents.heuristic:_hold",
+    "dicenow": "agents.heuristic:_dicenow",
+    "breakeven": "agents.heuristic:_breakeven",
+    "human": "agents.human:_human",
 }
 
 
@@ -76,8 +82,6 @@ def make_agent(spec: "str | Policy") -> Policy:
         raise AgentError(f"agent spec {spec!r}: give a string such as 'random' or 'hold:350'")
     name, _, arg = spec.partition(":")
     if name not in AGENTS:
-        hint = difflib.get_close_matches(name, AGENTS, n=1)
-        did = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise AgentError(f"unknown agent {name!r}{did}; agents: {', '.join(AGENTS)}")
+        raise AgentError(f"unknown agent {name!r}{did_you_mean(name, AGENTS)}; agents: {', '.join(AGENTS)}")
     module, _, factory = AGENTS[name].partition(":")
     return getattr(importlib.import_module(module), factory)(arg or None)

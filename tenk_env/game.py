@@ -27,9 +27,13 @@ Choices where the rule texts are silent (each tested):
 * The zilch pay-out is added to the turn total and the player must roll all dice again.
 * Penalties (three busts in a row) never take a banked score below zero. Any turn that
   does not end in a bust resets the count.
-* Exact finish: the moment a keep takes the player past the target, the turn ends and its
-  total is forfeited (``to_lowest``: given to the lowest-scoring other player, the first in
-  turn order on a tie).
+* Exact finish: the moment a keep (or a zilch pay-out) takes the player past the target,
+  the turn ends and its total is forfeited (``to_lowest``: given to the lowest-scoring other
+  player, the first in turn order on a tie, unless that would take them to or past the
+  target, when it is lost). A bank landing exactly on the target is always allowed, even
+  below the entry threshold or the minimum bank, so that every game can end.
+* A ruleset whose entry threshold or minimum bank cannot be reached within its roll limit
+  is refused when the game is created (the game could never end).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, Iterable, Sequence
 
-from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.rules import Ruleset, RulesetError, load_ruleset
 from tenk_env.tables import Keep, RollInfo, Tables, counts_of, get_tables
 
 __all__ = ["Game", "Phase", "IllegalMoveError", "MIN_PLAYERS", "MAX_PLAYERS"]
@@ -66,6 +70,13 @@ class Game:
                 MIN_PLAYERS <= n_players <= MAX_PLAYERS):
             raise ValueError(f"n_players = {n_players!r}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
         self.tables: Tables = get_tables(rules)
+        if rules.max_rolls:
+            reach = self.tables.max_turn_points(rules.max_rolls)
+            for name in ("entry_threshold", "min_bank"):
+                if getattr(rules, name) > reach:
+                    raise RulesetError(
+                        f"ruleset {rules.name!r}: {name} {getattr(rules, name)} cannot be reached in "
+                        f"{rules.max_rolls} rolls (at most {reach}), so no game could end; lower it or raise max_rolls")
         self.n_players = n_players
         self.record = record
         self.events: list[dict[str, Any]] = []
@@ -90,7 +101,8 @@ class Game:
         self.piggy: tuple[int, int] | None = None
         self._contenders = list(range(n_players))
         self._triggering_turn = False
-        self._emit("start", rules=rules.to_dict(), hash=rules.hash, players=n_players)
+        if record:
+            self._emit("start", rules=rules.to_dict(), hash=rules.hash, players=n_players)
         if rules.turn_order == "highest_die":
             self.phase = Phase.ORDER
         else:
@@ -130,21 +142,31 @@ class Game:
         total = self.turn_total + keep.points
         hot = keep.n == self.dice_left
         can_roll = self.can_roll_again
-        can_bank = ((self.on_board[self.current] or total >= r.entry_threshold)
-                    and total >= r.min_bank
-                    and not (hot and r.hot_dice == "mandatory" and can_roll))
+        can_bank = self._bankable(total) and not (hot and r.hot_dice == "mandatory" and can_roll)
         return can_roll, can_bank
+
+    def _bankable(self, total: int) -> bool:
+        r, p = self.rules, self.current
+        if (self.on_board[p] or total >= r.entry_threshold) and total >= r.min_bank:
+            return True
+        # Under exact finish a bank landing exactly on the target is always allowed: otherwise a
+        # player a little short of it could never finish, and the game might never end.
+        return r.exact_finish != "off" and self.scores[p] + total == r.target
 
     def legal_moves(self) -> list[tuple[Keep, bool]]:
         """Every legal (keep, end_turn) pair in the DECIDE phase."""
         if self.phase != Phase.DECIDE:
             return []
+        # options() inlined: this is the hot path of every environment step.
+        r = self.rules
+        can_roll = self.can_roll_again
+        mandatory = r.hot_dice == "mandatory" and can_roll
         out = []
         for k in self.info.keeps:
-            can_roll, can_bank = self.options(k)
             if can_roll:
                 out.append((k, False))
-            if can_bank or not can_roll:
+            if not can_roll or (self._bankable(self.turn_total + k.points)
+                                and not (mandatory and k.n == self.dice_left)):
                 out.append((k, True))
         return out
 
@@ -154,8 +176,8 @@ class Game:
         if self.phase not in (Phase.ROLL, Phase.ORDER):
             raise IllegalMoveError(f"no roll is due: the game is in phase {self.phase.name}"
                                    + (" (call act() with a keep)" if self.phase == Phase.DECIDE else ""))
-        dice = tuple(int(d) for d in dice)
-        if len(dice) != self.dice_to_roll or any(d < 1 or d > 6 for d in dice):
+        dice = tuple(map(int, dice))
+        if len(dice) != self.dice_to_roll or not dice or min(dice) < 1 or max(dice) > 6:
             raise IllegalMoveError(f"roll {list(dice)}: expected {self.dice_to_roll} dice with faces 1 to 6")
         if self.phase == Phase.ORDER:
             self._order_roll(dice)
@@ -163,7 +185,8 @@ class Game:
         p = self.current
         self.rolls += 1
         info = self.tables.rolls[tuple(sorted(dice))]
-        self._emit("roll", player=p, dice=list(info.dice))
+        if self.record:
+            self._emit("roll", player=p, dice=list(info.dice))
         if info.instant_win:
             self._emit("instant_win", player=p)
             self._finish([p])
@@ -175,7 +198,9 @@ class Game:
             self.turn_total += self.rules.zilch_payout
             self.dice_left = self.rules.num_dice
             self._emit("zilch", player=p, points=self.rules.zilch_payout, turn_total=self.turn_total)
-            if not self.can_roll_again:
+            if self._overshoots():
+                self._overshoot()
+            elif not self.can_roll_again:
                 self._close_turn()
         elif info.bust:
             self._emit("bust", player=p, lost=self.turn_total)
@@ -212,11 +237,12 @@ class Game:
         hot = self.dice_left == 0
         if hot:
             self.dice_left = r.num_dice
-        self._emit("keep", player=p, dice=list(k.dice), points=k.points, turn_total=self.turn_total,
-                   end_turn=bool(end_turn), hot_dice=hot)
+        if self.record:
+            self._emit("keep", player=p, dice=list(k.dice), points=k.points, turn_total=self.turn_total,
+                       end_turn=bool(end_turn), hot_dice=hot)
         self.info = None
         self.dice = ()
-        if r.exact_finish != "off" and self.scores[p] + self.turn_total > r.target:
+        if self._overshoots():
             self._overshoot()
         elif end_turn:
             self._close_turn()
@@ -278,13 +304,14 @@ class Game:
         self.dice_left = self.rules.num_dice
         self.rolls = 0
         self.turn += 1
-        self._emit("turn", player=self.current, turn=self.turn, scores=list(self.scores))
+        if self.record:
+            self._emit("turn", player=self.current, turn=self.turn, scores=list(self.scores))
         self.phase = Phase.PIGGYBACK if self.piggy is not None else Phase.ROLL
 
     def _close_turn(self) -> None:
         """End the turn by choice or at the roll limit: bank if allowed, else forfeit."""
         r, p, total = self.rules, self.current, self.turn_total
-        if (self.on_board[p] or total >= r.entry_threshold) and total >= r.min_bank:
+        if self._bankable(total):
             self.scores[p] += total
             self.on_board[p] = True
             self._emit("bank", player=p, points=total, score=self.scores[p])
@@ -306,15 +333,21 @@ class Game:
             self._emit("stop", player=p, lost=total)
             self._end_turn(bust=False)
 
+    def _overshoots(self) -> bool:
+        r = self.rules
+        return r.exact_finish != "off" and self.scores[self.current] + self.turn_total > r.target
+
     def _overshoot(self) -> None:
         p, total = self.current, self.turn_total
         to = None
         if self.rules.exact_finish == "to_lowest":
             order = [(p + i) % self.n_players for i in range(1, self.n_players)]
-            to = min(order, key=lambda q: self.scores[q])
-            self.scores[to] += total
-            if self.scores[to] >= self.rules.target and to not in self.reached:
-                self.reached.append(to)
+            lowest = min(order, key=lambda q: self.scores[q])
+            # A gift never carries anyone to or past the target (that would end or block the game
+            # outside anyone's turn); such a gift is simply lost.
+            if self.scores[lowest] + total < self.rules.target:
+                to = lowest
+                self.scores[to] += total
         self._emit("overshoot", player=p, lost=total, to=to)
         self._end_turn(bust=False)
 

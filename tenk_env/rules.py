@@ -199,9 +199,8 @@ class Ruleset:
         unknown = [k for k in data if k not in names]
         if unknown:
             k = unknown[0]
-            hint = difflib.get_close_matches(str(k), names, n=1)
-            did = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise RulesetError(f"{source}: unknown ruleset field {k!r}{did}; allowed fields: {', '.join(names)}")
+            raise RulesetError(f"{source}: unknown ruleset field {k!r}{did_you_mean(str(k), names)}; "
+                               f"allowed fields: {', '.join(names)}")
         if base_name is not None:
             base = get_preset(base_name).to_dict()
             base.update(data)
@@ -233,6 +232,15 @@ class Ruleset:
     def describe(self) -> list[tuple[str, str]]:
         """(field, value) rows for display."""
         return [(f.name, _fmt(getattr(self, f.name))) for f in fields(self)]
+
+
+def did_you_mean(word: str, options) -> str:
+    """' (did you mean 'x'?)' for the closest option, or ''."""
+    options = list(options)
+    hint = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not hint and word:
+        hint = [o for o in options if o.startswith(word) or word in o][:1]
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
 
 
 def _fmt(v: Any) -> str:
@@ -278,9 +286,7 @@ def get_preset(name: str) -> Ruleset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        hint = difflib.get_close_matches(str(name), PRESETS, n=1)
-        did = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise RulesetError(f"unknown ruleset preset {name!r}{did}; presets: {', '.join(PRESETS)}; "
+        raise RulesetError(f"unknown ruleset preset {name!r}{did_you_mean(str(name), PRESETS)}; presets: {', '.join(PRESETS)}; "
                            "or give a path to a YAML file") from None
 
 
@@ -303,7 +309,12 @@ def load_ruleset(spec: "str | Path | Ruleset | Mapping[str, Any]") -> Ruleset:
             data = yaml.safe_load(path.read_text())
         except yaml.YAMLError as e:
             raise RulesetError(f"ruleset file {str(path)!r} is not valid YAML: {e}") from None
-        data = dict(data or {})
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise RulesetError(f"ruleset file {str(path)!r}: expected a mapping of ruleset fields, "
+                               f"got {type(data).__name__}")
+        data = dict(data)
         data.setdefault("name", path.stem)
         return Ruleset.from_dict(data, source=f"ruleset file {str(path)!r}")
     return get_preset(str(spec))

@@ -222,6 +222,19 @@ class Tables:
             return f"{what} in {list(dice)} do{'es' if len(dead) == 1 and c[dead[0]-1] == 1 else ''} not score within the kept dice"
         return f"the dice {list(dice)} cannot all be part of scoring combinations at once"
 
+    @functools.cache
+    def max_turn_points(self, rolls: int) -> int:
+        """The largest turn total that ``rolls`` rolls can reach (with the luckiest dice)."""
+        nd = self.rules.num_dice
+        best = {n: 0 for n in range(1, nd + 1)}  # best[n]: with n dice to roll and no rolls left
+        for _ in range(rolls):
+            best = {n: max([k.points + best[n - k.n or nd]
+                            for dice, info in self.rolls.items() if len(dice) == n for k in info.keeps]
+                           + ([self.rules.zilch_payout + best[nd]] if n == nd and self.rules.zilch_payout else []),
+                           default=0)
+                    for n in range(1, nd + 1)}
+        return best[nd]
+
     def odds(self) -> list[tuple[int, float, float]]:
         """(n, bust chance, mean best points) for every roll of n dice, by exact enumeration.
 

@@ -1,0 +1,89 @@
+"""Game records: JSON lines that replay exactly and print as a readable log."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tenk_env.game import Game, Phase
+from tenk_env.records import ReplayError, format_log, load_jsonl, replay, save_jsonl
+from tenk_env.rules import PRESETS
+
+
+def random_game(rules, n_players, seed):
+    rng = np.random.default_rng(seed)
+    g = Game(rules, n_players)
+    while not g.over:
+        if g.phase == Phase.PIGGYBACK:
+            g.piggyback(bool(rng.integers(2)))
+        elif g.dice_to_roll:
+            g.roll(rng.integers(1, 7, g.dice_to_roll))
+        else:
+            moves = g.legal_moves()
+            g.act(*moves[int(rng.integers(len(moves)))])
+    return g
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_replays_exactly(name, tmp_path):
+    rules = PRESETS[name].replace(piggyback=True) if name == "scribd_farkle" else PRESETS[name]
+    g = random_game(rules, 3, seed=7)
+    path = tmp_path / "game.jsonl"
+    save_jsonl(g.events, path)
+    events = load_jsonl(path)
+    assert events == g.events
+    again = replay(events)
+    assert again.scores == g.scores and again.winners == g.winners and again.events == g.events
+
+
+def test_tampered_record_is_refused(tmp_path):
+    g = random_game(PRESETS["classic"], 2, seed=1)
+    events = [dict(e) for e in g.events]
+    i = next(i for i, e in enumerate(events) if e["type"] == "bank")
+    events[i]["points"] += 50
+    with pytest.raises(ReplayError, match=f"event {i} differs"):
+        replay(events)
+    bad = [dict(events[0], hash="0000000000000000")] + events[1:]
+    with pytest.raises(ReplayError, match="hashes to 915b7862bac40506, not the recorded 0000000000000000"):
+        replay(bad)
+    with pytest.raises(ReplayError, match="starts with a 'start' event"):
+        replay(events[1:])
+    p = tmp_path / "broken.jsonl"
+    p.write_text(json.dumps(events[0]) + "\n{not json\n")
+    with pytest.raises(ReplayError, match="broken.jsonl:2: not a JSON line"):
+        load_jsonl(p)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_jsonl(tmp_path / "nope.jsonl")
+
+
+def test_readable_log():
+    g = Game("house_1000")
+    g.roll([1, 1, 2, 4, 5, 6])
+    g.act([1, 1, 5], end_turn=False)
+    g.roll([6, 6, 6])
+    g.act([6, 6, 6], end_turn=False)
+    g.roll([2, 3, 3, 4, 6, 6])
+    assert format_log(g.events, names=["Ann", "Bob"]).splitlines() == [
+        "house_1000 (7016693eb782243a), 2 players",
+        "-- turn 1: Ann (scores 0, 0)",
+        "Ann rolls 1 1 2 4 5 6",
+        "Ann keeps 1 1 5 for 250 (turn 250) and rolls on",
+        "Ann rolls 6 6 6",
+        "Ann keeps 6 6 6 for 600 (turn 850, hot dice) and rolls on",
+        "Ann rolls 2 3 3 4 6 6",
+        "Ann busts, losing 850",
+        "-- turn 2: Bob (scores 0, 0)",
+    ]
+
+
+def test_cli_replay(tmp_path, capsys):
+    from scripts.cli import main
+
+    g = random_game(PRESETS["classic"], 2, seed=3)
+    save_jsonl(g.events, tmp_path / "g.jsonl")
+    assert main(["replay", str(tmp_path / "g.jsonl"), "--names", "Ann,Bob"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "classic (915b7862bac40506), 2 players"
+    assert "-- turn 1: Ann (scores 0, 0)" in out and out.rstrip().splitlines()[-1].startswith("game over: ")
+    assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().out
