@@ -1,0 +1,182 @@
+"""Playing whole games: dice from a dice source, decisions from agents.
+
+Dice and the agents' own randomness come from separate sources, so the dice of a game
+can be replayed exactly under another seating (common random numbers):
+
+* :class:`RngDice`: dice in order from one generator. Two games given identically seeded
+  generators see the same stream of dice, wherever it falls.
+* :class:`SeatDice`: the duplicate format. The dice of the ``i``-th roll of a seat's ``t``-th
+  turn depend only on (seed, seat, t, i) (the first ``n`` of six dice drawn for that slot),
+  so when two agents swap seats each meets, roll for roll, the dice the other met in that
+  seat: every turn opens with the same roll, and the rolls stay aligned until the players'
+  choices make them roll different numbers of dice.
+* :class:`ScriptedDice`: a fixed list of rolls (tests, replays).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from agents.base import AgentError, Policy, make_agent
+from tenk_env.game import Game, Phase
+from tenk_env.rules import Ruleset, load_ruleset
+
+__all__ = ["play_game", "DiceSource", "RngDice", "SeatDice", "ScriptedDice", "GameTooLongError"]
+
+
+class GameTooLongError(RuntimeError):
+    """A game did not end within ``max_turns`` turns (agents that never bank, or never
+    land an exact finish)."""
+
+
+@runtime_checkable
+class DiceSource(Protocol):
+    """Where a game's dice come from: ``draw(game)`` returns ``game.dice_to_roll`` faces."""
+
+    def draw(self, game: Game) -> Sequence[int]: ...
+
+
+class RngDice:
+    """Dice in order from one generator, drawn in blocks (one generator call per 4,096 dice)."""
+
+    def __init__(self, rng: np.random.Generator | int, block: int = 4096):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self._block = block
+        self._buf: list[int] = []
+        self._i = 0
+
+    def draw(self, game: Game) -> list[int]:
+        n = game.dice_to_roll
+        i = self._i
+        if i + n > len(self._buf):
+            self._buf = self._buf[i:] + self.rng.integers(1, 7, size=self._block, dtype=np.int8).tolist()
+            i = 0
+        self._i = i + n
+        return self._buf[i:i + n]
+
+    def agent_rng(self) -> np.random.Generator:
+        """A generator for the agents, spawned from the dice generator without drawing from it
+        (so it leaves the dice stream untouched)."""
+        try:
+            return self.rng.spawn(1)[0]
+        except (TypeError, ValueError, AttributeError):  # a generator made without a seed sequence
+            return np.random.default_rng(0)
+
+
+class SeatDice:
+    """Dice keyed by (seat, the seat's turn number, roll number in the turn): see the module
+    docstring. ``seed`` is an int or a SeedSequence; build a fresh one for every game."""
+
+    _TURNS = 32   # turns drawn at a time per seat
+    _ROLLS = 16   # aligned rolls per turn; later rolls of a long turn come from an overflow stream
+
+    def __init__(self, seed: int | np.random.SeedSequence, n_players: int):
+        ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        kids = ss.spawn(n_players + 3)
+        self._seats = [np.random.default_rng(k) for k in kids[:n_players]]
+        self._other = RngDice(np.random.default_rng(kids[n_players]))  # order rolls, overflow
+        self._agents = kids[n_players + 1]
+        self._blocks: list[list] = [[] for _ in range(n_players)]
+        self._turn_of = [-1] * n_players
+        self._last_turn = None
+
+    def draw(self, game: Game) -> list[int]:
+        if game.phase == Phase.ORDER:
+            return self._other.draw(game)
+        p = game.current
+        if game.turn != self._last_turn:
+            self._last_turn = game.turn
+            self._turn_of[p] += 1
+        t, i, n = self._turn_of[p], game.rolls, game.dice_to_roll
+        if i >= self._ROLLS:
+            return self._other.draw(game)
+        blocks = self._blocks[p]
+        while t >= len(blocks):
+            blocks.extend(self._seats[p].integers(1, 7, size=(self._TURNS, self._ROLLS, 6), dtype=np.int8).tolist())
+        return blocks[t][i][:n]
+
+    def agent_rng(self) -> np.random.Generator:
+        return np.random.default_rng(self._agents)
+
+
+class ScriptedDice:
+    """The given rolls, in order. Raises ValueError when the game asks for more."""
+
+    def __init__(self, rolls: Sequence[Sequence[int]]):
+        self.rolls = [list(r) for r in rolls]
+        self._i = 0
+
+    def draw(self, game: Game) -> list[int]:
+        if self._i >= len(self.rolls):
+            raise ValueError(f"the scripted dice ran out after {len(self.rolls)} rolls; the game wants "
+                             f"{game.dice_to_roll} more dice ({game!r})")
+        self._i += 1
+        return self.rolls[self._i - 1]
+
+    def agent_rng(self) -> np.random.Generator:
+        return np.random.default_rng(0)
+
+
+def dice_source(dice: "DiceSource | np.random.Generator | int | Sequence[Sequence[int]]") -> DiceSource:
+    """A :class:`DiceSource` from a generator or int seed (:class:`RngDice`), a list of rolls
+    (:class:`ScriptedDice`) or a source."""
+    if isinstance(dice, (np.random.Generator, int, np.integer)) and not isinstance(dice, bool):
+        return RngDice(dice)
+    if isinstance(dice, DiceSource):
+        return dice
+    if isinstance(dice, (list, tuple)):
+        return ScriptedDice(dice)
+    raise TypeError(f"dice {dice!r}: give a numpy Generator, an int seed, a list of rolls or a DiceSource")
+
+
+def play_game(rules: Ruleset | str, agents: Sequence["str | Policy"],
+              dice: "DiceSource | np.random.Generator | int | Sequence[Sequence[int]]",
+              agent_rng: np.random.Generator | None = None, *, n_players: int | None = None,
+              record: bool = True, on_step: Callable[[Game], None] | None = None,
+              max_turns: int = 100_000) -> Game:
+    """Play one whole game and return it (``game.winners``, ``game.scores``, ``game.events``).
+
+    ``agents``: one spec or Policy per seat, in seat order (or a single one for every seat
+    when ``n_players`` is given). ``dice``: where the dice come from (see
+    :func:`dice_source`). ``agent_rng``: the generator agents draw from (default: one
+    derived from the dice source without touching its dice, so a game is a function of its
+    dice seed). ``on_step(game)`` runs after every input (roll, decision, piggyback choice).
+    """
+    rules = load_ruleset(rules)
+    if isinstance(agents, str) or isinstance(agents, Policy):
+        raise AgentError(f"agents {agents!r}: give one agent per seat, e.g. ['dicenow', 'hold:300']")
+    players = [make_agent(a) for a in agents]
+    n = n_players if n_players is not None else len(players)
+    if len(players) == 1 and n > 1:
+        players = players * n
+    if len(players) != n:
+        raise AgentError(f"{len(players)} agents for {n} players: give one agent per seat")
+    for a in players:
+        a.check(rules, n)
+    source = dice_source(dice)
+    if agent_rng is None:
+        make_rng = getattr(source, "agent_rng", None)
+        agent_rng = make_rng() if make_rng else np.random.default_rng(0)
+    game = Game(rules, n, record=record)
+    draw = source.draw
+    DECIDE, ROLL, ORDER, PIGGYBACK = Phase.DECIDE, Phase.ROLL, Phase.ORDER, Phase.PIGGYBACK
+    while True:
+        ph = game.phase
+        if ph is DECIDE:
+            keep, end = players[game.current].decide(game, agent_rng)
+            game.act(keep, end)
+        elif ph is ROLL:
+            game.roll(draw(game))
+            if game.turn > max_turns:
+                raise GameTooLongError(f"game not over after {max_turns} turns (scores {game.scores}; "
+                                       f"agents {[a.name for a in players]}); raise max_turns or check the agents")
+        elif ph is PIGGYBACK:
+            game.piggyback(bool(players[game.current].piggyback(game, agent_rng)))
+        elif ph is ORDER:
+            game.roll(draw(game))
+        else:
+            return game
+        if on_step is not None:
+            on_step(game)
