@@ -139,14 +139,15 @@ class TenThousandEnv(gym.Env):
     ```python
     import gymnasium as gym
     import tenk_env  # registers TenThousand-v0
-    gym.make("TenThousand-v0", rules="classic", n_players=2, opponents=["random"],
+    gym.make("TenThousand-v0", rules="classic", n_players=2, opponents=["dicenow"],
              seat="random", reward="win", tie_reward=0.0, strict=False,
              illegal_reward=-0.01, render_mode=None)
     ```
     - `rules`: a preset name, a YAML path, a mapping of fields or a `Ruleset`.
     - `n_players`: 2 to 8.
     - `opponents`: agent specs (strings) or `Policy` objects: one for every other seat, in
-      turn order after the learner, or a single one for all of them.
+      turn order after the learner, or a single one for all of them. Default: `dicenow`,
+      the Dice.now computer player.
     - `seat`: the learner's seat, or `"random"` (default) for a uniformly drawn seat every
       episode. `reset(options={"seat": k})` overrides it for one episode.
     - `reward`, `tie_reward`: see Rewards.
@@ -232,7 +233,7 @@ class TenThousandEnv(gym.Env):
 
         others = self.n_players - 1
         if opponents is None:
-            opponents = ["random"]
+            opponents = ["dicenow"]
         if isinstance(opponents, str) or not isinstance(opponents, Sequence):
             opponents = [opponents]
         opponents = list(opponents)
