@@ -1,0 +1,525 @@
+"""Seat-balanced matches between agents, with honest statistics.
+
+:func:`play_match` plays one 2-player match in the duplicate format: deal ``d`` is a dice
+seed, and it is played once with ``a`` in seat 0 and once with the seats swapped, both
+times from :class:`~agents.play.SeatDice` of the same seed, so each agent meets, roll for
+roll, the dice the other met in that seat. Seat advantage cancels exactly and most of the
+dice luck cancels too. Tournaments (:mod:`agents.tournament`) use the same machinery for
+N-player tables (:func:`play_table`).
+
+Reproducibility: deal ``d`` of a match with seed ``s`` is ``SeedSequence(s, spawn_key=(d,))``,
+whoever plays it and in whichever process, and chunk results are put back in deal order,
+so a result is a function of (rules, agents, games, seed) only, never of ``workers``.
+
+Statistics (all fields of :class:`MatchResult`):
+
+* ``win_rate_a`` counts a shared win (``tie: shared``) as half a win for each side; its 95%
+  interval is Wilson's score interval (:func:`wilson`), over games. The two games of a deal
+  share their dice, so they are not independent draws; treating them as such is the usual
+  convention and errs on the wide side for duplicate play (the pair's outcomes are
+  negatively correlated: the seat that got the good dice wins in both orders).
+* ``first_seat_win_rate``: the share of games won by the player who took the first turn
+  (seat 0, or the winner of the order roll under ``turn_order: highest_die``), with its
+  own Wilson interval: the first-mover advantage the duplicate format cancels.
+* ``points_per_turn_*``: the agent's final score over the turns it played (so penalties and
+  gifts are in it); ``bust_rate_*``: the share of its turns that ended in a bust;
+  ``mean_turns``: turns per game, all players' turns counted.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from agents.base import AgentError, Policy, make_agent
+from agents.play import SeatDice, play_game
+from tenk_env.game import Phase
+from tenk_env.records import save_jsonl
+from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.tables import get_tables
+
+__all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
+           "deal_seed", "seatings", "run_chunks", "CHUNK_DEALS"]
+
+#: deals per task sent to a worker: big enough that process overhead is noise (a few
+#: hundred milliseconds of play), small enough that two workers finish together and that an
+#: interrupted tournament loses little. Fixed, so that results never depend on it.
+CHUNK_DEALS = 100
+
+
+def wilson(k: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes in ``n`` trials.
+
+    Integral ``k`` goes through ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``.
+    ``k`` may be a half-integer (a shared win counts half); scipy refuses those, so they use
+    the same closed form scipy evaluates (checked against scipy on integers in the tests).
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if float(k).is_integer():
+        from scipy.stats import binomtest
+
+        ci = binomtest(int(k), n).proportion_ci(confidence_level=confidence, method="wilson")
+        return (float(ci.low), float(ci.high))
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def agent_label(agent: "str | Policy") -> str:
+    """The name an agent goes by in results: its spec string, else its ``name``."""
+    return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
+
+
+def deal_seed(seed: int, deal: int) -> np.random.SeedSequence:
+    """The dice seed of deal ``deal``: a fresh SeedSequence each call (SeatDice spawns from
+    it, and spawning changes a SeedSequence, so one object must never serve two games)."""
+    return np.random.SeedSequence(int(seed), spawn_key=(int(deal),))
+
+
+def seatings(n: int) -> list[tuple[int, ...]]:
+    """The seat orders every deal is played in: the ``n`` rotations, so every agent sits in
+    every seat exactly once per deal (for 2 players: both orders)."""
+    return [tuple((s + r) % n for s in range(n)) for r in range(n)]
+
+
+# --------------------------------------------------------------------------- playing
+class _CountingDice:
+    """Passes SeatDice through, counting per seat the turns played, the busts and who
+    took the first turn. Busts are read from the same tables the game reads."""
+
+    def __init__(self, inner: SeatDice, n: int, tables):
+        self.inner, self.rolls = inner, tables.rolls
+        self.turns = [0] * n
+        self.busts = [0] * n
+        self.first: int | None = None
+
+    def draw(self, game):
+        dice = self.inner.draw(game)
+        if game.phase is Phase.ROLL:
+            p = game.current
+            if game.rolls == 0:
+                self.turns[p] += 1
+                if self.first is None:
+                    self.first = p
+            info = self.rolls[tuple(sorted(dice))]
+            # Game.roll gives an instant win and a four-2s wipe precedence over a bust.
+            if info.bust and not (info.instant_win or info.lose_all):
+                self.busts[p] += 1
+        return dice
+
+    def agent_rng(self) -> np.random.Generator:
+        return self.inner.agent_rng()
+
+
+@dataclass
+class Chunk:
+    """Per-game results of some deals of one table; agent-indexed arrays (index ``i`` is the
+    table's ``i``-th agent, whatever seat it had)."""
+
+    start: int                     #: first deal
+    stop: int                      #: one past the last deal
+    seating: np.ndarray            #: [g] index into seatings(n)
+    scores: np.ndarray             #: [g, n] final scores
+    win: np.ndarray                #: [g, n] share of the win (1, 0, or 1/k for a k-way shared win)
+    turns: np.ndarray              #: [g] turns in the game, all players
+    agent_turns: np.ndarray        #: [g, n]
+    busts: np.ndarray              #: [g, n]
+    first: np.ndarray              #: [g] agent that took the first turn
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Chunk":
+        return cls(start=int(d["start"]), stop=int(d["stop"]), seating=np.asarray(d["seating"], np.int64),
+                   scores=np.asarray(d["scores"], np.int64), win=np.asarray(d["win"], np.float64),
+                   turns=np.asarray(d["turns"], np.int64), agent_turns=np.asarray(d["agent_turns"], np.int64),
+                   busts=np.asarray(d["busts"], np.int64), first=np.asarray(d["first"], np.int64))
+
+    @staticmethod
+    def concat(chunks: Sequence["Chunk"]) -> "Chunk":
+        chunks = sorted(chunks, key=lambda c: c.start)
+        for x, y in zip(chunks, chunks[1:]):
+            if x.stop != y.start:
+                raise ValueError(f"chunks do not tile the deals: {x.start}-{x.stop} then {y.start}-{y.stop}")
+        cat = lambda name: np.concatenate([getattr(c, name) for c in chunks])  # noqa: E731
+        return Chunk(chunks[0].start, chunks[-1].stop, *(cat(n) for n in
+                     ("seating", "scores", "win", "turns", "agent_turns", "busts", "first")))
+
+
+def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, stop: int, *,
+               record_deals: int = 0, record_dir: str | Path | None = None,
+               labels: Sequence[str] | None = None) -> Chunk:
+    """Deals ``start`` to ``stop - 1`` of a table of ``agents``, each in every seating.
+
+    Deals below ``record_deals`` are recorded to ``record_dir/deal{d}_seating{s}.jsonl``
+    (replayable with ``tenk replay``; the seat order is in the file name and in a ``names``
+    line of ``seats.txt``)."""
+    n = len(agents)
+    orders = seatings(n)
+    tables = get_tables(rules)
+    rows: list[tuple] = []
+    for d in range(start, stop):
+        for s, order in enumerate(orders):
+            record = d < record_deals and record_dir is not None
+            dice = _CountingDice(SeatDice(deal_seed(seed, d), n), n, tables)
+            game = play_game(rules, [agents[i] for i in order], dice, record=record)
+            if record:
+                out = Path(record_dir)
+                save_jsonl(game.events, out / f"deal{d}_seating{s}.jsonl")
+            seat_of = {i: seat for seat, i in enumerate(order)}
+            share = 1.0 / len(game.winners)
+            rows.append((s, [game.scores[seat_of[i]] for i in range(n)],
+                         [share if seat_of[i] in game.winners else 0.0 for i in range(n)],
+                         game.turn, [dice.turns[seat_of[i]] for i in range(n)],
+                         [dice.busts[seat_of[i]] for i in range(n)], order[dice.first or 0]))
+    if record_deals > start and record_dir is not None and labels is not None:
+        # Which agent sat where in each recorded game (for `tenk replay --names`).
+        from tenk_env.io import atomic_write_text
+
+        atomic_write_text(Path(record_dir) / "seats.txt", "".join(
+            f"seating{s}: {','.join(labels[i] for i in order)}\n" for s, order in enumerate(orders)))
+    g = len(rows)
+    col = lambda j, dt: np.asarray([r[j] for r in rows], dt).reshape((g, n) if j in (1, 2, 4, 5) else (g,))  # noqa: E731
+    return Chunk(start, stop, col(0, np.int64), col(1, np.int64), col(2, np.float64), col(3, np.int64),
+                 col(4, np.int64), col(5, np.int64), col(6, np.int64))
+
+
+# --------------------------------------------------------------------------- processes
+_WORKER_AGENTS: list[Policy] = []
+
+
+def _init_worker(agents: Sequence["str | Policy"], pool_worker: bool = False) -> None:
+    global _WORKER_AGENTS
+    if pool_worker:
+        # Ctrl-C reaches the whole process group; only the parent should handle it (stop
+        # submitting, keep what finished), not every worker with a traceback of its own.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER_AGENTS = [make_agent(a) for a in agents]
+
+
+def _work(task: dict[str, Any]) -> tuple[Any, Chunk]:
+    agents = [_WORKER_AGENTS[i] for i in task["agents"]]
+    return task["key"], play_deals(task["rules"], agents, task["seed"], task["start"], task["stop"],
+                                   record_deals=task.get("record_deals", 0), record_dir=task.get("record_dir"),
+                                   labels=task.get("labels"))
+
+
+def _mp_context():
+    # fork starts workers in milliseconds; but a parent that has loaded torch (a PPO agent,
+    # or training calling play_match) may hold OpenMP threads that deadlock a forked child,
+    # so then the workers start from a clean interpreter instead.
+    method = "forkserver" if "torch" in sys.modules or sys.platform != "linux" else "fork"
+    if method not in multiprocessing.get_all_start_methods():
+        method = "spawn"
+    return multiprocessing.get_context(method)
+
+
+def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], workers: int,
+               on_done: Callable[[Any, Chunk], None] | None = None) -> dict[Any, Chunk]:
+    """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
+    in ``workers`` processes (1: in this process); ``on_done(key, chunk)`` runs in this
+    process as each finishes (saving, progress). Returns {key: chunk}."""
+    out: dict[Any, Chunk] = {}
+    if not tasks:
+        return out
+    if workers <= 1 or len(tasks) == 1:
+        _init_worker(agents)
+        for t in tasks:
+            key, chunk = _work(t)
+            out[key] = chunk
+            if on_done:
+                on_done(key, chunk)
+        return out
+    for a in agents:
+        if not isinstance(a, str):
+            import pickle
+
+            try:
+                pickle.dumps(a)
+            except Exception as e:  # noqa: BLE001 - any pickling failure means the same thing
+                raise AgentError(f"agent {agent_label(a)!r} cannot be sent to worker processes ({e}); "
+                                 "give it as a spec string or use workers=1") from None
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
+                             initializer=_init_worker, initargs=(list(agents), True)) as pool:
+        pending = {pool.submit(_work, t) for t in tasks}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    key, chunk = f.result()
+                    out[key] = chunk
+                    if on_done:
+                        on_done(key, chunk)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return out
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class MatchResult:
+    """One seat-balanced 2-player match of agent ``a`` against agent ``b`` (module docstring:
+    what each figure means). ``ties`` are shared wins, counted half to each side in
+    ``win_rate_a`` and its interval."""
+
+    a: str
+    b: str
+    games: int
+    wins_a: int
+    wins_b: int
+    ties: int
+    win_rate_a: float
+    ci_low: float
+    ci_high: float
+    mean_margin: float             #: mean final score of a minus b
+    mean_turns: float              #: turns per game (both players' turns)
+    first_seat_win_rate: float     #: share of games won by whoever moved first
+    first_seat_ci_low: float = 0.0
+    first_seat_ci_high: float = 1.0
+    points_per_turn_a: float = 0.0
+    points_per_turn_b: float = 0.0
+    bust_rate_a: float = 0.0
+    bust_rate_b: float = 0.0
+    margin_sd: float = 0.0         #: standard deviation of the final margin over games
+    seed: int = 0
+    rules: str = ""
+    rules_hash: str = ""
+    seconds: float = field(default=0.0, compare=False)  #: wall time: not part of the result's identity
+    backend: str = "scalar"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def win_rate_b(self) -> float:
+        return 1.0 - self.win_rate_a
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"{self.a} vs {self.b}: {self.games:,} games, {self.a} wins {self.win_rate_a:.1%} "
+                f"[{self.ci_low:.1%}, {self.ci_high:.1%}], margin {self.mean_margin:+,.0f}, "
+                f"{self.mean_turns:.1f} turns, first mover wins {self.first_seat_win_rate:.1%}")
+
+
+def match_result(a: str, b: str, c: Chunk, *, seed: int = 0, rules: Ruleset | None = None,
+                 seconds: float = 0.0, backend: str = "scalar") -> MatchResult:
+    """Summarise the per-game results of a 2-player table (agent 0 = a, agent 1 = b)."""
+    g = len(c.turns)
+    win_a = c.win[:, 0]
+    ties = int(np.count_nonzero((win_a > 0) & (win_a < 1)))
+    wins_a = int(np.count_nonzero(win_a == 1))
+    wins_b = g - wins_a - ties
+    k = float(win_a.sum())
+    lo, hi = wilson(k, g)
+    first_win = float(c.win[np.arange(g), c.first].sum()) if g else 0.0
+    flo, fhi = wilson(first_win, g)
+    margin = (c.scores[:, 0] - c.scores[:, 1]).astype(np.float64)
+    t = c.agent_turns.sum(axis=0)
+    ppt = c.scores.sum(axis=0) / np.maximum(t, 1)
+    bust = c.busts.sum(axis=0) / np.maximum(t, 1)
+    return MatchResult(
+        a=a, b=b, games=g, wins_a=wins_a, wins_b=wins_b, ties=ties,
+        win_rate_a=k / g if g else 0.0, ci_low=lo, ci_high=hi,
+        mean_margin=float(margin.mean()) if g else 0.0, mean_turns=float(c.turns.mean()) if g else 0.0,
+        first_seat_win_rate=first_win / g if g else 0.0, first_seat_ci_low=flo, first_seat_ci_high=fhi,
+        points_per_turn_a=float(ppt[0]), points_per_turn_b=float(ppt[1]),
+        bust_rate_a=float(bust[0]), bust_rate_b=float(bust[1]),
+        margin_sd=float(margin.std(ddof=1)) if g > 1 else 0.0, seed=int(seed),
+        rules=rules.name if rules else "", rules_hash=rules.hash if rules else "",
+        seconds=seconds, backend=backend)
+
+
+@dataclass
+class TableResult:
+    """An N-player free-for-all table played in every rotation of seats: per-agent figures."""
+
+    agents: list[str]
+    games: int
+    wins: list[float]              #: shared wins split
+    win_rate: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    mean_score: list[float]
+    points_per_turn: list[float]
+    bust_rate: list[float]
+    mean_turns: float
+    first_seat_win_rate: float
+    first_seat_ci_low: float
+    first_seat_ci_high: float
+
+
+def table_result(labels: Sequence[str], c: Chunk) -> TableResult:
+    g = len(c.turns)
+    wins = c.win.sum(axis=0)
+    ci = [wilson(float(w), g) for w in wins]
+    first_win = float(c.win[np.arange(g), c.first].sum()) if g else 0.0
+    flo, fhi = wilson(first_win, g)
+    t = np.maximum(c.agent_turns.sum(axis=0), 1)
+    return TableResult(list(labels), g, wins.tolist(), (wins / max(g, 1)).tolist(), [x[0] for x in ci],
+                       [x[1] for x in ci], c.scores.mean(axis=0).tolist(), (c.scores.sum(axis=0) / t).tolist(),
+                       (c.busts.sum(axis=0) / t).tolist(), float(c.turns.mean()) if g else 0.0,
+                       first_win / max(g, 1), flo, fhi)
+
+
+# --------------------------------------------------------------------------- entry points
+def _deals(games: int, n: int) -> int:
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
+        raise ValueError(f"games = {games!r}: a seat-balanced match needs at least 2 games (one deal "
+                         "played in both seat orders)")
+    return -(-int(games) // n)
+
+
+def chunk_tasks(key_prefix: Any, rules: Ruleset, agent_idx: Sequence[int], seed: int, deals: int,
+                record_deals: int = 0, record_dir: str | Path | None = None,
+                labels: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The tasks of one table: deals split into fixed chunks of :data:`CHUNK_DEALS`."""
+    return [dict(key=(key_prefix, s), rules=rules, agents=list(agent_idx), seed=int(seed), start=s,
+                 stop=min(s + CHUNK_DEALS, deals), record_deals=record_deals if s < record_deals else 0,
+                 record_dir=str(record_dir) if record_dir else None, labels=list(labels) if labels else None)
+            for s in range(0, deals, CHUNK_DEALS)]
+
+
+class _Progress:
+    """A rich progress bar counting games, or nothing."""
+
+    def __init__(self, total: int, description: str, enabled: bool):
+        self.bar = None
+        if enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("games"), TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+            self.task = self.bar.add_task(description, total=total)
+
+    def __enter__(self):
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def advance(self, k: int) -> None:
+        if self.bar:
+            self.bar.advance(self.task, k)
+
+    def __exit__(self, *exc):
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+
+def batched_supports(a: "str | Policy") -> bool:
+    """Whether the batched engine plays this agent with its own vectorised code (the
+    heuristic bots and random; anything else it would ask game by game, at scalar speed)."""
+    try:
+        from agents.batched import BatchedHeuristic, BatchedRandom, batched_agent
+    except ImportError:
+        return False
+    try:
+        return isinstance(batched_agent(a), (BatchedHeuristic, BatchedRandom))
+    except (ValueError, TypeError):
+        return False
+
+
+def _play_match_batched(rules: Ruleset, a, b, games: int, seed: int, workers: int) -> MatchResult:
+    """A match on the batched engine (:func:`agents.batched.play_batched`): the same
+    duplicate format (each deal in both seat orders on the same dice keys), but its own
+    dice stream, so its games are not the scalar engine's games for the same seed, only the
+    same distribution (tests/test_tournament.py checks the two agree). It keeps totals, not
+    per-game rows: per-agent points per turn, bust rates and the margin's spread are NaN."""
+    from agents.batched import play_batched
+
+    t0 = time.perf_counter()
+    r = play_batched(rules, [a, b], games, seed=seed, threads=max(1, workers))
+    g = r.games
+    ties = int(r.stats.get("shared_wins", 0))
+    wins_a = int(round(r.wins[0] - ties / 2))
+    lo, hi = wilson(float(r.wins[0]), g)
+    # Without an order roll seat 0 always moves first; with one the engine does not say who did.
+    first = float(r.seat_wins[0]) if rules.turn_order == "seat" else math.nan
+    flo, fhi = wilson(first, g) if rules.turn_order == "seat" else (math.nan, math.nan)
+    nan = math.nan
+    return MatchResult(
+        a=agent_label(a), b=agent_label(b), games=g, wins_a=wins_a, wins_b=g - wins_a - ties, ties=ties,
+        win_rate_a=float(r.wins[0]) / g, ci_low=lo, ci_high=hi, mean_margin=float(r.points[0] - r.points[1]) / g,
+        mean_turns=r.stats["turns"] / g, first_seat_win_rate=first / g, first_seat_ci_low=flo,
+        first_seat_ci_high=fhi, points_per_turn_a=nan, points_per_turn_b=nan, bust_rate_a=nan, bust_rate_b=nan,
+        margin_sd=nan, seed=int(seed), rules=rules.name, rules_hash=rules.hash,
+        seconds=time.perf_counter() - t0, backend="batched",
+        extra={"bust_rate": r.stats["busts"] / r.stats["turns"],
+               "points_per_turn": r.stats["points_banked"] / r.stats["turns"]})
+
+
+def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", games: int, seed: int,
+               workers: int = 1, progress: bool = False, *, save_games: int = 0,
+               save_dir: str | Path | None = None, backend: str = "scalar") -> MatchResult:
+    """A seat-balanced match: ``games`` (rounded up to even) games of ``a`` against ``b``.
+
+    Each deal is played twice with the seats swapped and the same dice. ``workers > 1``
+    plays chunks of deals in that many processes (agents given as specs are rebuilt in each
+    worker; Policy objects must pickle); the result is the same for any ``workers``.
+    ``save_games=K`` writes the records of the first ``K`` deals (both seat orders) under
+    ``save_dir``.
+
+    ``backend``: "scalar" (every agent, every statistic, game records), "batched" (the
+    batched engine, ~20x faster for the heuristic bots and random; ``workers`` becomes its
+    thread count; see :func:`_play_match_batched` for what it leaves out) or "auto" (batched
+    when it supports both agents natively and no records are asked for)."""
+    rules = load_ruleset(rules)
+    deals = _deals(games, 2)
+    if backend not in ("scalar", "batched", "auto"):
+        raise ValueError(f"backend = {backend!r}: choose 'scalar', 'batched' or 'auto'")
+    if backend == "auto":
+        backend = "batched" if not save_games and batched_supports(a) and batched_supports(b) else "scalar"
+    if backend == "batched":
+        if save_games:
+            raise ValueError("save_games needs backend='scalar': the batched engine keeps no game records")
+        return _play_match_batched(rules, a, b, 2 * deals, seed, workers)
+    specs = [a, b]
+    for x in specs:
+        make_agent(x).check(rules, 2)  # fail here, in this process, with the agent's own message
+    labels = [agent_label(a), agent_label(b)]
+    if save_games and save_dir is None:
+        raise ValueError("save_games needs save_dir: where to write the game records")
+    tasks = chunk_tasks("m", rules, [0, 1], seed, deals, save_games, save_dir, labels)
+    t0 = time.perf_counter()
+    with _Progress(2 * deals, f"{labels[0]} vs {labels[1]}", progress) as bar:
+        chunks = run_chunks(tasks, specs, workers, lambda k, c: bar.advance(len(c.turns)))
+    c = Chunk.concat(list(chunks.values()))
+    return match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=time.perf_counter() - t0)
+
+
+def play_table(rules: "Ruleset | str", agents: Sequence["str | Policy"], games: int, seed: int,
+               workers: int = 1, progress: bool = False) -> TableResult:
+    """An N-player free-for-all of ``agents``, every deal played in each of the N seat
+    rotations (``games`` rounded up to a multiple of N)."""
+    rules = load_ruleset(rules)
+    n = len(agents)
+    deals = _deals(games, n)
+    for x in agents:
+        make_agent(x).check(rules, n)
+    labels = [agent_label(x) for x in agents]
+    tasks = chunk_tasks("t", rules, list(range(n)), seed, deals)
+    with _Progress(n * deals, " vs ".join(labels), progress) as bar:
+        chunks = run_chunks(tasks, list(agents), workers, lambda k, c: bar.advance(len(c.turns)))
+    return table_result(labels, Chunk.concat(list(chunks.values())))

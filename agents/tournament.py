@@ -1,0 +1,595 @@
+"""Round-robin tournaments: every pairing (or every N-player table) of a set of agents,
+seat-balanced with common random numbers, rated by Bradley-Terry with intervals.
+
+Format. Each table (a pairing, or a set of N agents for an N-player free-for-all) plays
+``games`` games as deals (:mod:`agents.match`): deal ``d`` is one seed of seat dice, played
+in every rotation of the seats. All tables use the same deals (deal ``d`` of every pairing
+has the same dice), so comparisons across pairings share their luck as well.
+
+Ratings. A Bradley-Terry model fitted by maximum likelihood to every game at once, as the
+logistic regression it is (statsmodels' GLM, binomial family): P(i places above j) =
+1 / (1 + 10 ** ((R_j - R_i) / 400)), with R on the Elo scale and the field's mean at 0. A
+free-for-all game gives one comparison per pair of its players (rank breaking). The games
+of a deal share their dice (in every table: all tables play the same deals) and a
+free-for-all's comparisons share a game, so the intervals are 95% Wald intervals from a
+cluster-robust covariance with one cluster per deal, which does not pretend those games
+are independent. (Clustering by deal within each table only would count the seat swap's
+cancelling luck but not the luck the tables share, and gave intervals a third narrower on
+a 4-agent test; clustering by deal is the honest, wider choice.) An agent that never won (or
+never lost) a comparison has no finite rating; it is reported as such and left out of the
+fit, which then rates the others among themselves.
+
+Output under ``out/NAME/`` (every file written atomically):
+
+* ``manifest.json``: what defines the tournament (ruleset and hash, agents, games, seed,
+  players, backend). A rerun with the same name resumes only if this matches.
+* ``chunks/``: per-chunk game results, saved as each finishes; a rerun plays only the
+  missing chunks (so an interrupted tournament resumes where it stopped, and the result is
+  identical to an uninterrupted run's).
+* ``results.csv`` (one row per table, or per table and agent for N players),
+  ``results.json`` (everything, with the ruleset, its hash, the agent specs, the seeds and
+  the package versions), ``ratings.csv``, ``heatmap.png`` (how often the row agent placed
+  above the column agent), ``ratings.png``.
+* ``games/``: records of the first ``save_games`` games of each table (``tenk replay``).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+import re
+import warnings
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from agents.base import make_agent
+from agents.match import (
+    CHUNK_DEALS, Chunk, MatchResult, agent_label, chunk_tasks, default_workers, match_result,
+    run_chunks, seatings, table_result, wilson, _Progress,
+)
+from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
+from tenk_env.io import atomic_write_bytes, atomic_write_text
+from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
+
+__all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
+           "Rating", "bradley_terry", "ELO"]
+
+#: Elo points per unit of log-odds: a 400-point gap means 10-to-1 odds.
+ELO = 400 / math.log(10)
+FORMAT = 1
+
+
+class ConfigError(ValueError):
+    """A tournament configuration the runner cannot use; the message names the fix."""
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass
+class TournamentConfig:
+    """A tournament (``configs/tournament.yaml`` holds the same keys)."""
+
+    #: agent specs, at least two (``random``, ``hold:300``, ``ppo:runs/x/best.zip``, ...)
+    agents: list[str]
+    #: ruleset: a preset name, a YAML path, or a mapping of ruleset fields
+    rules: Any = "classic"
+    #: games per table, rounded up to whole deals (a multiple of ``players``)
+    games: int = 2000
+    #: seed of the deals (the only randomness: agents draw from generators derived from it)
+    seed: int = 0
+    #: players per game: 2 for pairings, more for free-for-all tables of every combination
+    players: int = 2
+    #: directory name under ``out``; default: derived from the rules and a hash of the setup
+    name: str | None = None
+    #: worker processes (results do not depend on it)
+    workers: int = field(default_factory=default_workers)
+    #: records of the first K games of each table are saved under games/
+    save_games: int = 0
+    #: where tournament directories go
+    out: str = "runs/tournaments"
+    #: game engine: "scalar" or "auto" (also scalar). Tournaments need per-game rows (ratings
+    #: clustered by deal, resumable chunks, game records, per-agent statistics), which the
+    #: batched engine does not keep; it serves play_match(backend="batched") and the bench.
+    backend: str = "auto"
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "tournament config") -> "TournamentConfig":
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: expected a mapping of {', '.join(cls.keys())}, got {type(data).__name__}")
+        for k in data:
+            if k not in cls.keys():
+                raise ConfigError(f"{source}: unknown key {k!r}{did_you_mean(str(k), cls.keys())}; "
+                                  f"keys: {', '.join(cls.keys())}")
+        if "agents" not in data:
+            raise ConfigError(f"{source}: 'agents' is missing: give a list of agent specs, e.g. "
+                              "[random, greedy, hold:300, dicenow, breakeven]")
+        cfg = cls(**dict(data))
+        cfg.source = source
+        return cfg
+
+    def validate(self) -> Ruleset:
+        """Check every field; return the ruleset. Raises :class:`ConfigError` naming the fix."""
+        src = getattr(self, "source", "tournament")
+
+        def whole(name: str, lo: int, hi: int | None = None) -> int:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+                rng = f"{lo} to {hi}" if hi is not None else f"at least {lo}"
+                raise ConfigError(f"{src}: {name} = {v!r}: give a whole number {rng}")
+            return int(v)
+
+        if isinstance(self.agents, str) or not isinstance(self.agents, Sequence):
+            raise ConfigError(f"{src}: agents = {self.agents!r}: give a list of agent specs, e.g. [dicenow, hold:300]")
+        self.agents = list(self.agents)
+        for a in self.agents:
+            if not isinstance(a, str):
+                raise ConfigError(f"{src}: agent {a!r} is not a spec string (e.g. 'hold:300'); "
+                                  "in YAML, quote specs that hold spaces or colons followed by a space")
+        dup = sorted({a for a in self.agents if self.agents.count(a) > 1})
+        if dup:
+            raise ConfigError(f"{src}: agent {dup[0]!r} is listed twice; give each agent once")
+        self.players = whole("players", MIN_PLAYERS, MAX_PLAYERS)
+        if len(self.agents) < self.players:
+            raise ConfigError(f"{src}: {len(self.agents)} agent(s) for {self.players}-player tables: give at "
+                              f"least {self.players} agents")
+        if isinstance(self.games, bool) or not isinstance(self.games, (int, np.integer)) or self.games < 2:
+            raise ConfigError(f"{src}: games = {self.games!r}: give a whole number of at least 2 (games per "
+                              "table; each deal is played in every seat order)")
+        self.games = int(self.games)
+        self.seed = whole("seed", 0)
+        self.workers = whole("workers", 1, 64)
+        self.save_games = whole("save_games", 0)
+        if self.backend not in ("auto", "scalar"):
+            raise ConfigError(f"{src}: backend = {self.backend!r}: choose 'auto' or 'scalar'")
+        if self.name is not None and (not isinstance(self.name, str) or not re.fullmatch(r"[\w.+-]+", self.name)):
+            raise ConfigError(f"{src}: name = {self.name!r}: use letters, digits and . _ + - only "
+                              "(it names a directory)")
+        if not isinstance(self.out, str):
+            raise ConfigError(f"{src}: out = {self.out!r}: give a directory path")
+        try:
+            rules = load_ruleset(self.rules)
+        except (ValueError, FileNotFoundError) as e:
+            raise ConfigError(f"{src}: rules: {e}") from None
+        for a in self.agents:
+            name = a.partition(":")[0]
+            if name == "human":
+                raise ConfigError(f"{src}: agent 'human' plays at a terminal; tournaments are for bots "
+                                  "(play it with `tenk play`)")
+            try:
+                make_agent(a).check(rules, self.players)
+            except (ValueError, FileNotFoundError) as e:
+                raise ConfigError(f"{src}: agent {a!r}: {e}") from None
+        return rules
+
+    def default_name(self, rules: Ruleset) -> str:
+        h = hashlib.sha256(json.dumps([self.agents, self.games, self.seed, self.players, rules.hash]).encode())
+        return f"{rules.name}-{len(self.agents)}agents-{h.hexdigest()[:8]}"
+
+
+def load_config(path: str | Path, **overrides: Any) -> TournamentConfig:
+    """A config from a YAML file; ``overrides`` (not None) replace its values."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"tournament config {str(path)!r} does not exist (see configs/tournament.yaml)")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ConfigError(f"tournament config {str(path)!r} is not valid YAML: {e}") from None
+    data = dict(data or {}) if isinstance(data, Mapping) or data is None else data
+    if isinstance(data, dict):
+        data.update({k: v for k, v in overrides.items() if v is not None})
+    return TournamentConfig.from_dict(data, source=f"tournament config {str(path)!r}")
+
+
+# --------------------------------------------------------------------------- ratings
+@dataclass
+class Rating:
+    agent: str
+    elo: float            #: Elo scale, field mean 0; +-inf when unbounded (never lost / never won)
+    ci_low: float
+    ci_high: float
+    se: float
+    comparisons: int      #: games (pairs of placements) the agent was compared in
+    score: float          #: share of those comparisons won (a tie counts half)
+
+
+def bradley_terry(i: np.ndarray, j: np.ndarray, y: np.ndarray, labels: Sequence[str],
+                  weights: np.ndarray | None = None, groups: np.ndarray | None = None) -> list[Rating]:
+    """Bradley-Terry ratings from comparisons: ``y[k]`` is the share of comparison ``k`` that
+    agent ``i[k]`` won against ``j[k]`` (1, 0 or 0.5), ``weights[k]`` how many such games it
+    stands for. With ``groups``, intervals are cluster-robust over those groups.
+
+    The model is fitted by statsmodels' GLM (binomial, logit link) on a sum-to-zero design,
+    and each agent's interval is the Wald interval of its centred rating
+    (``results.t_test``). Agents with no wins or no losses are reported unbounded and the
+    rest refitted without them (the maximum-likelihood estimate does not exist otherwise).
+    """
+    import statsmodels.api as sm
+
+    n = len(labels)
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    y = np.asarray(y, np.float64)
+    w = np.ones_like(y) if weights is None else np.asarray(weights, np.float64)
+    won = np.bincount(i, y * w, n) + np.bincount(j, (1 - y) * w, n)
+    played = np.bincount(i, w, n) + np.bincount(j, w, n)
+    out: dict[int, Rating] = {}
+    active = [a for a in range(n) if played[a] > 0]
+    while True:
+        # Drop agents whose results carry no finite rating, then recount among the rest.
+        keep = np.isin(i, active) & np.isin(j, active)
+        wa = np.bincount(i[keep], y[keep] * w[keep], n) + np.bincount(j[keep], (1 - y[keep]) * w[keep], n)
+        pa = np.bincount(i[keep], w[keep], n) + np.bincount(j[keep], w[keep], n)
+        gone = [a for a in active if wa[a] <= 0 or wa[a] >= pa[a]]
+        if not gone:
+            break
+        for a in gone:
+            inf = math.inf if wa[a] >= pa[a] else -math.inf
+            out[a] = Rating(labels[a], inf, inf, inf, math.inf, int(played[a]), float(won[a] / played[a]))
+        active = [a for a in active if a not in gone]
+    m = len(active)
+    if m == 1:
+        a = active[0]
+        out[a] = Rating(labels[a], 0.0, 0.0, 0.0, 0.0, int(played[a]), float(won[a] / played[a]))
+    elif m >= 2:
+        col = {a: k for k, a in enumerate(active)}
+        # Sum-to-zero coding: the last active agent's rating is minus the sum of the others'.
+        code = np.zeros((n, m - 1))
+        for a, k in col.items():
+            if k < m - 1:
+                code[a, k] = 1.0
+            else:
+                code[a, :] = -1.0
+        X = code[i[keep]] - code[j[keep]]
+        if weights is not None and groups is not None:
+            raise ValueError("bradley_terry: give weights (aggregated counts) or groups (one row per game), not both")
+        model = sm.GLM(y[keep], X, family=sm.families.Binomial(),
+                       var_weights=None if weights is None else w[keep])
+        with warnings.catch_warnings():
+            # A model with as many parameters as pairings has no residual degrees of freedom,
+            # and statsmodels' IRLS then divides by zero for a scale the binomial family never
+            # uses; aggregated counts that fit exactly set off its perfect-prediction check.
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module="statsmodels")
+            warnings.filterwarnings("ignore", message="Perfect separation")
+            if groups is not None:
+                res = model.fit(cov_type="cluster", cov_kwds={"groups": np.asarray(groups)[keep]})
+            else:
+                res = model.fit()
+        if not _strongly_connected(i[keep], j[keep], y[keep], active):
+            warnings.warn("the agents split into groups where one group never lost to another: the rating "
+                          "gaps between those groups are unbounded and their intervals meaningless; play more "
+                          "games or add agents in between", RuntimeWarning, stacklevel=2)
+        contrast = code[active]
+        tt = res.t_test(contrast)
+        effect, ci = np.atleast_1d(tt.effect), np.atleast_2d(tt.conf_int(alpha=0.05))
+        se = np.atleast_1d(tt.sd)
+        for k, a in enumerate(active):
+            out[a] = Rating(labels[a], float(effect[k] * ELO), float(ci[k, 0] * ELO), float(ci[k, 1] * ELO),
+                            float(se[k] * ELO), int(played[a]), float(won[a] / played[a]))
+    return [out[a] if a in out else Rating(labels[a], math.nan, math.nan, math.nan, math.nan, 0, math.nan)
+            for a in range(n)]
+
+
+def _strongly_connected(i: np.ndarray, j: np.ndarray, y: np.ndarray, active: Sequence[int]) -> bool:
+    """Whether every agent beat, directly or through others, every other agent at least
+    once: the condition for finite maximum-likelihood Bradley-Terry ratings."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    m = len(active)
+    lut = np.zeros(max(active) + 1, np.int64)
+    lut[list(active)] = np.arange(m)
+    ii, jj = lut[i], lut[j]
+    src = np.concatenate([ii[y > 0], jj[y < 1]])      # winner -> loser edges
+    dst = np.concatenate([jj[y > 0], ii[y < 1]])
+    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(m, m))
+    return connected_components(g, directed=True, connection="strong")[0] == 1
+
+
+def comparisons(table: Sequence[int], c: Chunk) -> tuple[np.ndarray, ...]:
+    """(i, j, y, group) for every pair of players in every game of a table: ``y`` = 1 when
+    ``i`` placed above ``j`` (a bigger share of the win, then a higher score), 0.5 when level.
+    Groups are the deals: every table plays the same deals, so a deal's games share their
+    dice across tables as well as across seatings."""
+    n = len(table)
+    deal = np.arange(len(c.turns)) // len(seatings(n)) + c.start
+    ii, jj, yy, gg = [], [], [], []
+    for p, q in itertools.combinations(range(n), 2):
+        key_p = c.win[:, p] * 1e9 + c.scores[:, p]
+        key_q = c.win[:, q] * 1e9 + c.scores[:, q]
+        y = np.where(key_p > key_q, 1.0, np.where(key_p < key_q, 0.0, 0.5))
+        ii.append(np.full(len(y), table[p]))
+        jj.append(np.full(len(y), table[q]))
+        yy.append(y)
+        gg.append(deal)
+    return tuple(np.concatenate(x) for x in (ii, jj, yy, gg))
+
+
+# --------------------------------------------------------------------------- running
+@dataclass
+class TournamentResult:
+    config: TournamentConfig
+    rules: Ruleset
+    labels: list[str]
+    tables: list[tuple[int, ...]]
+    results: list[Any]                  #: MatchResult per pairing (2 players) or TableResult
+    above: np.ndarray                   #: [n, n] share of comparisons the row agent won against the column
+    compared: np.ndarray                #: [n, n] comparisons
+    ratings: list[Rating]
+    first_mover: dict[str, float]
+    out_dir: Path
+    files: dict[str, Path] = field(default_factory=dict)
+    played_now: int = 0                 #: games played by this run (the rest were resumed)
+
+
+def _safe(label: str) -> str:
+    return re.sub(r"[^\w.+-]+", "_", label).strip("_") or "agent"
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("tenk", "numpy", "scipy", "statsmodels"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _manifest(cfg: TournamentConfig, rules: Ruleset, deals: int, backend: str) -> dict[str, Any]:
+    return {"format": FORMAT, "rules": rules.to_dict(), "rules_hash": rules.hash, "agents": list(cfg.agents),
+            "players": cfg.players, "games": cfg.games, "deals": deals, "seed": cfg.seed, "backend": backend,
+            "chunk_deals": CHUNK_DEALS}
+
+
+def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool = False,
+                   on_chunk: Callable[[int, int], None] | None = None, write: bool = True) -> TournamentResult:
+    """Play (or resume) a tournament and write its outputs. ``fresh`` deletes the saved
+    chunks of a tournament of the same name first. ``on_chunk(done, total)`` runs after each
+    chunk is saved (the tests interrupt from it)."""
+    rules = cfg.validate()
+    n = cfg.players
+    backend = "scalar"  # the only engine that plays every agent; see scripts/bench_tournament.py
+    deals = -(-cfg.games // n)
+    labels = [agent_label(a) for a in cfg.agents]
+    tables = list(itertools.combinations(range(len(labels)), n))
+    out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
+    chunk_dir = out_dir / "chunks"
+    manifest = _manifest(cfg, rules, deals, backend)
+    mpath = out_dir / "manifest.json"
+    if fresh and chunk_dir.is_dir():
+        for f in chunk_dir.glob("t*-d*.json"):
+            f.unlink()
+    if mpath.is_file() and not fresh:
+        old = json.loads(mpath.read_text())
+        diff = [k for k in manifest if old.get(k) != manifest[k]]
+        if diff:
+            raise ConfigError(f"{out_dir} holds a different tournament ({', '.join(diff)} differ); resume it with "
+                              "its own settings, choose another name, or pass --fresh to start it over")
+    atomic_write_text(mpath, json.dumps(manifest, indent=1) + "\n")
+
+    rec = -(-cfg.save_games // n) if cfg.save_games else 0
+    tasks, chunks = [], {}
+    for t, table in enumerate(tables):
+        tl = [labels[a] for a in table]
+        rdir = out_dir / "games" / f"t{t:02d}-{'_vs_'.join(_safe(x) for x in tl)}" if rec else None
+        for task in chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl):
+            path = chunk_dir / f"t{t:03d}-d{task['start']:07d}.json"
+            if path.is_file():
+                saved = json.loads(path.read_text())
+                if saved.get("agents") != tl or saved.get("rules_hash") != rules.hash or saved.get("seed") != cfg.seed:
+                    raise ConfigError(f"{path} does not belong to this tournament; delete it or pass --fresh")
+                chunks[task["key"]] = Chunk.from_json(saved["chunk"])
+            else:
+                task["path"] = path
+                tasks.append(task)
+
+    total_games = len(tables) * deals * n
+    done_games = sum(len(c.turns) for c in chunks.values())
+    n_chunks = len(tasks) + len(chunks)
+    paths = {t["key"]: t.pop("path") for t in tasks}
+
+    with _Progress(total_games, f"tournament {out_dir.name}", progress) as bar:
+        bar.advance(done_games)
+
+        def saved(key, chunk: Chunk) -> None:
+            t = key[0]
+            atomic_write_text(paths[key], json.dumps({
+                "table": t, "agents": [labels[a] for a in tables[t]], "rules_hash": rules.hash, "seed": cfg.seed,
+                "chunk": chunk.to_json()}, separators=(",", ":")))
+            chunks[key] = chunk
+            bar.advance(len(chunk.turns))
+            if on_chunk:
+                on_chunk(len(chunks), n_chunks)
+
+        run_chunks(tasks, list(cfg.agents), cfg.workers, saved)
+
+    result = summarise(cfg, rules, labels, tables, chunks, out_dir)
+    result.played_now = total_games - done_games
+    if write:
+        write_outputs(result)
+    return result
+
+
+def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: list[tuple[int, ...]],
+              chunks: Mapping[tuple[int, int], Chunk], out_dir: Path) -> TournamentResult:
+    n_agents = len(labels)
+    per_table = [Chunk.concat([c for (t, _), c in chunks.items() if t == ti]) for ti in range(len(tables))]
+    results: list[Any] = []
+    parts = []
+    first_win = 0.0
+    games = 0
+    for ti, (table, c) in enumerate(zip(tables, per_table)):
+        tl = [labels[a] for a in table]
+        if len(table) == 2:
+            r = match_result(tl[0], tl[1], c, seed=cfg.seed, rules=rules)
+            r.seconds = 0.0
+            results.append(r)
+        else:
+            results.append(table_result(tl, c))
+        parts.append(comparisons(table, c))
+        g = len(c.turns)
+        first_win += float(c.win[np.arange(g), c.first].sum())
+        games += g
+    i, j, y, grp = (np.concatenate(x) for x in zip(*parts))
+    above = np.full((n_agents, n_agents), np.nan)
+    compared = np.zeros((n_agents, n_agents), np.int64)
+    for a, b in itertools.permutations(range(n_agents), 2):
+        m_ab, m_ba = (i == a) & (j == b), (i == b) & (j == a)
+        k = int(m_ab.sum() + m_ba.sum())
+        compared[a, b] = k
+        if k:
+            above[a, b] = (y[m_ab].sum() + (1 - y[m_ba]).sum()) / k
+    ratings = bradley_terry(i, j, y, labels, groups=grp)
+    lo, hi = wilson(first_win, games)
+    first = {"win_rate": first_win / games, "ci_low": lo, "ci_high": hi, "games": games}
+    return TournamentResult(cfg, rules, labels, tables, results, above, compared, ratings, first, out_dir)
+
+
+# --------------------------------------------------------------------------- output
+def _num(x: float) -> Any:
+    """JSON has no infinities or NaN: unbounded ratings are written as strings."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def result_rows(res: TournamentResult) -> list[dict[str, Any]]:
+    rows = []
+    for table, r in zip(res.tables, res.results):
+        if isinstance(r, MatchResult):
+            d = r.to_dict()
+            for k in ("seconds", "extra", "rules", "rules_hash", "seed"):
+                d.pop(k, None)
+            rows.append(d)
+        else:
+            for k, a in enumerate(r.agents):
+                rows.append({"table": " vs ".join(r.agents), "agent": a, "games": r.games, "wins": r.wins[k],
+                             "win_rate": r.win_rate[k], "ci_low": r.ci_low[k], "ci_high": r.ci_high[k],
+                             "mean_score": r.mean_score[k], "points_per_turn": r.points_per_turn[k],
+                             "bust_rate": r.bust_rate[k], "mean_turns": r.mean_turns,
+                             "first_seat_win_rate": r.first_seat_win_rate})
+    return rows
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+def write_outputs(res: TournamentResult) -> dict[str, Path]:
+    cfg, out = res.config, res.out_dir
+    rows = result_rows(res)
+    rating_rows = [asdict(r) for r in res.ratings]
+    files = {"results_csv": out / "results.csv", "results_json": out / "results.json",
+             "ratings_csv": out / "ratings.csv", "heatmap": out / "heatmap.png", "ratings_png": out / "ratings.png"}
+    atomic_write_text(files["results_csv"], _csv(rows))
+    atomic_write_text(files["ratings_csv"], _csv(rating_rows))
+    doc = {
+        "name": out.name, "format": FORMAT, "versions": _versions(),
+        "rules": res.rules.to_dict(), "rules_hash": res.rules.hash,
+        "agents": list(cfg.agents), "players": cfg.players, "games_per_table": res.results[0].games,
+        "seed": cfg.seed,
+        "deal_seeds": "deal d of every table: numpy SeedSequence(seed, spawn_key=(d,)), played in every "
+                      "rotation of the seats through agents.play.SeatDice",
+        "backend": "scalar", "chunk_deals": CHUNK_DEALS,
+        "first_mover": res.first_mover,
+        "ratings_model": "Bradley-Terry (statsmodels GLM, logit), Elo scale, field mean 0, 95% Wald intervals "
+                         "with cluster-robust covariance, one cluster per deal (shared by all tables)",
+        "ratings": [{k: _num(v) for k, v in r.items()} for r in rating_rows],
+        "results": [{k: _num(v) for k, v in r.items()} for r in rows],
+        "placed_above": [[None if not np.isfinite(x) else float(x) for x in row] for row in res.above],
+        "compared": res.compared.tolist(),
+    }
+    atomic_write_text(files["results_json"], json.dumps(doc, indent=1) + "\n")
+    atomic_write_bytes(files["heatmap"], heatmap_png(res))
+    atomic_write_bytes(files["ratings_png"], ratings_png(res))
+    res.files = files
+    return files
+
+
+def _order(res: TournamentResult) -> list[int]:
+    """Agents strongest first (by rating, then by share of comparisons won)."""
+    key = lambda a: (-(res.ratings[a].elo if not math.isnan(res.ratings[a].elo) else -math.inf),  # noqa: E731
+                     -(res.ratings[a].score if not math.isnan(res.ratings[a].score) else 0))
+    return sorted(range(len(res.labels)), key=key)
+
+
+def heatmap_png(res: TournamentResult) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = _order(res)
+    names = [res.labels[a] for a in order]
+    m = res.above[np.ix_(order, order)]
+    k = len(order)
+    fig, ax = plt.subplots(figsize=(1.3 * k + 2.5, 1.1 * k + 1.8), dpi=120)
+    im = ax.imshow(np.ma.masked_invalid(m), cmap="RdBu", vmin=0, vmax=1)
+    for r in range(k):
+        for c in range(k):
+            if np.isfinite(m[r, c]):
+                a, b = order[r], order[c]
+                lo, hi = wilson(float(m[r, c] * res.compared[a, b]), int(res.compared[a, b]))
+                ax.text(c, r, f"{m[r, c]:.1%}\n[{lo:.1%}, {hi:.1%}]", ha="center", va="center", fontsize=7,
+                        color="white" if abs(m[r, c] - 0.5) > 0.3 else "black")
+    ax.set_xticks(range(k), names, rotation=30, ha="right")
+    ax.set_yticks(range(k), names)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent")
+    what = "wins" if res.config.players == 2 else "places above"
+    ax.set_title(f"{res.out_dir.name}: how often the row agent {what} the column agent\n"
+                 f"({res.rules.name}, {res.results[0].games:,} games per table; 95% Wilson intervals)",
+                 fontsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def ratings_png(res: TournamentResult) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = [a for a in _order(res) if math.isfinite(res.ratings[a].elo)][::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * max(len(order), 2) + 1.5), dpi=120)
+    ys = np.arange(len(order))
+    elo = np.array([res.ratings[a].elo for a in order])
+    lo = np.array([res.ratings[a].ci_low for a in order])
+    hi = np.array([res.ratings[a].ci_high for a in order])
+    ax.errorbar(elo, ys, xerr=[elo - lo, hi - elo], fmt="o", capsize=4)
+    ax.set_yticks(ys, [res.labels[a] for a in order])
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.set_xlabel("Bradley-Terry rating (Elo scale, field mean 0), 95% interval")
+    unbounded = [res.labels[a] for a in range(len(res.labels)) if not math.isfinite(res.ratings[a].elo)]
+    title = f"{res.out_dir.name} ({res.rules.name})"
+    if unbounded:
+        title += "\nunbounded (never won or never lost): " + ", ".join(unbounded)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()

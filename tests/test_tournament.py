@@ -1,0 +1,277 @@
+"""Matches and tournaments: Wilson intervals and Bradley-Terry ratings against known values,
+the duplicate format's dice, reproducibility across workers, resuming, config errors."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from agents.base import RandomAgent
+from agents.match import deal_seed, play_match, play_table, wilson
+from agents.play import SeatDice, play_game
+from agents.tournament import ELO, ConfigError, TournamentConfig, bradley_terry, load_config, run_tournament
+from scripts.cli import main
+from tenk_env.records import load_jsonl, replay
+
+
+# --------------------------------------------------------------------------- Wilson
+@pytest.mark.parametrize("k, n, low, high", [
+    (50, 100, 0.40383, 0.59617),
+    (0, 10, 0.0, 0.27753),
+    (10, 10, 0.72247, 1.0),
+    (75, 100, 0.65696, 0.82455),
+    (1, 400, 0.000441, 0.014023),
+])
+def test_wilson_known_values(k, n, low, high):
+    lo, hi = wilson(k, n)
+    assert lo == pytest.approx(low, abs=2e-5) and hi == pytest.approx(high, abs=2e-5)
+
+
+def test_wilson_half_wins_use_the_same_formula_as_scipy():
+    # A shared win counts half, which scipy's binomtest refuses; the closed form used then
+    # must agree with scipy where both apply.
+    for k, n in ((50, 100), (3, 40), (199, 200)):
+        assert wilson(k + 1e-9, n) == pytest.approx(wilson(k, n), abs=1e-8)
+    lo, hi = wilson(50.5, 100)
+    assert wilson(50, 100)[0] < lo < wilson(51, 100)[0] and wilson(50, 100)[1] < hi < wilson(51, 100)[1]
+
+
+# --------------------------------------------------------------------------- ratings
+def test_bradley_terry_two_agents_known_values():
+    # A beats B 75 times in 100: log-odds ln 3, split +-ln(3)/2 around the field mean; the
+    # standard error of the log-odds is 1/sqrt(n p (1-p)), halved by the centring.
+    r = bradley_terry([0], [1], [0.75], ["A", "B"], weights=[100])
+    assert r[0].elo == pytest.approx(ELO * math.log(3) / 2, abs=1e-6) == pytest.approx(95.42, abs=0.01)
+    assert r[1].elo == pytest.approx(-r[0].elo)
+    se = ELO / math.sqrt(100 * 0.75 * 0.25) / 2
+    assert r[0].se == pytest.approx(se, rel=1e-6)
+    assert r[0].ci_low == pytest.approx(r[0].elo - 1.959964 * se, abs=1e-3)
+    assert r[0].ci_high == pytest.approx(r[0].elo + 1.959964 * se, abs=1e-3)
+    assert (r[0].comparisons, r[0].score) == (100, 0.75)
+
+
+def test_bradley_terry_recovers_exact_strengths():
+    # Counts that fit strengths 1 : 2 : 4 exactly (P(j beats i) = s_j / (s_i + s_j)), so the
+    # maximum-likelihood ratings are 400 log10 of the strengths, centred.
+    i = [0, 0, 1]
+    j = [1, 2, 2]
+    y = [1 / 3, 1 / 5, 1 / 3]      # share won by i
+    w = [30, 50, 30]
+    r = bradley_terry(i, j, y, ["weak", "mid", "strong"], weights=w)
+    want = 400 * np.log10([1, 2, 4])
+    want -= want.mean()
+    assert [x.elo for x in r] == pytest.approx(list(want), abs=1e-6)
+    assert want[2] - want[0] == pytest.approx(400 * math.log10(4))
+    assert r[0].ci_high < r[1].ci_low or r[1].elo < r[2].elo  # ordered
+
+
+def test_bradley_terry_one_row_per_game_matches_aggregated_counts():
+    rows_i, rows_j, rows_y = [], [], []
+    for (a, b, wins, n) in ((0, 1, 60, 100), (1, 2, 55, 100), (0, 2, 70, 100)):
+        rows_i += [a] * n
+        rows_j += [b] * n
+        rows_y += [1.0] * wins + [0.0] * (n - wins)
+    groups = np.arange(len(rows_y)) // 2           # deals of two games
+    per_game = bradley_terry(rows_i, rows_j, rows_y, list("ABC"), groups=groups)
+    agg = bradley_terry([0, 1, 0], [1, 2, 2], [0.6, 0.55, 0.7], list("ABC"), weights=[100, 100, 100])
+    assert [x.elo for x in per_game] == pytest.approx([x.elo for x in agg], abs=1e-6)
+    assert [x.elo for x in agg] == sorted([x.elo for x in agg], reverse=True)
+    assert all(x.ci_low < x.elo < x.ci_high for x in per_game)
+
+
+def test_bradley_terry_agent_without_a_win_is_unbounded_and_the_rest_still_rated():
+    r = bradley_terry([0, 0, 1, 0], [1, 2, 2, 3], [0.75, 0.8, 0.6, 1.0], list("ABCZ"), weights=[40, 40, 40, 40])
+    assert r[3].elo == -math.inf and r[3].score == 0.0
+    without = bradley_terry([0, 0, 1], [1, 2, 2], [0.75, 0.8, 0.6], list("ABC"), weights=[40, 40, 40])
+    assert [x.elo for x in r[:3]] == pytest.approx([x.elo for x in without])
+
+
+def test_bradley_terry_warns_when_groups_never_met_on_equal_terms():
+    # A and B beat each other, C and D beat each other, but A and B never lost to C or D.
+    with pytest.warns(RuntimeWarning, match="unbounded"):
+        bradley_terry([0, 2, 0, 1], [1, 3, 2, 3], [0.6, 0.6, 1.0, 1.0], list("ABCD"), weights=[20] * 4)
+
+
+# --------------------------------------------------------------------------- matches
+def test_match_counts_agree_with_games_played_one_by_one():
+    res = play_match("classic", "dicenow", "hold:300", games=40, seed=11)
+    wins = {"dicenow": 0, "hold:300": 0}
+    margin = turns = first = 0
+    for d in range(20):
+        for seats in (["dicenow", "hold:300"], ["hold:300", "dicenow"]):
+            g = play_game("classic", seats, SeatDice(deal_seed(11, d), 2), record=False)
+            (w,) = g.winners
+            wins[seats[w]] += 1
+            first += w == 0
+            a = seats.index("dicenow")
+            margin += g.scores[a] - g.scores[1 - a]
+            turns += g.turn
+    assert (res.games, res.wins_a, res.wins_b, res.ties) == (40, wins["dicenow"], wins["hold:300"], 0)
+    assert res.win_rate_a == wins["dicenow"] / 40
+    assert (res.ci_low, res.ci_high) == wilson(wins["dicenow"], 40)
+    assert res.mean_margin == pytest.approx(margin / 40)
+    assert res.mean_turns == pytest.approx(turns / 40)
+    assert res.first_seat_win_rate == pytest.approx(first / 40)
+    assert 0 < res.bust_rate_a < 1 and 0 < res.bust_rate_b < 1
+    assert 300 < res.points_per_turn_b < res.points_per_turn_a
+
+
+def test_games_round_up_to_whole_deals_and_need_two():
+    assert play_match("classic", "greedy", "hold:300", games=5, seed=0).games == 6
+    with pytest.raises(ValueError, match="at least 2 games"):
+        play_match("classic", "greedy", "hold:300", games=1, seed=0)
+
+
+def test_match_is_the_same_for_any_number_of_workers():
+    # 250 deals: three chunks, so two workers really split the work.
+    one = play_match("classic", "greedy", "hold:300", games=500, seed=3, workers=1)
+    two = play_match("classic", "greedy", "hold:300", games=500, seed=3, workers=2)
+    assert one == two and one.games == 500
+    assert play_match("classic", "greedy", "hold:300", games=500, seed=4) != one
+
+
+def test_duplicate_format_deals_each_seat_the_same_dice_in_both_orders(tmp_path):
+    play_match("classic", "dicenow", "greedy", games=4, seed=5, save_games=2, save_dir=tmp_path)
+    seats = (tmp_path / "seats.txt").read_text().splitlines()
+    assert seats == ["seating0: dicenow,greedy", "seating1: greedy,dicenow"]
+    compared = 0
+    for d in range(2):
+        rolls = []
+        for s in range(2):
+            game = replay(load_jsonl(tmp_path / f"deal{d}_seating{s}.jsonl"))
+            by = {}
+            turn_of, n_turns = None, [0, 0]
+            for e in game.events:
+                if e["type"] == "turn":
+                    turn_of = (e["player"], n_turns[e["player"]])
+                    n_turns[e["player"]] += 1
+                    i = 0
+                elif e["type"] == "roll":
+                    by[turn_of + (i,)] = e["dice"]
+                    i += 1
+            rolls.append(by)
+        # Same seat, same turn, same roll number: the same dice whenever as many are rolled
+        # (the agents differ, so after a different keep the counts differ).
+        for key in rolls[0].keys() & rolls[1].keys():
+            x, y = rolls[0][key], rolls[1][key]
+            if len(x) == len(y):
+                assert x == y, key
+                compared += 1
+            if key[2] == 0:
+                assert len(x) == 6 and x == y
+    assert compared > 30
+
+
+def test_batched_backend_agrees_with_the_scalar_engine():
+    # Different dice streams, same game: the win rates must agree within sampling error, and
+    # so must the game length and the margin.
+    pytest.importorskip("agents.batched")
+    s = play_match("classic", "dicenow", "hold:300", games=1200, seed=21)
+    b = play_match("classic", "dicenow", "hold:300", games=4000, seed=21, backend="batched")
+    assert (s.backend, b.backend, b.games, b.wins_a + b.wins_b + b.ties) == ("scalar", "batched", 4000, 4000)
+    se = math.sqrt(s.win_rate_a * (1 - s.win_rate_a) / s.games + b.win_rate_a * (1 - b.win_rate_a) / b.games)
+    assert abs(s.win_rate_a - b.win_rate_a) < 3 * se
+    assert b.ci_low < b.win_rate_a < b.ci_high
+    assert abs(s.mean_turns - b.mean_turns) < 1.5
+    assert abs(s.mean_margin - b.mean_margin) < 3 * s.margin_sd / math.sqrt(s.games)
+    assert play_match("classic", "dicenow", "hold:300", games=8, seed=0, backend="auto").backend == "batched"
+    class Other(RandomAgent):   # a Policy the batched engine has no vectorised form of
+        name = "other"
+
+    assert play_match("classic", "dicenow", Other(), games=2, seed=0, backend="auto").backend == "scalar"
+
+
+def test_free_for_all_table_rotates_seats():
+    r = play_table("classic", ["dicenow", "greedy", "hold:300"], games=30, seed=2)
+    assert r.games == 30 and sum(r.wins) == pytest.approx(30)
+    assert r.win_rate[0] > r.win_rate[2]
+
+
+# --------------------------------------------------------------------------- tournaments
+AGENTS = ["greedy", "hold:300", "dicenow"]
+
+
+def test_interrupted_tournament_resumes_to_the_same_results(tmp_path):
+    cfg = dict(agents=AGENTS, games=400, seed=9, name="t", workers=2)   # 2 chunks per pairing
+    whole = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
+
+    def stop(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    part = TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "b"), "workers": 1})
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(part, on_chunk=stop)
+    assert len(list((tmp_path / "b/t/chunks").glob("*.json"))) == 2
+    assert not (tmp_path / "b/t/results.json").exists()
+    resumed = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "b")}))
+    assert resumed.played_now == 1200 - 400 and whole.played_now == 1200
+    for f in ("results.json", "results.csv", "ratings.csv"):
+        assert (tmp_path / "a/t" / f).read_text() == (tmp_path / "b/t" / f).read_text()
+    doc = json.loads((tmp_path / "a/t/results.json").read_text())
+    assert doc["rules_hash"] == whole.rules.hash and doc["agents"] == AGENTS and doc["seed"] == 9
+    assert doc["versions"]["tenk"] and len(doc["results"]) == 3
+    # dicenow is the strongest of the three, and the heatmap and chart were written
+    assert doc["ratings"][2]["elo"] > max(doc["ratings"][0]["elo"], doc["ratings"][1]["elo"])
+    assert (tmp_path / "a/t/heatmap.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "a/t/ratings.png").stat().st_size > 1000
+    # A pairing's row is the match API's result for the same deals.
+    m = play_match("classic", "greedy", "dicenow", games=400, seed=9)
+    row = doc["results"][1]
+    assert (row["a"], row["b"], row["wins_a"], row["wins_b"]) == ("greedy", "dicenow", m.wins_a, m.wins_b)
+
+
+def test_resume_refuses_a_different_tournament_under_the_same_name(tmp_path):
+    cfg = dict(agents=AGENTS[:2], games=4, name="t", out=str(tmp_path))
+    run_tournament(TournamentConfig.from_dict(cfg))
+    with pytest.raises(ConfigError, match="seed differ.*--fresh"):
+        run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}))
+    assert run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}), fresh=True).played_now == 4
+
+
+def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
+    assert main(["tournament", "greedy", "hold:300", "random", "--players", "3", "--games", "6", "--name", "ffa",
+                 "--out", str(tmp_path), "--save-games", "3", "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Bradley-Terry" in out and "first mover wins" in out
+    records = sorted((tmp_path / "ffa/games").glob("*/*.jsonl"))
+    assert len(records) == 3
+    assert main(["replay", str(records[0])]) == 0
+    assert "game over" in capsys.readouterr().out
+
+
+def test_config_file_and_overrides(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_text("agents: [greedy, 'hold:300']\ngames: 10\nrules: zilch\n")
+    cfg = load_config(p, games=20, seed=None)
+    assert (cfg.agents, cfg.games, cfg.seed) == (["greedy", "hold:300"], 20, 0)
+    assert cfg.validate().name == "zilch"
+    shipped = load_config("configs/tournament.yaml", agents=["greedy", "dicenow"])  # skip the solvers' setup
+    assert (shipped.validate().name, shipped.players) == ("classic", 2)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"agents": AGENTS, "gmaes": 10}, "unknown key 'gmaes' \\(did you mean 'games'\\?\\)"),
+    ({"games": 10}, "'agents' is missing"),
+    ({"agents": ["greedy", "dicenwo"]}, "agent 'dicenwo'.*did you mean 'dicenow'"),
+    ({"agents": ["greedy", "hold:lots"]}, "agent 'hold:lots'"),
+    ({"agents": ["greedy", "human"]}, "'human' plays at a terminal"),
+    ({"agents": ["greedy", "greedy"]}, "listed twice"),
+    ({"agents": ["greedy"]}, "at least 2 agents"),
+    ({"agents": AGENTS, "rules": "clasic"}, "rules: .*clasic"),
+    ({"agents": AGENTS, "games": 1}, "games = 1: give a whole number of at least 2"),
+    ({"agents": AGENTS, "players": 9}, "players = 9"),
+    ({"agents": AGENTS, "name": "a/b"}, "name = 'a/b'"),
+])
+def test_config_errors_name_the_problem(data, message):
+    with pytest.raises(ConfigError, match=message):
+        TournamentConfig.from_dict(data).validate()
+
+
+def test_cli_config_errors_exit_2(tmp_path, capsys):
+    assert main(["tournament", "greedy"]) == 2
+    assert "at least two agent specs" in capsys.readouterr().out
+    assert main(["tournament", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["tournament", "greedy", "dicenow", "--games", "1", "--out", str(tmp_path)]) == 2
+    assert "games = 1" in capsys.readouterr().out
