@@ -101,15 +101,9 @@ def _by_dice(k: Keep) -> tuple[int, int]:
     return k.n, k.points
 
 
-_CONTEXTS: dict[Tables, Context] = {}
-
-
 def context(tables: Tables) -> Context:
-    """The cached :class:`Context` of a Tables object (``get_tables`` caches those per ruleset)."""
-    c = _CONTEXTS.get(tables)
-    if c is None:
-        c = _CONTEXTS[tables] = Context(tables)
-    return c
+    """The :class:`Context` of a Tables object, built once (``get_tables`` caches those per ruleset)."""
+    return tables.derived("heuristic", Context)
 
 
 class Situation(NamedTuple):

@@ -114,10 +114,10 @@ class HumanAgent:
                     end = self._roll_or_bank(game, k)
                 else:
                     end = not can_roll
-                    out(f"  ({'the turn ends: ' + self._why_no_roll(game) if end else 'you must roll: ' + self._why_no_bank(game, k)})")
+                    out(f"  ({'the turn ends: ' + self._why_no_roll(game) if end else 'you must roll: ' + game.why_no_bank(k)})")
                 return k, end
             if end and not can_bank and can_roll:
-                out(f"  ! you cannot bank now: {self._why_no_bank(game, k)}; answer with the keep and r")
+                out(f"  ! you cannot bank now: {game.why_no_bank(k)}; answer with the keep and r")
                 continue
             if not end and not can_roll:
                 out(f"  ! you cannot roll again: {self._why_no_roll(game)}; answer with the keep and b")
@@ -173,14 +173,6 @@ class HumanAgent:
                     return None, None, f"there is no {f} in the roll {roll}"
                 return None, None, f"the roll {roll} has only {_COUNT[n]} {f}"
         return None, None, f"cannot set aside {' '.join(map(str, sorted(dice)))}: {game.tables.why_not(dice)}"
-
-    def _why_no_bank(self, game: Game, k: Keep) -> str:
-        r, total = game.rules, game.turn_total + k.points
-        if not game.on_board[game.current] and total < r.entry_threshold:
-            return f"you are not on the board yet and {_n(total)} is below the {_n(r.entry_threshold)} entry"
-        if total < r.min_bank:
-            return f"{_n(total)} is below the minimum bank {_n(r.min_bank)}"
-        return "hot dice must be rolled again under these rules"
 
     def _why_no_roll(self, game: Game) -> str:
         return f"this turn's {game.max_rolls}-roll limit is reached"

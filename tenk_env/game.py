@@ -227,7 +227,7 @@ class Game:
         k = self._find_keep(keep)
         can_roll, can_bank = self.options(k)
         if end_turn and not can_bank and can_roll:
-            raise IllegalMoveError(f"cannot bank after keeping {list(k.dice)}: {self._why_no_bank(k)}; roll instead")
+            raise IllegalMoveError(f"cannot bank after keeping {list(k.dice)}: {self.why_no_bank(k)}; roll instead")
         if not end_turn and not can_roll:
             raise IllegalMoveError(f"cannot roll again: the {self.max_rolls}-roll limit of this turn is reached; "
                                    "end the turn instead")
@@ -283,7 +283,8 @@ class Game:
             raise IllegalMoveError(f"keep {kept} is not part of the roll {list(info.dice)}")
         raise IllegalMoveError(f"keep {kept} from roll {list(info.dice)}: {self.tables.why_not(kept)}")
 
-    def _why_no_bank(self, k: Keep) -> str:
+    def why_no_bank(self, k: Keep) -> str:
+        """Why the turn total cannot be banked after setting ``k`` aside, in words."""
         r, total = self.rules, self.turn_total + k.points
         if not self.on_board[self.current] and total < r.entry_threshold:
             return f"not on the board yet and the turn total {total} is below the entry threshold {r.entry_threshold}"

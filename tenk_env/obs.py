@@ -164,15 +164,8 @@ class _TablesData:
         self.zeros = np.zeros(na, dtype=np.int8)
 
 
-# one entry per Tables object (get_tables() shares one per ruleset); Tables hash by identity
-_CACHE: dict[Tables, _TablesData] = {}
-
-
 def _data(tables: Tables) -> _TablesData:
-    d = _CACHE.get(tables)
-    if d is None:
-        d = _CACHE[tables] = _TablesData(tables)
-    return d
+    return tables.derived("obs", _TablesData)
 
 
 # ---------------------------------------------------------------------- observation

@@ -16,7 +16,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from tenk_env.rules import Ruleset
 
@@ -146,6 +146,7 @@ class Tables:
 
     def __init__(self, rules: Ruleset):
         self.rules = rules
+        self._derived: dict[str, Any] = {}
         self.combos = combos(rules)
         nd = rules.num_dice
         # best[counts] = (points, reading) of the best partition of exactly these dice into
@@ -195,6 +196,16 @@ class Tables:
                         instant_win=instant, lose_all=lose_all, zilch=zilch)
 
     # ------------------------------------------------------------------ queries
+    def derived(self, key: str, build: Callable[["Tables"], Any]) -> Any:
+        """Data another module derives once per ruleset from these tables (a bot's odds, the
+        encoder's mask arrays, the batched engine's arrays), kept here so it lives and dies
+        with the tables that :func:`get_tables` caches."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = build(self)
+            return value
+
     def roll(self, dice: Iterable[int]) -> RollInfo:
         return self.rolls[tuple(sorted(dice))]
 

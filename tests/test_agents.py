@@ -406,7 +406,7 @@ def test_human_plays_a_whole_game_from_scripted_input(tmp_path):
     for hint in ("no keep 'zz': choose a-", "dice faces run from 1 to 6", "How to answer", "answer r to roll or b to bank",
                  "is neither a letter from the list nor dice faces"):
         assert hint in text, hint
-    assert "you cannot bank now: you are not on the board yet" in text  # 'best b' on the opening roll
+    assert "you cannot bank now: not on the board yet and the turn total" in text  # "best b" on the opening roll
     assert "P2 hold:300 rolls" in text and "  position  1  2  3  4  5  6" in text
     from tenk_env.records import load_jsonl
     assert replay(load_jsonl(tmp_path / "game.jsonl")).over
