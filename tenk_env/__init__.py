@@ -14,7 +14,8 @@ __all__ = ["Game", "IllegalMoveError", "Phase", "PRESETS", "Ruleset", "RulesetEr
 import gymnasium as _gym
 
 if "TenThousand-v0" not in _gym.registry:
-    _gym.register(id="TenThousand-v0", entry_point="tenk_env.env:TenThousandEnv")
+    _gym.register(id="TenThousand-v0", entry_point="tenk_env.env:TenThousandEnv",
+                  vector_entry_point="tenk_env.vector.envs:TenThousandVectorEnv")
 
 _LAZY = {"TenThousandEnv": "tenk_env.env", "TenThousandAEC": "tenk_env.aec"}
 __all__ += list(_LAZY)
