@@ -65,6 +65,7 @@ AGENTS: dict[str, str] = {
     "dicenow": "agents.heuristic:_dicenow",
     "breakeven": "agents.heuristic:_breakeven",
     "human": "agents.human:_human",
+    "ppo": "agents.ppo:_ppo",
 }
 
 
