@@ -1,0 +1,142 @@
+"""Solver-backed agents: ``maxscore`` (max expected points per turn) and ``optimal``
+(max win probability, 2 players).
+
+Both decide from the exact solutions in :mod:`tenk_env.solve`, loaded from the on-disk
+cache (solved on first use if missing: seconds for ``maxscore``, minutes for
+``optimal`` under a 10,000 target). They choose with :func:`tenk_env.solve.policy.pick`,
+the solver kernels' own tie-break, so :func:`tenk_env.solve.evaluate.evaluate` gives the
+exact win rate of exactly the moves they play.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from agents.base import AgentError
+from tenk_env.game import Game
+from tenk_env.rules import Ruleset
+from tenk_env.solve._spec import SolverError
+from tenk_env.solve.policy import pick
+from tenk_env.tables import Keep
+
+__all__ = ["MaxScoreAgent", "OptimalAgent"]
+
+_TURN: dict[str, object] = {}
+_GAME: dict[str, object] = {}
+
+
+def _turn_solution(rules: Ruleset):
+    from tenk_env.solve.turn import solve_turn
+
+    if rules.hash not in _TURN:
+        _TURN[rules.hash] = solve_turn(rules)
+    return _TURN[rules.hash]
+
+
+def _game_solution(rules: Ruleset):
+    from tenk_env.solve.game import solve_game
+
+    if rules.hash not in _GAME:
+        _GAME[rules.hash] = solve_game(rules)
+    return _GAME[rules.hash]
+
+
+class MaxScoreAgent:
+    """Maximises the expected points banked this turn (the long-run average points per turn
+    under a bust penalty). Plays any ruleset and player count; it ignores the scores,
+    the final round included. A piggyback is taken when its expected points beat a fresh turn."""
+
+    name = "maxscore"
+
+    def check(self, rules: Ruleset, n_players: int) -> None:
+        try:
+            _turn_solution(rules)
+        except SolverError as e:
+            raise AgentError(f"agent 'maxscore' cannot play: {e}") from None
+
+    def _tables(self, game: Game):
+        t = _turn_solution(game.rules)
+        k = min(game.busts_in_row[game.current], t.values.shape[0] - 1)
+        return t, t.values[k, int(game.on_board[game.current])]
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        t, V = self._tables(game)
+        unit = t.unit
+        return pick(game, unit, V, V.shape[-1] - 1, lambda T: float(T * unit), 0.0, game.max_rolls, False)
+
+    def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
+        t, V = self._tables(game)
+        n, total = game.piggy
+        T = total // t.unit
+        if T > V.shape[-1] - 1:
+            return True
+        return bool(V[0, n, T] > V[0, game.rules.num_dice, 0])
+
+
+class OptimalAgent:
+    """Maximises the probability of winning a 2-player game (exact game solution)."""
+
+    name = "optimal"
+
+    def __init__(self, cache_size: int = 2048):
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_size = cache_size
+
+    def check(self, rules: Ruleset, n_players: int) -> None:
+        from tenk_env.solve.game import check_game_rules
+
+        try:
+            check_game_rules(rules, n_players)
+        except SolverError as e:
+            raise AgentError(f"agent 'optimal' cannot play: {e}") from None
+
+    def _values(self, sol, key, make):
+        got = self._cache.get(key)
+        if got is None:
+            got = make()
+            self._cache[key] = got
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return got
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        if game.n_players != 2:
+            raise AgentError(f"agent 'optimal' plays 2-player games (this one has {game.n_players})")
+        rules = game.rules
+        sol = _game_solution(rules)
+        u = sol.unit
+        p = game.current
+        o = 1 - p
+        a, b = game.scores[p] // u, game.scores[o] // u
+        fa, fb = int(game.on_board[p]), int(game.on_board[o])
+        if not rules.entry_threshold:
+            fa = fb = 1
+        if game.final_round and game.trigger != p:
+            # the last turn: beat the leader's score (d units ahead of ours)
+            d = (game.scores[game.trigger] - game.scores[p]) // u
+            key = (rules.hash, "final", d, fa)
+            V, bv, Tcap, beta, forced = self._values(sol, key, lambda: sol.final_values(d, fa))
+        else:
+            key = (rules.hash, a, b, fa, fb)
+            V, bv, Tcap, beta, forced = self._values(sol, key, lambda: sol.turn_values(a, b, fa, fb))
+        n_bv = bv.shape[0] - 1
+        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+
+    def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
+        raise AgentError("agent 'optimal' does not play piggyback rulesets (its solver does not model them)")
+
+
+def make_maxscore(arg: str | None) -> MaxScoreAgent:
+    if arg:
+        raise AgentError(f"agent 'maxscore' takes no parameter (got 'maxscore:{arg}')")
+    return MaxScoreAgent()
+
+
+def make_optimal(arg: str | None) -> OptimalAgent:
+    if arg:
+        raise AgentError(f"agent 'optimal' takes no parameter (got 'optimal:{arg}'); the ruleset comes from the game")
+    return OptimalAgent()

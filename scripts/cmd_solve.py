@@ -1,0 +1,116 @@
+"""`tenk solve turn|game|eval RULESET`: the exact solvers (tenk_env.solve)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import time
+from pathlib import Path
+
+from rich.table import Table
+
+from scripts.cli import console
+from tenk_env.io import atomic_write_text
+from tenk_env.rules import load_ruleset
+
+
+def cmd_turn(args: argparse.Namespace) -> int:
+    from tenk_env.solve import solve_turn
+
+    r = load_ruleset(args.ruleset)
+    t0 = time.perf_counter()
+    sol = solve_turn(r, cache=not args.no_cache)
+    secs = time.perf_counter() - t0
+    what = "long-run average points per turn" if r.bust_penalty else "expected points per turn"
+    console.print(f"[bold]{r.name}[/bold] (hash {r.hash}): {what} on the board [bold]{sol.points_per_turn:.2f}[/bold]")
+    if r.entry_threshold:
+        console.print(f"expected points of a turn before entering (threshold {r.entry_threshold}): "
+                      f"{sol.entry_turn_points:.2f}")
+    if r.bust_penalty:
+        console.print("relative values of busts in a row: "
+                      + ", ".join(f"{k}: {h:.2f}" for k, h in enumerate(sol.h)))
+    t = Table(title="max-expected-points banking thresholds (on the board)")
+    t.add_column("dice left to roll", justify="right")
+    t.add_column("bank at turn total >=", justify="right")
+    t.add_column("simple threshold rule", justify="center")
+    cap = sol.tcap * sol.unit
+    rows = []
+    for n, (thr, pure) in sol.thresholds.items():
+        shown = "never (always roll)" if thr >= cap else f"{thr:,}"
+        if n == r.num_dice and r.hot_dice == "mandatory":
+            shown, thr = "must roll (hot dice mandatory)", cap
+        t.add_row(str(n), shown, "yes" if pure else "no")
+        rows.append((n, "" if thr >= cap else thr, pure))
+    console.print(t)
+    out = Path(args.out or f"runs/solve/{r.name}-turn.csv")
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["ruleset", r.name, "hash", r.hash])
+    w.writerow(["points_per_turn", f"{sol.points_per_turn:.6f}", "entry_turn_points", f"{sol.entry_turn_points:.6f}"])
+    w.writerow(["dice_left", "bank_at_turn_total", "simple_threshold"])
+    w.writerows(rows)
+    atomic_write_text(out, buf.getvalue())
+    console.print(f"wrote {out}  ({secs:.1f} s{', cached' if secs < 0.5 else ''})")
+    return 0
+
+
+def cmd_game(args: argparse.Namespace) -> int:
+    from tenk_env.solve import cache_dir, plot_policy, solve_game
+
+    r = load_ruleset(args.ruleset)
+    t0 = time.perf_counter()
+    sol = solve_game(r, cache=not args.no_cache)
+    secs = time.perf_counter() - t0
+    st = sol.stats
+    console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")
+    console.print(f"P(first player wins) = [bold]{sol.p_first_win:.6f}[/bold]"
+                  + (f"  (seat 1 starts with komi {r.komi})" if r.komi else ""))
+    if r.turn_order == "highest_die":
+        console.print("turn_order is highest_die: 'first player' is whoever wins the opening roll")
+    if sol.fair:
+        cands = ", ".join(f"komi {k}: {p:.6f}" for k, p in sorted(sol.fair["candidates"].items()))
+        console.print(f"fair komi (points for the second player) = [bold]{sol.fair['komi']}[/bold]  "
+                      f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})")
+    how = "loaded from cache" if st.get("cached") else f"solved in {st['seconds']:.1f} s"
+    console.print(f"{how} ({secs:.1f} s now); {st['pairs']:,} state pairs, residual <= {st['residual']:.1e}, "
+                  f"truncation eps {st['eps']:.0e}; cache {cache_dir()}")
+    if args.plot:
+        p = plot_policy(sol, args.plot)
+        console.print(f"policy plot: {p}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from tenk_env.solve import evaluate
+
+    r = load_ruleset(args.ruleset)
+    e = evaluate(r, args.a, args.b)
+    t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
+    t.add_column(f"{e.a} moves first", justify="right")
+    t.add_column(f"{e.a} moves second", justify="right")
+    t.add_column("seat-balanced", justify="right")
+    t.add_row(f"{e.p_a_first:.6f}", f"{e.p_a_second:.6f}", f"{e.p_a:.6f}")
+    console.print(t)
+    console.print(f"({e.seconds:.1f} s)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("solve", help="exact solvers: expected points per turn, optimal 2-player play")
+    ss = s.add_subparsers(dest="what", required=True, metavar="WHAT")
+    t = ss.add_parser("turn", help="max expected points per turn and banking thresholds by dice left")
+    t.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
+    t.add_argument("--out", help="table file to write (default runs/solve/RULESET-turn.csv)")
+    t.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    t.set_defaults(func=cmd_turn)
+    g = ss.add_parser("game", help="P(first player wins) under optimal play and the fair komi (cached on disk)")
+    g.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
+    g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
+    g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    g.set_defaults(func=cmd_game)
+    e = ss.add_parser("eval", help="exact win probability of policy A against B, seat by seat")
+    e.add_argument("ruleset", help="preset name or YAML file")
+    e.add_argument("a", help="optimal, maxscore or hold:N")
+    e.add_argument("b", help="optimal, maxscore or hold:N")
+    e.set_defaults(func=cmd_eval)

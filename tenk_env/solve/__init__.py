@@ -1,0 +1,24 @@
+"""Exact solvers for Ten Thousand: the optimal bots every learned agent is measured against.
+
+* :func:`solve_turn`: max expected points per turn (long-run average under a bust penalty)
+  and the banking thresholds by dice left (:mod:`tenk_env.solve.turn`).
+* :func:`solve_game`: win-probability-optimal play for two players, P(first player wins),
+  the fair komi (:mod:`tenk_env.solve.game`).
+* :func:`evaluate`: exact win probability of one fixed policy against another, seat by
+  seat (:mod:`tenk_env.solve.evaluate`).
+* :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
+
+Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk``). The
+inner loops are compiled with numba (cached too, so only the first run compiles).
+"""
+
+from tenk_env.solve._spec import SolverError
+from tenk_env.solve.cache import cache_dir
+from tenk_env.solve.evaluate import EvalResult, TablePolicy, evaluate, hold_policy, maxscore_policy
+from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
+from tenk_env.solve.plot import plot_policy
+from tenk_env.solve.turn import TurnSolution, solve_turn
+
+__all__ = ["SolverError", "cache_dir", "solve_turn", "TurnSolution", "solve_game", "GameSolution",
+           "check_game_rules", "evaluate", "EvalResult", "TablePolicy", "maxscore_policy", "hold_policy",
+           "plot_policy"]

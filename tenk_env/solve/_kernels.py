@@ -1,0 +1,422 @@
+"""Compiled inner loops of the exact solvers (numba).
+
+One kernel, :func:`turn_dp`, does every within-turn backward induction: the max-expected-
+points turn, a player's turn in the 2-player game, the trailing player's final turn, and
+policy evaluation. What differs is only the value of ending the turn at each turn total
+(``bv``), the value of a bust (``beta``) and of a forfeited total (``forf``), and who
+chooses: the kernel's own values (``choose_self``) or a fixed policy's preference tables
+(``cq_*``). Turn totals only grow within a turn, so values at total T depend only on
+higher totals and one descending sweep over T is exact.
+
+Value arrays are indexed ``[rolls used before this roll, dice to roll, turn total]``; with
+unlimited rolls the first axis has size 1.
+
+Tie-break (the agents in :mod:`agents.optimal` use the same one, so an exact evaluation
+describes exactly what they play): options are visited by points descending, then dice
+used ascending; within an option ending the turn wins a tie with rolling on; across
+options only a strictly better one replaces the first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N,
+                                  P_TARGET, P_ZILCH, WIN, ZILCH)
+
+NEG = -1e300
+
+
+@njit(cache=True)
+def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+            choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB):
+    """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
+
+    ``bv`` must cover totals up to ``Tcap + max_step``. ``V[0, N, 0]`` is the turn's value.
+    Past ``Tcap`` an after-keep state is valued as ending the turn: callers choose the cap
+    so that banking is provably best there. A forced roll past the cap (mandatory hot
+    dice, a zilch pay-out) is then worth fA + fB * beta when fA >= 0: every later roll
+    banks at once unless it busts or offers only forced continuations (see forced_value);
+    callers pass fA < 0 where that does not hold and the cap covers the forced rolls.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    nbank = cq_bank.shape[0] - 1
+    fq = 1.0 if forf_is_beta else 0.0
+    for T in range(Tcap, -1, -1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                v = 0.0
+                q = 0.0
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c]
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        v += p * beta
+                        q += p
+                    elif kind == WIN:
+                        v += p
+                    elif kind == ZILCH:
+                        # pays, and the same player must roll all dice again (Game.roll)
+                        T2 = T + z
+                        if can_roll:
+                            if T2 <= Tcap:
+                                v += p * V[r2i, N, T2]
+                                q += p * Q[r2i, N, T2]
+                            elif fA >= 0.0:
+                                v += p * (fA + fB * beta)
+                                q += p * fB
+                            else:
+                                v += p * bv[T2]
+                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                            v += p * bv[T2]
+                        else:
+                            v += p * forf
+                            q += p * fq
+                    else:
+                        bc = NEG
+                        be = 0.0
+                        bq = 0.0
+                        first = True
+                        for o in range(c_os[c], c_oe[c]):
+                            T2 = T + o_p[o]
+                            n2 = n - o_d[o]
+                            hot = n2 == 0
+                            if hot:
+                                n2 = N
+                            # The best action after this keep as (chooser's value, value, slope),
+                            # written out: a helper call here costs more than the work itself.
+                            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank
+                                        and not (hot and hotmand and can_roll))
+                            cv = NEG
+                            ev = 0.0
+                            eq = 0.0
+                            if can_roll:
+                                if T2 <= Tcap:
+                                    ev = V[r2i, n2, T2]
+                                    eq = Q[r2i, n2, T2]
+                                elif fA >= 0.0 and not can_bank:
+                                    ev = fA + fB * beta
+                                    eq = fB
+                                else:
+                                    ev = bv[T2]
+                                if choose_self:
+                                    cv = ev
+                                elif T2 <= cq_Tcap:
+                                    cv = cq_roll[r2i, n2, T2]
+                            if can_bank:
+                                ce = bv[T2] if choose_self else cq_bank[min(T2, nbank)]
+                                if ce >= cv or not can_roll:
+                                    cv = ce
+                                    ev = bv[T2]
+                                    eq = 0.0
+                            elif not can_roll:
+                                cv = forf if choose_self else cq_forf
+                                ev = forf
+                                eq = fq
+                            if first or cv > bc:
+                                bc = cv
+                                be = ev
+                                bq = eq
+                                first = False
+                        v += p * be
+                        q += p * bq
+                V[r, n, T] = v
+                Q[r, n, T] = q
+
+
+# ---------------------------------------------------------------------------- the 2-player game
+@njit(cache=True)
+def game_bank_values(prm, W, R, a, b, fb, length, bv):
+    """bv[T] for T < length: the mover's win probability after banking a+T (opponent to move)."""
+    tu = prm[P_TARGET]
+    for T in range(length):
+        s = a + T
+        if s < tu:
+            bv[T] = 1.0 - W[fb, 1, b, s]
+        elif prm[P_END] == END_IMMEDIATE:
+            bv[T] = 1.0
+        else:
+            # past the table the opponent's chance is its floor (0 unless a roll wins at once)
+            bv[T] = 1.0 - R[fb, min(s - b, R.shape[1] - 1)]
+
+
+@njit(cache=True)
+def needs_extension(prm):
+    """Whether an after-keep state may be unbankable at any total (a forced roll)."""
+    return prm[P_HOTMAND] == 1 or prm[P_ZILCH] > 0
+
+
+@njit(cache=True)
+def bankable_from(prm, fa):
+    """Smallest turn total that the entry threshold and minimum bank allow banking."""
+    t = prm[P_MINBANK]
+    if fa == 0 and prm[P_ENTRY] > t:
+        t = prm[P_ENTRY]
+    return t
+
+
+@njit(cache=True)
+def forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d):
+    """(fA, fB): a forced roll of all dice, where every non-forced outcome banks a sure
+    win, is worth fA + fB * beta. A roll continues the chain only if it busts (beta), pays
+    a zilch or offers nothing but hot keeps (forced again): F = (1 - pb - pf + pb beta) /
+    (1 - pf)."""
+    N = prm[P_N]
+    pb = 0.0
+    pf = 0.0
+    for c in range(cstart[N], cstart[N + 1]):
+        k = c_kind[c]
+        if k == BUST:
+            pb += c_prob[c]
+        elif k == ZILCH:
+            pf += c_prob[c]
+        elif k != WIN:
+            allhot = True
+            for o in range(c_os[c], c_oe[c]):
+                if o_d[o] != N:
+                    allhot = False
+            if allhot:
+                pf += c_prob[c]
+    return (1.0 - pb - pf) / (1.0 - pf), pb / (1.0 - pf)
+
+
+@njit(cache=True)
+def opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta):
+    """Last turn total the optimal DP of state (a, b) must compute.
+
+    Past the target under a final round, banking beats rolling on once the opponent's
+    final-turn chance R(lead) is at most pbmin * (1 - beta): rolling on can at best win
+    with probability 1 - pbmin and otherwise busts to beta. So the cap is exact for
+    bankable states. With forced rolls (mandatory hot dice, zilch) the cap also reaches
+    the lead past which banking wins surely (to ``eps``), so that ``forced_value`` holds
+    past it. ``Lx`` is unused (kept 0).
+    """
+    tu = prm[P_TARGET]
+    s = tu
+    if prm[P_END] != END_IMMEDIATE:
+        bound = pbmin * (1.0 - beta)
+        if bound < eps:
+            bound = eps
+        L = Rsup.shape[1]
+        while s - b < L and Rsup[fb, s - b] > bound:
+            s += 1
+        if needs_extension(prm):
+            s = max(s, b + L)
+    T = max(s - a, bankable_from(prm, fa))
+    return T
+
+
+@njit(cache=True)
+def state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
+                a, b, fa, fb, beta, V, Q, bv, fA, fB):
+    """Optimal value and bust slope of the mover's turn at (a, b, fa, fb) given the bust value."""
+    Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
+    game_bank_values(prm, W, R, a, b, fb, Tcap + max_step + 1, bv)
+    N = prm[P_N]
+    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
+            True, V, bv, beta, Tcap, V, Q, fA, fB)
+    return V[0, N, 0], Q[0, N, 0], Tcap
+
+
+@njit(cache=True)
+def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
+               tol, V, Q, bv, stats):
+    """Win probabilities W[fa, fb, a, b] of the player to move, for every masked state.
+
+    States are solved by decreasing a + b: banking raises the sum, so only a bust (or a
+    forfeited total) links a state to its own level, and then only to its mirror
+    (b, a, fb, fa). Each such pair is a 2-variable fixed point x = F_A(1 - y),
+    y = F_B(1 - x), F convex piecewise linear in the bust value with slope = the chance
+    the turn ends unbanked (< 1). Newton steps on that linear model (policy iteration)
+    converge in a few rounds; plain iteration, a contraction, backs them up.
+    stats: [pairs, dp calls, max residual, max iterations].
+    """
+    tu = prm[P_TARGET]
+    fA, fB = -1.0, 0.0
+    if needs_extension(prm):
+        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+    for k in range(2 * tu - 2, -1, -1):
+        for a in range(max(0, k - tu + 1), min(k, tu - 1) + 1):
+            b = k - a
+            if a > b:
+                continue
+            for fa in range(2):
+                for fb in range(2):
+                    if a == b and fa > fb:
+                        continue
+                    if not mask[fa, fb, a, b] and not mask[fb, fa, b, a]:
+                        continue
+                    single = a == b and fa == fb
+                    # start from the neighbouring state solved at the level above
+                    x = W[fa, fb, a, b + 1] if b + 1 < tu else 0.5
+                    y = W[fb, fa, b, a + 1] if a + 1 < tu else 0.5
+                    done = False
+                    it = 0
+                    res = 0.0
+                    while not done:
+                        it += 1
+                        bA = 1.0 - y
+                        vA, qA, _ = state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup,
+                                                pbmin, eps, Lx, max_step, a, b, fa, fb, bA, V, Q, bv, fA, fB)
+                        stats[1] += 1
+                        if single:
+                            res = abs(vA - x)
+                            if res < tol:
+                                x = vA
+                                y = vA
+                                done = True
+                            elif it <= 8:
+                                cA = vA - qA * bA
+                                x = (cA + qA) / (1.0 + qA)
+                                y = x
+                            else:
+                                x = vA
+                                y = vA
+                        else:
+                            bB = 1.0 - x
+                            vB, qB, _ = state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup,
+                                                    pbmin, eps, Lx, max_step, b, a, fb, fa, bB, V, Q, bv, fA, fB)
+                            stats[1] += 1
+                            res = max(abs(vA - x), abs(vB - y))
+                            if res < tol:
+                                x = vA
+                                y = vB
+                                done = True
+                            elif it <= 8:
+                                cA = vA - qA * bA
+                                cB = vB - qB * bB
+                                x = (cA + qA - qA * (cB + qB)) / (1.0 - qA * qB)
+                                y = cB + qB * (1.0 - x)
+                            else:
+                                x = vA
+                                y = vB
+                        if it > 5000:
+                            done = True
+                    W[fa, fb, a, b] = x
+                    W[fb, fa, b, a] = y
+                    stats[0] += 1
+                    if res > stats[2]:
+                        stats[2] = res
+                    if it > stats[3]:
+                        stats[3] = it
+
+
+@njit(cache=True)
+def final_turn_table(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, shared, eps, dmax,
+                     choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, ext, out, floor):
+    """out[d] = the final-turn player's win chance when the leader is d units ahead.
+
+    The final player wins by banking a turn total above d (a tie counts 1/2 when shared,
+    else it goes to the leader, who reached the target first), or by an instant-win roll.
+    ``floor`` is the chance left when no bank can win (instant wins only, else 0).
+    Returns the first d > 0 with out[d] <= floor + eps (out filled up to it), or -1 if
+    dmax is reached first.
+    """
+    N = prm_f[P_N]
+    nr = max(1, prm_f[P_MAXROLLS])
+    max_step = 0
+    for o in range(o_p.shape[0]):
+        max_step = max(max_step, o_p[o])
+    max_step = max(max_step, prm_f[P_ZILCH])
+    fA, fB = -1.0, 0.0
+    if needs_extension(prm_f):
+        fA, fB = forced_value(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+    for d in range(dmax):
+        Tcap = max(d + 1, bankable_from(prm_f, fa)) + ext
+        V = np.empty((nr, N + 1, Tcap + 1))
+        Q = np.empty((nr, N + 1, Tcap + 1))
+        bv = np.empty(Tcap + max_step + 2)
+        for T in range(bv.shape[0]):
+            bv[T] = 1.0 if T > d else (0.5 if (T == d and shared) else 0.0)
+        if choose_self:
+            turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0, False,
+                    True, V, bv, 0.0, Tcap, V, Q, fA, fB)
+        else:
+            turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0, False,
+                    False, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB)
+        out[d] = V[0, N, 0]
+        if out[d] <= floor + eps and d > 0:
+            return d
+    return -1
+
+
+# ---------------------------------------------------------------------------- policy evaluation
+@njit(cache=True)
+def _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx, a, b, fa, fb, Wn, Rn,
+               kind, tab_roll, tab_bank, tab_forf, tab_all, Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2):
+    """(c, q): the mover's win chance is c + q * (its value after a bust), under its fixed policy."""
+    tu = prm[P_TARGET]
+    N = prm[P_N]
+    fA, fB = -1.0, 0.0
+    if needs_extension(prm):
+        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+    if kind == 0:
+        # The optimal agent's choices: its own DP on the optimal solution. Past that DP's cap
+        # it banks (see opt_tcap), so the same cap is exact for the evaluation too.
+        bo = 1.0 - Wopt[fb, fa, b, a]
+        Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, bo)
+        game_bank_values(prm, Wopt, Ropt, a, b, fb, Tcap + max_step + 1, bv2)
+        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bo,
+                True, True, V2, bv2, bo, Tcap, V2, Q2, fA, fB)
+        game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
+        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0,
+                True, False, V2, bv2, bo, Tcap, V, Q, fA, fB)
+    else:
+        # A table policy banks whenever it may from tab_all on; past the target under a
+        # final round, leads beyond Leps leave the opponent less than eps.
+        s_cap = tu
+        if prm[P_END] != END_IMMEDIATE:
+            s_cap = max(tu, b + Leps)
+        Tcap = max(min(s_cap - a, tab_all), bankable_from(prm, fa))
+        if needs_extension(prm):
+            # forced rolls past the cap take the closed form, exact once banking wins surely
+            Tcap = max(Tcap, s_cap - a)
+        game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
+        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0,
+                True, False, tab_roll[fa], tab_bank, tab_forf, tab_roll.shape[3] - 1, V, Q, fA, fB)
+    return V[0, N, 0], Q[0, N, 0]
+
+
+@njit(cache=True)
+def eval_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, mask, Leps, Lx,
+              WA, WB, RA, RB,
+              kindA, tabA_roll, tabA_bank, tabA_forf, tabA_all, kindB, tabB_roll, tabB_bank, tabB_forf, tabB_all,
+              Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2):
+    """Exact win probabilities of fixed policy A against fixed policy B.
+
+    WA[fa, fb, a, b]: P(A wins) with A to move at score a against B at b; WB[...] the
+    same for B to move. kind 0 = the optimal policy (its choices come from a DP on the
+    optimal solution Wopt/Ropt, exactly as the optimal agent decides), kind 1 = a table
+    policy (tab_roll[f]: preference for rolling on, tab_bank: for banking each total,
+    tab_forf: for a forfeit). RA[fb, d] / RB: each side's final-turn win chance under its
+    own policy. With both policies fixed, A at (a, b) and B at (b, a) are linked only by a
+    bust, linearly, and each such pair is solved exactly.
+    """
+    tu = prm[P_TARGET]
+    for k in range(2 * tu - 2, -1, -1):
+        for a in range(max(0, k - tu + 1), min(k, tu - 1) + 1):
+            b = k - a
+            for fa in range(2):
+                for fb in range(2):
+                    if not (mask[fa, fb, a, b] or mask[fb, fa, b, a]):
+                        continue
+                    cA, qA = _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx,
+                                        a, b, fa, fb, WB, RB, kindA, tabA_roll, tabA_bank, tabA_forf, tabA_all,
+                                        Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2)
+                    cB, qB = _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx,
+                                        b, a, fb, fa, WA, RA, kindB, tabB_roll, tabB_bank, tabB_forf, tabB_all,
+                                        Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2)
+                    # x = cA + qA (1 - y), y = cB + qB (1 - x)
+                    x = (cA + qA - qA * (cB + qB)) / (1.0 - qA * qB)
+                    WA[fa, fb, a, b] = x
+                    WB[fb, fa, b, a] = cB + qB * (1.0 - x)

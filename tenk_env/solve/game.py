@@ -1,0 +1,367 @@
+"""Win-probability-optimal play for two players (issue 5, part 2).
+
+State at the start of a turn: (own score a, opponent score b, own on-board flag fa,
+opponent flag fb), scores in units (see :mod:`tenk_env.solve._spec`). ``W[fa, fb, a, b]``
+is the probability that the player to move wins under optimal play by both. Within the
+turn the state adds (turn total T, dice to roll n, rolls used r), solved by backward
+induction over T (totals only grow). Banking a + T < target hands the opponent the
+state (b, a + T, fb, 1); a bust or forfeited total hands them (b, a, fb, fa).
+
+Reaching the target: under ``end: immediate`` banking it wins. Under ``final_round``
+the opponent gets one full turn and wins by banking more than the leader's score
+(``tie: first_to_target``: a tie goes to the leader, who reached the target first;
+``shared``: a tie is worth 1/2); ``one_more_roll`` gives them one roll. Their chance
+R[fb, d], with d the lead in units, is its own one-player backward induction.
+
+Turn-start values of the two players depend on each other only through busts, so states
+are solved by decreasing a + b, each state with its mirror (b, a) as a 2-variable fixed
+point (see :func:`tenk_env.solve._kernels.solve_game`), to a residual of ``TOL``.
+Truncation: the trigger player's turn total is followed until banking is provably best
+(exact); with forced rolls (mandatory hot dice, zilch) also until banking wins surely (to
+``EPS``), past which a forced roll has a closed form. A final-turn deficit with a winning
+chance below ``EPS`` counts as a lost cause.
+
+Not modelled (a clear :class:`SolverError` says so): more than 2 players, a bust penalty
+(scores would fall, breaking the order the solve relies on and growing the state by the
+bust counts), piggybacking, lose-all rolls, exact finish.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.solve import _kernels as K
+from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_MAXROLLS, P_SHARED, P_TARGET, WIN, ZILCH, SolverError,
+                                  Spec, build_spec)
+from tenk_env.solve.cache import load_arrays, save_arrays
+
+__all__ = ["GameSolution", "solve_game", "check_game_rules", "GAME_VERSION", "EPS", "TOL"]
+
+GAME_VERSION = 1
+#: truncation tolerance (probability mass ignored past the caps)
+EPS = 1e-12
+#: fixed-point residual per mirror pair of turn-start states
+TOL = 1e-12
+#: refuse solves whose estimated work exceeds this many option evaluations (~1 ns each)
+MAX_WORK = 3e12
+#: refuse solves whose arrays exceed this many bytes (the machine has 24 GB, shared)
+MAX_BYTES = 4 * 2**30
+
+
+def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
+    """Raise :class:`SolverError` if the 2-player game solver cannot play ``rules``."""
+    name = f"ruleset {rules.name!r}"
+    if n_players != 2:
+        raise SolverError(f"the game solver covers 2 players (got {n_players}): with more, each state needs every "
+                          "opponent's score and the state space grows by a factor of the target per player; "
+                          "use the maxscore agent for more players")
+    if rules.bust_penalty:
+        raise SolverError(f"{name}: bust_penalty makes banked scores fall and adds both players' bust counts to "
+                          "the state, which breaks the score-sum order the game solver relies on; "
+                          "set bust_penalty: 0 to solve the game (tenk solve turn handles penalties)")
+    if rules.piggyback:
+        raise SolverError(f"{name}: piggyback adds the dice and total the last player left to every turn-start "
+                          "state; the game solver does not model it (set piggyback: false)")
+    if rules.exact_finish != "off":
+        raise SolverError(f"{name}: exact_finish {rules.exact_finish!r} is not modelled by the game solver "
+                          "(set exact_finish: off)")
+    if rules.four_twos_lose_all:
+        raise SolverError(f"{name}: four_twos_lose_all wipes banked scores; the game solver does not model it "
+                          "(set four_twos_lose_all: false)")
+
+
+@dataclass
+class GameSolution:
+    """The solved 2-player game of one ruleset. Scores and totals are in units of ``unit`` points."""
+
+    rules: Ruleset
+    spec: Spec
+    W: np.ndarray
+    #: R[fb, d]: final-turn win chance of the trailing player (on board fb) when d units behind
+    R: np.ndarray
+    Rsup: np.ndarray
+    Lx: int
+    Leps: int
+    pbmin: float
+    stats: dict = field(default_factory=dict)
+    fair: dict = field(default_factory=dict)
+
+    @property
+    def unit(self) -> int:
+        return self.spec.unit
+
+    @property
+    def target_units(self) -> int:
+        return int(self.spec.prm[P_TARGET])
+
+    @property
+    def start_flag(self) -> int:
+        return 0 if self.rules.entry_threshold else 1
+
+    @property
+    def p_first_win(self) -> float:
+        """P(the player who moves first wins) under optimal play, seat 1 holding the komi."""
+        f = self.start_flag
+        return float(self.W[f, f, 0, self.rules.komi // self.unit])
+
+    def win_prob(self, own: int, opp: int, own_on_board: bool = True, opp_on_board: bool = True) -> float:
+        """P(the player to move wins) at the start of their turn, scores in points."""
+        a, b = self._units(own), self._units(opp)
+        return float(self.W[int(own_on_board), int(opp_on_board), a, b])
+
+    def _units(self, points: int) -> int:
+        if points % self.unit:
+            raise SolverError(f"score {points} is not a multiple of the solver's unit ({self.unit} points)")
+        u = points // self.unit
+        if not 0 <= u < self.target_units:
+            raise SolverError(f"score {points} is outside the solved range 0..{self.rules.target - 1}")
+        return u
+
+    # ------------------------------------------------------------------ one turn's values
+    def turn_values(self, a: int, b: int, fa: int, fb: int):
+        """Optimal within-turn values of the mover at turn-start state (a, b, fa, fb) (units).
+
+        Returns (V[r, n, T] value of rolling, bv[T] value of banking T, Tcap, beta = value of
+        a bust or forfeit, value of a forced roll past Tcap or None).
+        """
+        s = self.spec
+        beta = 1.0 - float(self.W[fb, fa, b, a])
+        Tcap = int(K.opt_tcap(s.prm, self.Rsup, self.pbmin, EPS, self.Lx, a, b, fa, fb, beta))
+        V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
+        Q = np.zeros_like(V)
+        bv = np.zeros(Tcap + s.max_step + 2)
+        K.state_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.W, self.R, self.Rsup,
+                      self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, V, Q, bv, *_forced(s.prm, s))
+        fA, fB = _forced(s.prm, s)
+        return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
+
+    def final_values(self, d: int, fa: int):
+        """Optimal values of a final turn d units behind the leader, as :meth:`turn_values`."""
+        s = self.spec
+        prm = _final_prm(s)
+        Tcap = max(d + 1, int(K.bankable_from(prm, fa)))
+        nr = max(1, int(prm[P_MAXROLLS]))
+        V = np.zeros((nr, s.n_dice + 1, Tcap + 1))
+        Q = np.zeros_like(V)
+        T = np.arange(Tcap + s.max_step + 2)
+        bv = np.where(T > d, 1.0, np.where((T == d) & bool(prm[P_SHARED]), 0.5, 0.0))
+        K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, 0.0, 0.0, False,
+                  True, V, bv, 0.0, Tcap, V, Q, *_forced(prm, s))
+        fA, _ = _forced(prm, s)
+        return V, bv, Tcap, 0.0, (fA if fA >= 0 else None)
+
+
+def _forced(prm: np.ndarray, spec: Spec) -> tuple[float, float]:
+    if not K.needs_extension(prm):
+        return -1.0, 0.0
+    fA, fB = K.forced_value(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_d)
+    return float(fA), float(fB)
+
+
+def _final_prm(spec: Spec) -> np.ndarray:
+    prm = spec.prm.copy()
+    if prm[P_END] == 2:  # one_more_roll: the final turn is a single roll
+        prm[P_MAXROLLS] = 1
+    return prm
+
+
+def hunt_floor(spec: Spec, prm: np.ndarray) -> float:
+    """Best chance of an instant-win roll in a turn whose banks are all worthless.
+
+    With no bank worth anything the turn total is irrelevant: the value depends only on
+    (rolls used, dice to roll), a small fixed point. 0 when no roll wins at once.
+    """
+    if not (spec.c_kind == WIN).any():
+        return 0.0
+    N, maxr = spec.n_dice, int(prm[P_MAXROLLS])
+    nr = max(1, maxr)
+    V = np.zeros((nr + 1, N + 1))  # row nr: no roll left
+    for _ in range(100_000):
+        old = V.copy()
+        for r in range(nr):
+            r2 = r + 1
+            nxt = r2 if maxr else 0
+            can = maxr == 0 or r2 < maxr
+            for n in range(1, N + 1):
+                v = 0.0
+                for c in range(spec.cstart[n], spec.cstart[n + 1]):
+                    k, p = spec.c_kind[c], spec.c_prob[c]
+                    if k == WIN:
+                        v += p
+                    elif k == ZILCH:
+                        v += p * (V[nxt, N] if can else 0.0)
+                    elif k != BUST and can:
+                        v += p * max(V[nxt, n - d if n - d else N] for d in spec.o_d[spec.c_os[c]:spec.c_oe[c]])
+                V[r, n] = v
+        if np.abs(V - old).max() < 1e-15:
+            break
+    return float(V[0, N])
+
+
+def _final_table(spec: Spec, prm: np.ndarray, fa: int, shared: bool, ext: int, dmax: int) -> np.ndarray:
+    """R row for a final player on board ``fa``; its last entry is the floor used past it."""
+    out = np.zeros(dmax)
+    dummy3 = np.zeros((1, 1, 1))
+    dummy1 = np.zeros(1)
+    floor = hunt_floor(spec, prm)
+    end = K.final_turn_table(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d,
+                             fa, shared, EPS, dmax, True, dummy3, dummy1, 0.0, 0, ext, out, floor)
+    if end < 0:
+        raise SolverError(f"ruleset {spec.rules.name!r}: the chance of scoring {dmax * spec.unit} points in one "
+                          f"turn is still above {EPS}; the solver's truncation cannot bound it")
+    row = out[:end + 1].copy()
+    row[-1] = floor
+    return row
+
+
+def estimate(spec: Spec, Leps: int) -> tuple[float, float]:
+    """(option evaluations, bytes) a solve of this spec would take, roughly."""
+    tu = int(spec.prm[P_TARGET])
+    flags = 1 if not spec.rules.entry_threshold else 1.05
+    depth = tu / 2 + (Leps / 2 if spec.prm[P_END] != END_IMMEDIATE else 0)
+    work = tu * tu * flags * depth * len(spec.o_p) * spec.n_rolls_dim * 2.5
+    mem = 4 * tu * tu * 8 + 2 * spec.n_rolls_dim * (spec.n_dice + 1) * (tu + Leps) * 8
+    return work, mem
+
+
+def _masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
+    mask = np.zeros((2, 2, tu, tu), dtype=np.bool_)
+    if grid:
+        mask[1, 1] = True
+    if spec.rules.entry_threshold:
+        for s0 in {0, komi_u}:
+            mask[0, 1, s0, :] = True
+            mask[1, 0, :, s0] = True
+            for s1 in {0, komi_u}:
+                mask[0, 0, s0, s1] = True
+    return mask
+
+
+def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
+    s = sol.spec
+    tu = sol.target_units
+    Tmax = tu + sol.Leps + sol.Lx + s.max_step + 4
+    V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
+    Q = np.zeros_like(V)
+    bv = np.zeros(Tmax + s.max_step + 2)
+    stats = np.zeros(4)
+    K.solve_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
+                 sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats)
+    if stats[2] > 1e3 * TOL:
+        raise SolverError(f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
+                          f"(residual {stats[2]:.2g}); please report this ruleset")
+    return stats
+
+
+def fair_komi(sol: GameSolution) -> dict:
+    """The komi (points for seat 1) that makes P(first player wins) closest to 1/2.
+
+    P(first wins) falls as the komi grows. Without an entry threshold every komi is read
+    off the solved grid (W[0, k]); with one, the off-board lines for each candidate komi
+    are re-solved on a copy (the on-board grid does not depend on the komi).
+    """
+    f, tu = sol.start_flag, sol.target_units
+
+    if not sol.rules.entry_threshold:
+        def p(k):
+            return float(sol.W[f, f, 0, k])
+    else:
+        memo = {}
+
+        def p(k):
+            if k not in memo:
+                W = sol.W.copy()
+                _run(sol, _masks(sol.spec, tu, k, grid=False), W)
+                memo[k] = float(W[0, 0, 0, k])
+            return memo[k]
+    lo, hi = 0, 1
+    if p(0) <= 0.5:
+        return {"komi": 0, "p_first": p(0), "candidates": {0: p(0)}}
+    while hi < tu - 1 and p(hi) > 0.5:
+        lo, hi = hi, min(2 * hi, tu - 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if p(mid) > 0.5:
+            lo = mid
+        else:
+            hi = mid
+    best = min((lo, hi), key=lambda k: abs(p(k) - 0.5))
+    u = sol.unit
+    return {"komi": best * u, "p_first": p(best), "candidates": {lo * u: p(lo), hi * u: p(hi)}}
+
+
+def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True) -> GameSolution:
+    """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash)."""
+    rules = load_ruleset(rules)
+    check_game_rules(rules)
+    spec = build_spec(rules, for_game=True)
+    key = f"game-v{GAME_VERSION}-{rules.hash}"
+    if cache:
+        got = load_arrays(key)
+        if got is not None and (not with_fair_komi or "fair" in got):
+            return _from_arrays(rules, spec, got)
+    t0 = time.perf_counter()
+    tu = int(spec.prm[P_TARGET])
+    shared = bool(spec.prm[P_SHARED])
+    # forced rolls past the caps take a closed form (see _kernels.forced_value), so no
+    # extension of the turn totals is needed; Lx stays in the kernels' signatures as 0
+    Lx = 0
+    # the trailing player's final turn: a one-player problem, solved once for every lead
+    if spec.prm[P_END] != END_IMMEDIATE:
+        prm_f = _final_prm(spec)
+        rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
+        L = max(len(r) for r in rows)
+        R = np.zeros((2, L))
+        for fb, r in enumerate(rows):
+            R[fb, :len(r)] = r
+            R[fb, len(r):] = r[-1]
+    else:
+        R = np.zeros((2, 1))
+    Rsup = np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+    Leps = R.shape[1]
+    work, mem = estimate(spec, Leps)
+    if mem > MAX_BYTES or work > MAX_WORK:
+        raise SolverError(
+            f"ruleset {rules.name!r}: target {rules.target} in units of {spec.unit} points gives {tu}x{tu} "
+            f"turn-start states; the solve would need about {mem / 2**30:.1f} GB and {work / 1e9 / 60:.0f}+ minutes "
+            f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
+            "lower the target or coarsen the scoring values (their common divisor sets the unit)")
+    pb = spec.p_bust[1:]
+    sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), float(pb.min()))
+    stats = _run(sol, _masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W)
+    if not rules.entry_threshold:
+        # flags play no part without an entry threshold: every view is the on-board grid
+        sol.W[:] = sol.W[1, 1]
+    sol.stats = {"pairs": int(stats[0]), "dp_calls": int(stats[1]), "residual": float(stats[2]),
+                 "max_iterations": int(stats[3]), "seconds": time.perf_counter() - t0,
+                 "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL}
+    if with_fair_komi:
+        t1 = time.perf_counter()
+        sol.fair = fair_komi(sol)
+        sol.stats["fair_seconds"] = time.perf_counter() - t1
+    if cache:
+        arrays = {"W": sol.W, "R": R, "meta": np.array([Lx, Leps, sol.pbmin, stats[0], stats[1], stats[2], stats[3],
+                                                        sol.stats["seconds"]])}
+        if sol.fair:
+            arrays["fair"] = np.array([sol.fair["komi"], sol.fair["p_first"]]
+                                      + [x for kv in sol.fair["candidates"].items() for x in kv])
+        save_arrays(key, arrays)
+    return sol
+
+
+def _from_arrays(rules: Ruleset, spec: Spec, a: dict) -> GameSolution:
+    Lx, Leps, pbmin, pairs, calls, res, its, secs = a["meta"]
+    R = a["R"]
+    Rsup = np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+    sol = GameSolution(rules, spec, a["W"], R, Rsup, int(Lx), int(Leps), float(pbmin))
+    sol.stats = {"pairs": int(pairs), "dp_calls": int(calls), "residual": float(res), "max_iterations": int(its),
+                 "seconds": float(secs), "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL, "cached": True}
+    if "fair" in a:
+        f = a["fair"]
+        sol.fair = {"komi": int(f[0]), "p_first": float(f[1]),
+                    "candidates": {int(f[i]): float(f[i + 1]) for i in range(2, len(f), 2)}}
+    return sol

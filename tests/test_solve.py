@@ -1,0 +1,278 @@
+"""Exact solvers (issue 5): brute force, Monte Carlo, probabilities, agents, errors.
+
+The brute-force expectimax below shares no code with tenk_env.solve: it reads the
+scoring tables, follows Game.options for what is legal, recurses over the turn with
+memoisation, and finds the turn-start values by plain (Gauss-Seidel) value iteration.
+Rulesets are kept small (low targets, a roll limit where a final round would otherwise
+make the trigger's turn unbounded) so that it runs in seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from agents.base import AgentError, make_agent
+from tenk_env.game import Game
+from tenk_env.rules import PRESETS, Ruleset
+from tenk_env.solve import SolverError, evaluate, solve_game, solve_turn
+from tenk_env.tables import get_tables
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+
+
+# ---------------------------------------------------------------------------- brute force
+def _rolls(rules: Ruleset):
+    t = get_tables(rules)
+    out = {}
+    for n in range(1, rules.num_dice + 1):
+        out[n] = [(math.factorial(n) / math.prod(math.factorial(k) for k in t.rolls[d].counts) / 6 ** n, t.rolls[d])
+                  for d in itertools.combinations_with_replacement(range(1, 7), n)]
+    return out
+
+
+def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
+    """W[(a, b, fa, fb)] in units, by value iteration over turn-start states."""
+    rolls = _rolls(rules)
+    N, tu = rules.num_dice, -(-rules.target // unit)
+    final_rolls = 1 if rules.end == "one_more_roll" else rules.max_rolls
+    shared = rules.tie == "shared"
+
+    def legal(T, hot, fa, rolls_used, max_rolls):
+        can_roll = max_rolls == 0 or rolls_used < max_rolls
+        can_bank = ((fa or T * unit >= rules.entry_threshold) and T * unit >= rules.min_bank
+                    and not (hot and rules.hot_dice == "mandatory" and can_roll))
+        return can_roll, can_bank
+
+    def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None):
+        @lru_cache(maxsize=None)
+        def roll(T, n, r):
+            v = 0.0
+            for p, info in rolls[n]:
+                if info.bust:
+                    v += p * beta
+                    continue
+                if info.instant_win:  # the roller wins at once, final round or not
+                    v += p
+                    continue
+                best = -1.0
+                for k in info.keeps:
+                    T2, n2 = T + k.points // unit, n - k.n
+                    hot = n2 == 0
+                    n2 = N if hot else n2
+                    can_roll, can_bank = legal(T2, hot, fa, r + 1, max_rolls)
+                    cand = []
+                    if can_bank:
+                        cand.append(bank_value(T2))
+                    if can_roll:
+                        if can_bank and bank_value(T2) >= 1.0:
+                            pass  # nothing beats a sure win
+                        elif forced_hot_value is not None and hot and not can_bank and bank_value(T2) >= 1.0:
+                            cand.append(forced_hot_value)
+                        else:
+                            cand.append(roll(T2, n2, r + 1))
+                    if not can_bank and not can_roll:
+                        cand.append(beta)
+                    best = max(best, max(cand))
+                v += p * best
+            return v
+        return roll(0, N, 0)
+
+    def final_chance(d, fb):
+        return best_turn(lambda T: 1.0 if T > d else (0.5 if T == d and shared else 0.0), 0.0, fb, final_rolls)
+
+    R = {}
+    flags = [(1, 1)] if not rules.entry_threshold else [(0, 0), (0, 1), (1, 0), (1, 1)]
+    states = [(a, b, fa, fb) for a in range(tu) for b in range(tu) for fa, fb in flags
+              if (fa or a == 0) and (fb or b == 0)]
+    W = {s: 0.5 for s in states}
+    # immediate end with mandatory hot dice: past the target a forced 6-dice roll wins unless
+    # it busts or only offers hot keeps again, a closed form
+    p_b = sum(p for p, i in rolls[N] if i.bust)
+    p_ah = sum(p for p, i in rolls[N] if not i.bust and all(k.n == N for k in i.keeps))
+    # Gauss-Seidel: high score sums first, each value used as soon as it is updated
+    states.sort(key=lambda st: -(st[0] + st[1]))
+    for _ in range(10_000):
+        diff = 0.0
+        for (a, b, fa, fb) in states:
+            beta = 1.0 - W[(b, a, fb, fa)]
+
+            def bank_value(T, a=a, b=b, fb=fb):
+                s = a + T
+                if s < tu:
+                    return 1.0 - W[(b, s, fb, 1)]
+                if rules.end == "immediate":
+                    return 1.0
+                key = (s - b, fb)
+                if key not in R:
+                    R[key] = final_chance(s - b, fb)
+                return 1.0 - R[key]
+            forced = (1.0 - p_ah - p_b + p_b * beta) / (1.0 - p_ah) if rules.end == "immediate" else None
+            v = best_turn(bank_value, beta, fa, rules.max_rolls, forced)
+            diff = max(diff, abs(v - W[(a, b, fa, fb)]))
+            W[(a, b, fa, fb)] = v
+        if diff < tol:
+            return W
+    raise AssertionError("brute force did not converge")
+
+
+def _compare(rules: Ruleset):
+    sol = solve_game(rules, cache=False, with_fair_komi=False)
+    W = brute_force(rules)
+    worst = max(abs(sol.W[fa, fb, a, b] - v) for (a, b, fa, fb), v in W.items())
+    assert worst < 1e-9, worst
+    return sol, W
+
+
+BN = PRESETS["busche_neller_2017"]
+CLASSIC = PRESETS["classic"]
+
+
+@pytest.mark.parametrize("rules", [
+    BN.replace(target=300),
+    BN.replace(target=300, entry_threshold=150, hot_dice="mandatory"),
+    CLASSIC.replace(target=250, entry_threshold=100, end="immediate", min_bank=100),
+    BN.replace(target=300, six_of_a_kind_wins="any"),
+])
+def test_game_solver_matches_brute_force_immediate_end(rules):
+    _compare(rules)
+
+
+@pytest.mark.parametrize("rules", [
+    BN.replace(target=100, max_rolls=2, end="final_round"),
+    CLASSIC.replace(target=400, max_rolls=1, entry_threshold=0, tie="shared"),
+    PRESETS["bc_society"].replace(target=400, max_rolls=1, entry_threshold=150, turn_order="seat"),
+    PRESETS["wikihow"].replace(target=300, max_rolls=1, six_of_a_kind_wins="any"),
+])
+def test_game_solver_matches_brute_force_final_round(rules):
+    sol, _ = _compare(rules)
+    # the trailing player's last chance falls as the lead grows, and is a probability
+    assert np.all(np.diff(sol.R[1]) <= 1e-15) and sol.R.min() >= 0 and sol.R.max() <= 1
+
+
+def test_values_are_probabilities_and_consistent():
+    rules = CLASSIC.replace(target=600)
+    sol = solve_game(rules, cache=False)
+    W = sol.W[1, 1]
+    assert W.min() >= 0.0 and W.max() <= 1.0
+    # a higher own score never hurts while the opponent's never helps (spot checks)
+    tu = sol.target_units
+    assert W[tu - 1, 0] > 0.5 > W[0, tu - 1]
+    assert np.all(np.diff(W[:, 0]) >= -1e-12) and np.all(np.diff(W[0, :]) <= 1e-12)
+    # exact evaluation of optimal against itself reproduces the solution seat by seat
+    e = evaluate(rules, "optimal", "optimal", sol=sol)
+    assert e.p_a_first == pytest.approx(sol.p_first_win, abs=1e-12)
+    assert e.p_a_first + e.p_a_second == pytest.approx(1.0, abs=1e-12)
+    # the fair komi brackets 1/2
+    ps = sorted(sol.fair["candidates"].items())
+    assert ps[0][1] >= 0.5 >= ps[-1][1]
+
+
+# ---------------------------------------------------------------------------- turn solver
+def test_one_roll_turn_is_the_mean_best_roll():
+    # one roll per turn: the best keep of one roll of six dice, whose mean RULES.md publishes
+    rules = CLASSIC.replace(max_rolls=1, entry_threshold=0)
+    sol = solve_turn(rules, cache=False)
+    assert sol.points_per_turn == pytest.approx(get_tables(rules).odds()[5][2], abs=1e-9)
+
+
+def test_turn_solver_matches_monte_carlo_of_maxscore():
+    rules = CLASSIC.replace(target=10 ** 9)
+    sol = solve_turn(rules)
+    agent = make_agent("maxscore")
+    rng = np.random.default_rng(7)
+    g = Game(rules, 2, record=False)
+    g.on_board = [True, True]
+    totals, turn, before = [], g.turn, list(g.scores)
+    while len(totals) < 12_000:
+        if g.dice_to_roll:
+            g.roll(rng.integers(1, 7, size=g.dice_to_roll))
+        else:
+            g.act(*agent.decide(g, rng))
+        if g.turn != turn:
+            q = 1 - g.current  # the player whose turn just ended
+            totals.append(g.scores[q] - before[q])
+            turn, before = g.turn, list(g.scores)
+    x = np.array(totals, dtype=float)
+    se = x.std(ddof=1) / np.sqrt(len(x))
+    assert abs(x.mean() - sol.points_per_turn) < 4 * se, (x.mean(), sol.points_per_turn, se)
+
+
+def test_turn_values_published_and_penalty():
+    sol = solve_turn("classic")
+    # classic: bank from 300 with one die left (any score is hot dice), 250 with two
+    assert {n: sol.thresholds[n][0] for n in (1, 2, 3, 4)} == {1: 300, 2: 250, 3: 450, 4: 1050}
+    V = sol.values[0, 1, 0]
+    assert V[1, 5] > 250 and V[1, 6] < 300  # the threshold is where rolling stops paying
+    z = solve_turn("zilch")
+    # a bust penalty makes each further bust worse: h(k) falls with k
+    assert z.h[0] == 0 and np.all(np.diff(z.h) < 0)
+
+
+# ---------------------------------------------------------------------------- agents
+def _play(rules, agents, rng):
+    g = Game(rules, 2, record=False)
+    while not g.over:
+        if g.dice_to_roll:
+            g.roll(rng.integers(1, 7, size=g.dice_to_roll))
+        else:
+            move = agents[g.current].decide(g, rng)
+            assert move in g.legal_moves()
+            g.act(*move)
+    return g.winners
+
+
+def test_optimal_beats_maxscore_seat_balanced():
+    # exact edge here: optimal wins 56.6% seat-balanced against maxscore
+    rules = CLASSIC.replace(target=750)
+    opt, mx = make_agent("optimal"), make_agent("maxscore")
+    rng = np.random.default_rng(3)
+    n, wins = 2000, 0
+    for i in range(n):
+        seats = [opt, mx] if i % 2 == 0 else [mx, opt]
+        wins += (i % 2) in _play(rules, seats, rng)
+    rate = wins / n
+    half = 1.96 * np.sqrt(rate * (1 - rate) / n)
+    assert rate - half > 0.5, (rate, half)
+    exact = evaluate(rules, "optimal", "maxscore").p_a
+    assert abs(rate - exact) < 2.5 * half, (rate, exact)
+
+
+def test_agents_check_rulesets():
+    with pytest.raises(AgentError, match="bust_penalty"):
+        make_agent("optimal").check(PRESETS["zilch"], 2)
+    with pytest.raises(AgentError, match="2 players"):
+        make_agent("optimal").check(CLASSIC, 3)
+    make_agent("maxscore").check(PRESETS["zilch"], 4)
+
+
+@pytest.mark.parametrize("change, word", [
+    ({"bust_penalty": 500}, "bust_penalty"),
+    ({"piggyback": True}, "piggyback"),
+    ({"exact_finish": "forfeit"}, "exact_finish"),
+    ({"four_twos_lose_all": True}, "four_twos_lose_all"),
+])
+def test_unsupported_rules_say_why(change, word):
+    with pytest.raises(SolverError, match=word):
+        solve_game(CLASSIC.replace(**change))
+
+
+def test_state_space_too_large_is_refused():
+    with pytest.raises(SolverError, match="lower the target"):
+        solve_game(CLASSIC.replace(target=200_000))
+
+
+def test_cache_round_trip(tmp_path):
+    rules = BN.replace(target=500)
+    a = solve_game(rules)
+    files = list((tmp_path / "cache").glob("game-*.npz"))
+    assert len(files) == 1 and rules.hash in files[0].name
+    b = solve_game(rules)
+    assert b.stats.get("cached") and np.array_equal(a.W, b.W) and b.fair == a.fair
