@@ -301,7 +301,7 @@ def illegal_reason(game: Game, action: int) -> str | None:
     if (k, end) in game.legal_moves():
         return None
     if end:
-        return f"cannot bank after keeping {list(k.dice)}: {game._why_no_bank(k)}; roll on instead (action {k.mask})"
+        return f"cannot bank after keeping {list(k.dice)}: {game.why_no_bank(k)}; roll on instead (action {k.mask})"
     return (f"cannot roll again: the {game.max_rolls}-roll limit of this turn is reached; end the turn "
             f"instead (action {k.mask | END_TURN})")
 
