@@ -177,14 +177,15 @@ class Game:
             raise IllegalMoveError(f"no roll is due: the game is in phase {self.phase.name}"
                                    + (" (call act() with a keep)" if self.phase == Phase.DECIDE else ""))
         dice = tuple(map(int, dice))
-        if len(dice) != self.dice_to_roll or not dice or min(dice) < 1 or max(dice) > 6:
+        ordered = sorted(dice)
+        if len(dice) != self.dice_to_roll or not dice or ordered[0] < 1 or ordered[-1] > 6:
             raise IllegalMoveError(f"roll {list(dice)}: expected {self.dice_to_roll} dice with faces 1 to 6")
         if self.phase == Phase.ORDER:
             self._order_roll(dice)
             return None
         p = self.current
         self.rolls += 1
-        info = self.tables.rolls[tuple(sorted(dice))]
+        info = self.tables.rolls[tuple(ordered)]
         if self.record:
             self._emit("roll", player=p, dice=list(info.dice))
         if info.instant_win:
