@@ -1,0 +1,61 @@
+"""`tenk train`: train a MaskablePPO agent from a YAML config (see scripts/train/)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from scripts.train.config import describe_fields, load_config
+
+    if args.help_config:
+        for key, default, text in describe_fields():
+            print(f"{key:<26} {default:<14} {text}")
+        return 0
+    if args.resume and args.config:
+        raise ValueError("give --config FILE for a new run or --resume runs/NAME to continue one, not both")
+    if not args.resume and not args.config:
+        raise ValueError("give --config FILE (e.g. configs/ppo_demo.yaml) or --resume runs/NAME")
+    from scripts.train.trainer import resume, train
+
+    progress = not args.no_progress
+    if args.resume:
+        res = resume(args.resume, args.set, progress=progress)
+    else:
+        cfg = load_config(args.config, args.set)
+        res = train(cfg, progress=progress, argv=sys.argv[1:], force=args.force)
+    d = res.run_dir
+    print(f"run {d}: step {res.step:,}, {res.wall_seconds / 60:.1f} min of training "
+          f"(this session and earlier ones), backend {res.backend}")
+    if res.best:
+        b = res.best
+        print(f"best.zip: step {b['step']:,}, {b['win_rate']:.1%} [{b['ci_low']:.1%}, {b['ci_high']:.1%}] "
+              f"against {b['opponent']}")
+    if res.interrupted:
+        print(f"stopped early; saved {d / 'last.zip'}. Continue with: tenk train --resume {d}")
+        return 130
+    for r in res.final:
+        extra = (f", {r.points_per_turn:.0f} points/turn, bust rate {r.bust_rate:.1%}"
+                 if r.points_per_turn == r.points_per_turn else "")  # NaN from the batched engine
+        print(f"  final: vs {r.opponent:<12} {r.win_rate:6.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}] over "
+              f"{r.games:,} games{extra}")
+    print(f"TensorBoard: tensorboard --logdir {d / 'tb'}    curves: tenk plot {d}    "
+          f"play it: tenk play --opponent ppo:{d / 'best.zip'}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("train", help="train a PPO agent (MaskablePPO) from a YAML config",
+                       description="Train MaskablePPO against an opponent pool, with evaluation matches, "
+                                   "TensorBoard logs and checkpoints in runs/NAME/.")
+    s.add_argument("--config", metavar="FILE", help="training config (YAML), e.g. configs/ppo_demo.yaml")
+    s.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override a config key (dotted, YAML value), e.g. --set total_steps=2e6 "
+                        "--set ppo.learning_rate=1e-3; repeatable")
+    s.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (e.g. runs/ppo_demo) "
+                                                        "from its last checkpoint")
+    s.add_argument("--force", action="store_true", help="start over when runs/NAME already exists (deletes it)")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar (evaluation lines still print)")
+    s.add_argument("--help-config", action="store_true", help="list every config key with its default and exit")
+    s.set_defaults(func=cmd_train)

@@ -1,0 +1,397 @@
+"""tenk train end to end (a few thousand steps), the ppo:PATH agent, config errors.
+
+The smoke run trains with self-play on, evaluates, checkpoints, is interrupted by a
+SIGINT (sent by an opponent from inside the training games, so the moment is exact),
+resumes, finishes, and its checkpoint then plays as ``ppo:PATH`` in a match, in
+``tenk evaluate`` and refuses a game it was not trained for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from agents.base import AGENTS, RandomAgent, make_agent
+from agents.ppo import CheckpointError, PPOAgent, read_meta
+from scripts.cli import main
+from scripts.train.config import ConfigError, apply_overrides, load_config, parse_config
+from scripts.train.trainer import resume, train
+from tenk_env.obs import OBS_VERSION
+from tenk_env.rules import PRESETS
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+# ---------------------------------------------------------------- configs
+def test_shipped_configs_validate():
+    names = sorted(p.name for p in CONFIGS.glob("ppo_*.yaml"))
+    assert {"ppo_demo.yaml", "ppo_classic.yaml", "ppo_selfplay.yaml"} <= set(names)
+    assert len(names) >= 4, "a config for a non-default preset is shipped too"
+    presets = set()
+    for name in names:
+        cfg = load_config(CONFIGS / name)
+        assert cfg.name == name[:-5]
+        presets.add(cfg.ruleset.name)
+    assert len(presets) >= 2
+    assert load_config(CONFIGS / "ppo_selfplay.yaml").selfplay_on
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"ppo": {"learnig_rate": 1e-3}}, ["ppo.learnig_rate", "did you mean 'learning_rate'"]),
+    ({"totl_steps": 5}, ["totl_steps", "did you mean 'total_steps'"]),
+    ({"total_steps": "lots"}, ["total_steps", "not an integer"]),
+    ({"ppo": {"net_arch": 64}}, ["ppo.net_arch", "list"]),
+    ({"env": {"n_envs": True}}, ["env.n_envs", "not an integer"]),
+    ({"ppo": "fast"}, ["ppo", "mapping"]),
+    ({"rules": "clasic"}, ["rules", "did you mean 'classic'"]),
+    ({"rules": {"base": "classic", "target": -5}}, ["rules", "target"]),
+    ({"opponents": ["hodl:300"]}, ["hodl", "did you mean 'hold'"]),
+    ({"opponents": {"random": 0}}, ["weight", "positive"]),
+    ({"opponents": []}, ["empty"]),
+    ({"eval": {"opponents": ["random"], "best_by": "dicenow"}}, ["eval.best_by", "dicenow"]),
+    ({"eval": {"opponents": ["self"]}}, ["training-pool"]),
+    ({"env": {"backend": "gpu"}}, ["env.backend", "choose one of"]),
+    ({"env": {"n_envs": 2}, "ppo": {"n_steps": 8, "batch_size": 64}}, ["batch_size", "exceeds the rollout"]),
+    ({"ppo": {"activation": "gelu"}}, ["ppo.activation", "tanh"]),
+    ({"env": {"shaping": 1, "shaping_potential": "win_prob"}, "rules": "zilch"}, ["win_prob", "bust_penalty"]),
+    ({"env": {"shaping_potential": "score"}}, ["env.shaping_potential", "margin"]),
+    ({"n_players": 9}, ["n_players"]),
+    ({"name": "a/b"}, ["name", "plain directory name"]),
+])
+def test_config_errors_name_the_key(data, words):
+    with pytest.raises(ConfigError) as e:
+        parse_config(data)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+def test_config_values_and_overrides():
+    # PyYAML reads 3e-4 (no dot) as a string; the config takes it as the number it looks like
+    cfg = parse_config(yaml.safe_load("ppo: {learning_rate: 3e-4}\ntotal_steps: 1e5\nopponents: {random: 1, 'hold:300': 3}"))
+    assert cfg.ppo.learning_rate == 3e-4 and cfg.total_steps == 100_000
+    assert cfg.pool == [("random", 0.25), ("hold:300", 0.75)]
+    assert cfg.eval_opponents[:3] == ["random", "hold:300", "dicenow"]
+    assert cfg.best_by == cfg.eval_opponents[-1]
+    data = apply_overrides({"ppo": {"n_epochs": 4}}, ["ppo.learning_rate=1e-3", "total_steps=2000", "seed=7"])
+    cfg = parse_config(data)
+    assert (cfg.ppo.learning_rate, cfg.ppo.n_epochs, cfg.total_steps, cfg.seed) == (1e-3, 4, 2000, 7)
+    for bad, word in [("ppo.lerning_rate=1", None), ("nope=1", "unknown config key"), ("ppo=1", "section"),
+                      ("total_steps", "key=value"), ("seed.x=1", "not a section")]:
+        with pytest.raises(ConfigError) as e:
+            parse_config(apply_overrides({}, [bad]))
+        if word:
+            assert word in str(e.value)
+        else:
+            assert "did you mean 'learning_rate'" in str(e.value)
+
+
+def test_cli_config_error_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo:\n  n_epoch: 3\n")
+    assert main(["train", "--config", str(bad)]) == 2
+    err = capsys.readouterr().out
+    assert "n_epoch" in err and "did you mean 'n_epochs'" in err
+    assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["train", "--resume", str(tmp_path)]) == 2  # not a run directory
+
+
+# ---------------------------------------------------------------- the pool
+def test_pool_is_drawn_per_game_by_weight():
+    from scripts.train.envs import League, PoolEnv
+    from tenk_env.env import TenThousandEnv
+
+    cfg = parse_config({"opponents": {"random": 1, "hold:300": 3}})
+    env = PoolEnv(TenThousandEnv(opponents=["random"]), cfg.pool, League(), seed=3)
+    names = []
+    for _ in range(400):
+        env.reset()
+        names.append(env.unwrapped.opponents[0].name)
+    share = names.count("hold:300") / len(names)
+    assert 0.68 < share < 0.82, share
+    # the label of the game's opponent comes back when the game ends
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    while True:
+        _, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term:
+            break
+    assert info["opponent"] in ("random", "hold:300")
+
+
+# ---------------------------------------------------------------- the smoke run
+class _Interrupter(RandomAgent):
+    """A random opponent that presses Ctrl-C (SIGINT to this process) on its Nth decision."""
+
+    name = "interrupter"
+    calls = 0
+    at = 10**9
+
+    def decide(self, game, rng):
+        type(self).calls += 1
+        if type(self).calls == type(self).at:
+            os.kill(os.getpid(), signal.SIGINT)
+        return super().decide(game, rng)
+
+
+def _interrupter(arg):
+    return _Interrupter()
+
+
+SMOKE = {
+    "name": "smoke", "rules": "classic", "seed": 3, "total_steps": 3072,
+    "opponents": {"random": 1, "self": 1, "interrupter": 1},
+    "env": {"n_envs": 4, "backend": "dummy"},
+    "ppo": {"n_steps": 128, "batch_size": 256, "n_epochs": 2, "net_arch": [32, 32], "learning_rate": 1e-3},
+    "selfplay": {"snapshot_every": 512, "league_size": 2},
+    "eval": {"every": 1024, "games": 20, "opponents": ["random", "hold:300"], "best_by": "random",
+             "final_games": 40},
+    "checkpoint": {"every": 1024, "keep": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """Train, get interrupted, resume to the end: (run dir, the interrupted result, the final
+    result, log lines). The interrupter stays registered for the module: the run's config
+    names it."""
+    mp = pytest.MonkeyPatch()
+    mp.setitem(AGENTS, "interrupter", f"{__name__}:_interrupter")
+    runs = tmp_path_factory.mktemp("runs")
+    _Interrupter.calls, _Interrupter.at = 0, 300
+    logs: list[str] = []
+    try:
+        cfg = parse_config({**SMOKE, "runs_dir": str(runs)})
+        first = train(cfg, progress=False, log=logs.append)
+        _Interrupter.at = 10**9
+        second = resume(runs / "smoke", progress=False, log=logs.append)
+        yield runs / "smoke", first, second, logs
+    finally:
+        mp.undo()
+
+
+def test_interrupt_saves_and_resume_finishes(smoke_run):
+    run, first, second, logs = smoke_run
+    assert first.interrupted and not first.finished
+    assert 0 < first.step < 3072
+    assert any("SIGINT" in line for line in logs)
+    assert second.finished and not second.interrupted
+    assert second.step >= 3072
+    state = json.loads((run / "state.json").read_text())
+    assert state["finished"] and state["step"] == second.step
+    assert read_meta(run / "last.zip")["num_timesteps"] == second.step
+
+
+def test_run_directory_is_complete(smoke_run):
+    run, first, second, _ = smoke_run
+    for f in ("config.yaml", "run.yaml", "state.json", "eval.csv", "best.zip", "last.zip"):
+        assert (run / f).is_file(), f
+    snap = yaml.safe_load((run / "run.yaml").read_text())
+    assert snap["ruleset_hash"] == PRESETS["classic"].hash and snap["obs_version"] == OBS_VERSION
+    assert snap["versions"]["stable-baselines3"] and snap["versions"]["torch"]
+    # the config snapshot replays as a config, ruleset written out field by field
+    cfg = load_config(run / "config.yaml")
+    assert cfg.ruleset.hash == PRESETS["classic"].hash and cfg.ppo.net_arch == [32, 32]
+    assert len(list((run / "checkpoints").glob("step_*.zip"))) <= 2
+    league = list((run / "league").glob("step_*.zip"))
+    assert 1 <= len(league) <= 2
+    rows = (run / "eval.csv").read_text().splitlines()
+    assert rows[0].startswith("step,kind,opponent,games,wins")
+    steps = sorted({int(r.split(",")[0]) for r in rows[1:]})
+    assert steps[0] == 0 and steps[-1] == second.step and len(steps) >= 3
+    assert sum(",final," in r for r in rows) == 2
+    meta = read_meta(run / "best.zip")
+    assert meta["ruleset_hash"] == PRESETS["classic"].hash and meta["n_players"] == 2
+    assert meta["obs_version"] == OBS_VERSION
+
+
+def test_tensorboard_has_win_rates_losses_and_layout(smoke_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run = smoke_run[0]
+    ea = EventAccumulator(str(run / "tb"), size_guidance={"scalars": 0, "tensors": 0})
+    ea.Reload()
+    tags = set(ea.Tags()["scalars"])
+    for t in ("eval/win_rate/random", "eval/ci_low/random", "eval/ci_high/hold:300", "game/points_per_turn",
+              "game/bust_rate", "game/turns_per_game", "train/value_loss", "train/policy_gradient_loss",
+              "rollout/win_rate/self"):
+        assert t in tags, t
+    steps = [e.step for e in ea.Scalars("eval/win_rate/random")]
+    assert steps == sorted(set(steps)) and steps[0] == 0
+    assert len(list((run / "tb").glob("events.out.tfevents.*"))) == 2  # one per session
+    plugins = set(ea.PluginTagToContent("custom_scalars")) | set(ea.PluginTagToContent("hparams"))
+    assert "custom_scalars__config__" in plugins and "_hparams_/experiment" in plugins
+
+
+def test_checkpoint_plays_as_ppo_agent(smoke_run):
+    from agents.match import play_match
+    from agents.play import play_game
+
+    run = smoke_run[0]
+    agent = make_agent(f"ppo:{run / 'best.zip'}")
+    assert isinstance(agent, PPOAgent)
+    game = play_game("classic", [agent, "random"], dice=5)
+    assert game.winners
+    r = play_match("classic", f"ppo:{run / 'last.zip'}", "random", 20, seed=1)
+    assert r.games == 20
+
+
+def test_numpy_forward_matches_sb3_predict(smoke_run):
+    from sb3_contrib import MaskablePPO
+
+    from tenk_env.env import TenThousandEnv
+
+    path = smoke_run[0] / "last.zip"
+    model = MaskablePPO.load(path, device="cpu")
+    agent = PPOAgent.load(path)
+    env = TenThousandEnv(opponents=["random"])
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    O, M = [], []
+    for _ in range(300):
+        O.append(obs)
+        M.append(env.action_masks())
+        obs, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term:
+            obs, info = env.reset()
+    O, M = np.array(O), np.array(M)
+    want, _ = model.predict(O, action_masks=M, deterministic=True)
+    assert (agent.act(O, M) == want).all()
+
+
+def test_mismatched_checkpoint_is_refused(smoke_run):
+    from agents.match import play_match
+
+    path = smoke_run[0] / "best.zip"
+    agent = PPOAgent.load(path)
+    with pytest.raises(CheckpointError) as e:
+        agent.check(PRESETS["zilch"], 2)
+    msg = str(e.value)
+    assert PRESETS["classic"].hash in msg and PRESETS["zilch"].hash in msg
+    assert "'classic'" in msg and "'zilch'" in msg and "tenk train" in msg
+    with pytest.raises(CheckpointError, match="player count"):
+        agent.check(PRESETS["classic"], 3)
+    with pytest.raises(CheckpointError):
+        play_match("zilch", f"ppo:{path}", "random", 2, seed=0)
+    # the same rules under another name are the same game
+    agent.check(PRESETS["classic"].replace(name="my_table"), 2)
+    assert main(["evaluate", str(path), "--rules", "zilch", "--games", "2"]) == 2
+
+
+def test_evaluate_and_plot_commands(smoke_run, tmp_path, capsys):
+    run = smoke_run[0]
+    out = tmp_path / "ev.csv"
+    assert main(["evaluate", str(run), "--games", "10", "--opponents", "random", "--workers", "1",
+                 "--csv", str(out)]) == 0
+    assert "win rate" in capsys.readouterr().out
+    assert out.read_text().splitlines()[1].split(",")[2] == "random"
+    assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
+    for name in ("win_rates.png", "game.png", "training.png"):
+        assert (tmp_path / "plots" / name).stat().st_size > 10_000
+
+
+def test_existing_run_is_not_overwritten(smoke_run, capsys):
+    run = smoke_run[0]
+    cfg = parse_config({**SMOKE, "opponents": ["random"], "runs_dir": str(run.parent)})
+    with pytest.raises(ValueError, match="--resume"):
+        train(cfg, progress=False)
+    # a finished run asks for more steps before it resumes
+    assert main(["train", "--resume", str(run)]) == 2
+    assert "total_steps" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("n_players, potential", [(2, "margin"), (3, "margin"), (2, "win_prob")])
+def test_shaping_telescopes(n_players, potential):
+    """Over a game the shaping bonuses add up to -Phi(first observation), whatever is played,
+    so the game's total reward is its result minus a constant: the best policy is unchanged."""
+    from scripts.train.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
+    from tenk_env.env import TenThousandEnv
+
+    def make():
+        return PoolEnv(TenThousandEnv(n_players=n_players, opponents=["random"]), [("hold:300", 1.0)],
+                       League(), seed=1)
+
+    venv = ShapedVecEnv(FastDummyVecEnv([make, make]), 1.5, n_players, potential, PRESETS["classic"])
+    venv.seed(4)
+    obs = venv.reset()
+    phi = lambda o: 1.5 * venv._potential(o[None, :])[0]  # noqa: E731
+    phi0 = [phi(o) for o in obs]
+    if potential == "win_prob":
+        from tenk_env.solve import solve_game
+
+        fresh = np.zeros_like(obs[0])
+        assert venv._potential(fresh[None, :])[0] == pytest.approx(2 * solve_game("classic").win_prob(0, 0, False, False) - 1)
+    total = [0.0, 0.0]
+    rng = np.random.default_rng(0)
+    checked = 0
+    saw_bonus = False
+    while checked < 6:
+        masks = np.stack(venv.env_method("action_masks"))
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, rew, done, infos = venv.step(acts)
+        saw_bonus |= bool(np.any((rew != 0) & ~done))
+        for i in range(2):
+            total[i] += float(rew[i])
+            if done[i]:
+                result = 1.0 if infos[i]["won"] else -1.0
+                assert total[i] == pytest.approx(result - phi0[i], abs=1e-4)
+                total[i] = 0.0
+                phi0[i] = phi(obs[i])
+                checked += 1
+    assert saw_bonus
+
+
+def test_keep_features_read_the_scoring_table():
+    from agents.ppo import keep_features, roll_rows
+    from tenk_env.obs import encode
+    from tenk_env.game import Game
+
+    key_to_row, table = keep_features(PRESETS["classic"])
+    g = Game("classic", 2)
+    g.roll([1, 1, 1, 1, 1, 2])
+    row = roll_rows(encode(g, 0)[None, :], 6, key_to_row)[0]
+    F = table[row]
+    five_ones = 0b011111
+    assert F[five_ones | 64][1] == pytest.approx(4.0)          # banks 4,000 (doubling)
+    assert F[five_ones][0] == pytest.approx(4.0) and F[five_ones][3] == 1.0   # rolls the last die
+    assert F[five_ones][1] == 0 and F[five_ones | 64][0] == 0  # bank and roll features apart
+    assert not F[0b100000].any()                                # the 2 alone scores nothing
+    g = Game("classic", 2)
+    g.roll([1, 2, 3, 4, 5, 6])
+    F = table[roll_rows(encode(g, 0)[None, :], 6, key_to_row)[0]]
+    assert F[0b111111][8] == 1.0                                # straight: hot dice, six to roll
+    assert not table[0].any()                                   # no roll on the table
+
+
+@pytest.mark.parametrize("policy", ["mlp", "keep_aware"])
+def test_untrained_policy_numpy_twin(policy, tmp_path):
+    """The agent's NumPy forward pass gives SB3's logits for both heads."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import write_checkpoint
+    from scripts.train.trainer import Trainer
+
+    cfg = parse_config({"env": {"n_envs": 2, "backend": "dummy"}, "ppo": {"policy": policy, "n_steps": 8,
+                                                                          "batch_size": 16, "net_arch": [16]}})
+    from scripts.train.envs import make_vec_env
+
+    venv, _ = make_vec_env(cfg, 0)
+    t = Trainer(cfg, tmp_path, resuming=False, progress=False)
+    t.model = MaskablePPO(t._policy_class(), venv, policy_kwargs=t._policy_kwargs(), device="cpu", seed=1)
+    path = write_checkpoint(t.model, tmp_path / "m.zip", t.meta())
+    agent = PPOAgent.load(path)
+    assert agent.meta["policy"] == policy
+    obs = [venv.reset()]
+    for _ in range(20):
+        masks = np.stack(venv.env_method("action_masks"))
+        obs.append(venv.step(np.array([np.flatnonzero(m)[0] for m in masks]))[0])
+    O = torch.as_tensor(np.concatenate(obs))
+    with torch.no_grad():
+        want = t.model.policy.action_net(t.model.policy.mlp_extractor.forward_actor(O)).numpy()
+    assert np.allclose(agent.logits(O.numpy()), want, atol=1e-5)
