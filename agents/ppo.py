@@ -59,8 +59,8 @@ POLICY_HEADS = ("mlp", "keep_aware")
 #: features per (roll, action) of the keep-aware head: the table's, then the two that depend
 #: on the scores (see keep_features); bump the version on any change
 TABLE_FEATURES = 11
-KEEP_FEATURES = TABLE_FEATURES + 2
-KEEP_FEATURES_VERSION = 3
+KEEP_FEATURES = TABLE_FEATURES + 3
+KEEP_FEATURES_VERSION = 4
 _POW7 = 7 ** np.arange(6)
 
 
@@ -106,11 +106,16 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     Banking and rolling on get separate features so that what a die is worth when the turn
     goes on (a 5 set aside costs a die) does not leak into banking (where it is just points).
 
-    Two more features depend on the scores, so they are computed from the observation
-    (:func:`score_features`): 11. ``e`` * (banking puts the learner strictly ahead of every
-    other player) and 12. ``e`` * (banking reaches the target). Without them the network
-    must compare own score + turn total + points with the leader's score by itself, and in
-    the rare final turns it banked totals that lose for certain.
+    Three more features depend on the scores, so they are computed from the observation
+    (:func:`score_features`), all zero for actions that roll on:
+
+    11. banking puts the learner strictly ahead of every other player;
+    12. banking reaches the target while nobody has yet (it starts the final round);
+    13. the final round is on and banking leaves the learner behind (in a last turn, a
+        certain loss).
+
+    Without them the network must compare own score + turn total + points with the
+    leader's score by itself, and in the rare final turns it banked totals that lose.
 
     Illegal (non-canonical, non-scoring) masks are all zero; the legal mask removes them.
     """
@@ -148,17 +153,20 @@ def roll_rows(obs: np.ndarray, num_dice: int, key_to_row: np.ndarray) -> np.ndar
 
 
 def score_features(obs: np.ndarray, F: np.ndarray, target: float) -> np.ndarray:
-    """The two score features (B, A, 2) of :func:`keep_features` for observations (B, D)
+    """The three score features (B, A, 3) of :func:`keep_features` for observations (B, D)
     and their table rows F (B, A, TABLE_FEATURES). Scores are read in points (observation
-    index 43: turn total / target, 56 + 5k: seat k's score / target); they are multiples
-    of 50, so the comparisons are made half a point off the boundary."""
+    index 43: turn total / target, 55: final round, 56 + 5k: seat k's score / target);
+    they are multiples of 50, so the comparisons are made half a point off the boundary.
+    ``scripts/train/policy.py`` computes the same in torch."""
     bank = F[:, :, 2]
     total = (obs[:, 56] + obs[:, 43]) * target                       # own score + turn total
     lead = obs[:, 61::5].max(axis=1) * target
+    final = obs[:, 55:56]
     banked = total[:, None] + F[:, :, 1] * 1000.0                    # bank features hold the points
-    ahead = bank * (banked > lead[:, None] + 0.5)
-    reach = bank * (banked > target - 0.5)
-    return np.stack([ahead, reach], axis=2).astype(np.float32)
+    ahead = (banked > lead[:, None] + 0.5).astype(np.float32)
+    reach = (banked > target - 0.5).astype(np.float32)
+    return np.stack([bank * ahead, bank * reach * (1 - final), bank * final * (1 - ahead)],
+                    axis=2).astype(np.float32)
 
 
 def write_checkpoint(model: Any, path: str | Path, meta: Mapping[str, Any]) -> Path:
@@ -230,7 +238,7 @@ def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: s
                f"{META_NAME}), or train an agent for this game: tenk train --config CONFIG "
                f"--set rules={rules.name} --set n_players={n_players}")
     raise CheckpointError(f"{where} was trained on {_describe(meta)}; this game is {_describe(want)} "
-                          f"({' and '.join(problems)} differ): {fix}")
+                          f"(different {' and '.join(problems)}): {fix}")
 
 
 def _t(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -98,4 +98,10 @@ def run(args: argparse.Namespace) -> None:
           f"{os.cpu_count()} cores)")
     print(f"  {r['steps'] / max(r['collect'], 1e-9):>10,.0f} steps per second while collecting rollouts "
           f"({r['collect']:.1f} s), gradient steps {r['train']:.1f} s")
+    if cfg.torch_threads == 1 and (os.cpu_count() or 1) >= 2:
+        # the gradient steps are most of the time: a second torch thread is the other core
+        r2 = time_training(config, steps, list(getattr(args, "train_set", [])) + ["torch_threads=2"])
+        print(f"  {r2['steps'] / r2['wall']:>10,.0f} training steps per wall second with torch_threads=2 "
+              f"(collecting {r2['collect']:.1f} s, gradient steps {r2['train']:.1f} s; the shipped configs keep 1 "
+              "thread: on a busy machine two threads wait on each other)")
     print("  target: 20,000 env steps per second on 2 cores")

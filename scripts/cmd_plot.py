@@ -110,6 +110,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
             ax.legend(fontsize=8)
             _steps_axis(ax)
         fig.suptitle(f"{name}: game statistics")
+        fig.tight_layout()
         save(fig, "game.png")
 
     train_tags = [t for t in ("rollout/win_rate", "train/value_loss", "train/entropy_loss", "train/approx_kl",

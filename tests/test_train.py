@@ -395,3 +395,54 @@ def test_untrained_policy_numpy_twin(policy, tmp_path):
     with torch.no_grad():
         want = t.model.policy.action_net(t.model.policy.mlp_extractor.forward_actor(O)).numpy()
     assert np.allclose(agent.logits(O.numpy()), want, atol=1e-5)
+
+
+def test_score_features_flag_a_losing_last_bank():
+    from agents.ppo import keep_features, roll_rows, score_features
+    from tenk_env.game import Game, Phase
+    from tenk_env.obs import encode
+
+    g = Game("classic", 2)
+    g.scores, g.on_board = [10_200, 8_000], [True, True]
+    g.current, g.turn_total, g.dice_left = 1, 2_100, 3
+    g.final_round, g.trigger, g.final_turns_left = True, 0, 1
+    g.roll([1, 5, 3])
+    assert g.phase == Phase.DECIDE
+    key_to_row, table = keep_features(PRESETS["classic"])
+    obs = encode(g, 1)[None, :]
+    F = table[roll_rows(obs, 6, key_to_row)]
+    S = score_features(obs, F, 10_000.0)[0]
+    one, one_five = 0b001, 0b101                  # the roll shows 1 3 5
+    assert list(S[one | 64]) == [0, 0, 1]         # 10,200 banked: a tie goes to the trigger, a loss
+    assert list(S[one_five | 64]) == [1, 0, 0]    # 10,250 banked: ahead, wins
+    assert not S[one].any() and not S[one_five].any()   # rolling on: no score feature
+    g.final_round, g.trigger = False, -1          # before the final round: reaching 10,000 starts it
+    S = score_features(encode(g, 1)[None, :], F, 10_000.0)[0]
+    assert list(S[one | 64]) == [0, 1, 0]
+
+
+def test_vector_backend_trains_with_selfplay_league(tmp_path):
+    """The default backend (the batched engine's VecEnv): the pool, the 'self' league and the
+    per-opponent training statistics all work there too."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from scripts.train.envs import vector_backend_available
+
+    if not vector_backend_available()[0]:
+        pytest.skip(vector_backend_available()[1])
+    cfg = parse_config({"name": "vec", "runs_dir": str(tmp_path), "total_steps": 4096, "seed": 1,
+                        "opponents": {"self": 1, "hold:300": 1},
+                        "env": {"n_envs": 64, "backend": "vector", "shaping": 1.0},
+                        "ppo": {"n_steps": 16, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+                        "selfplay": {"snapshot_every": 1024, "league_size": 2},
+                        "eval": {"every": 2048, "games": 10, "opponents": ["random"], "backend": "batched"},
+                        "checkpoint": {"every": 2048}})
+    res = train(cfg, progress=False, log=lambda m: None)
+    assert res.finished and res.backend == "vector"
+    assert len(list((tmp_path / "vec" / "league").glob("step_*.zip"))) == 2
+    ea = EventAccumulator(str(tmp_path / "vec" / "tb"), size_guidance={"scalars": 0})
+    ea.Reload()
+    tags = set(ea.Tags()["scalars"])
+    assert {"rollout/win_rate/self", "rollout/win_rate/hold:300", "eval/win_rate/random"} <= tags
+    # the batched engine keeps no per-player points per turn: those curves are left out, not NaN
+    assert "game/points_per_turn/random" not in tags and "game/turns_per_game" in tags

@@ -1,10 +1,19 @@
 """The training games: gymnasium envs with an opponent pool, and the VecEnv that steps them.
 
-The pool is drawn per game: :class:`PoolEnv` wraps one :class:`~tenk_env.env.TenThousandEnv`
-and, before each reset, seats a fresh draw from the pool in every other seat (the env reads
-its ``opponents`` list at every reset). The pool entry ``self`` draws a frozen snapshot of
-the learner from the :class:`League`, which the trainer refreshes every
-``selfplay.snapshot_every`` steps.
+Two ways to step the games, one pool semantics (every other seat of every game draws its
+agent from the weighted pool when the game starts):
+
+* ``vector`` (the default where it imports): the batched engine's SB3 VecEnv
+  (:func:`agents.batched.sb3_vec_env`), opponents decided in batches inside it. The pool
+  entry ``self`` is a :class:`LeagueAgent`, a batched agent playing one league snapshot per
+  game; :class:`VectorPoolInfo` adds the ``opponent`` label to finished games' infos.
+* ``dummy`` / ``subproc``: :class:`PoolEnv` wraps one :class:`~tenk_env.env.TenThousandEnv`
+  and, before each reset, seats a fresh draw in every other seat (the env reads its
+  ``opponents`` list at every reset).
+
+The :class:`League` (the last snapshots of the learner, plus best.zip) is refreshed by
+the trainer every ``selfplay.snapshot_every`` steps. :class:`ShapedVecEnv` adds
+potential-based reward shaping on top of either.
 
 :class:`FastDummyVecEnv` is SB3's DummyVecEnv without its per-step ``deepcopy`` of the info
 dicts: the env builds fresh dicts every step, so nothing is shared, and the copy cost about
@@ -29,29 +38,36 @@ __all__ = ["League", "PoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env
 
 class League:
     """Frozen snapshots of the learner (``ppo`` checkpoints by path), shared by the envs of
-    one process. ``sync(paths)`` loads what is new and forgets what left."""
+    one process. ``sync(paths)`` loads what is new and forgets what left; a file rewritten
+    in place (``best.zip`` when the learner improves) counts as new."""
 
     def __init__(self, rules=None, n_players: int = 2):
         self.paths: list[str] = []
         self.agents: list[Any] = []
-        self._cache: dict[str, Any] = {}
+        self._keys: list[tuple] = []
+        self._cache: dict[tuple, Any] = {}
         self._rules, self._n = rules, n_players
 
     def sync(self, paths: Sequence[str | Path]) -> None:
         from agents.ppo import PPOAgent
 
         paths = [str(p) for p in paths]
-        if paths == self.paths:
+        keys = []
+        for p in paths:
+            st = Path(p).stat()
+            keys.append((p, st.st_mtime_ns, st.st_size))
+        if keys == self._keys:
             return
         cache = {}
-        for p in paths:
-            a = self._cache.get(p)
+        for k in keys:
+            a = self._cache.get(k)
             if a is None:
-                a = PPOAgent.load(p, name=f"self:{Path(p).stem}")
+                a = PPOAgent.load(k[0], name=f"self:{Path(k[0]).stem}")
                 if self._rules is not None:
                     a.check(self._rules, self._n)
-            cache[p] = a
-        self._cache, self.paths, self.agents = cache, paths, [cache[p] for p in paths]
+            cache[k] = a
+        self._cache, self._keys, self.paths = cache, keys, paths
+        self.agents = [cache[k] for k in keys]
 
     def sample(self, rng: np.random.Generator):
         if not self.agents:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
 
-from agents.ppo import KEEP_FEATURES, _POW7, keep_features
+from agents.ppo import KEEP_FEATURES, TABLE_FEATURES, _POW7, keep_features
 from tenk_env.rules import Ruleset
 
 __all__ = ["KeepAwarePolicy"]
@@ -41,33 +42,54 @@ class _ActorPassesObs(MlpExtractor):
 
 
 class _KeepHead(nn.Module):
+    """``base(h) + sum_j w_j(h) F[roll, a, j]``, computed sparsely.
+
+    The table features are mostly zeros (a roll has a few legal keeps, each with at most
+    four non-zero features), so instead of multiplying a dense (B, 130, 14) block they are
+    stored per roll as (action, feature, value) triples and scattered into the logits:
+    the dense form cost half of every gradient step. The score features concern the 64
+    bank actions only and are computed on those columns.
+    """
+
     def __init__(self, hidden: int, n_actions: int, rules: Ruleset):
         super().__init__()
         self.hidden = hidden
         self.base = nn.Linear(hidden, n_actions)
         self.keep = nn.Linear(hidden, KEEP_FEATURES)
         key_to_row, table = keep_features(rules)
-        # not saved with the model: rebuilt from the ruleset, so checkpoints stay small
-        self.register_buffer("key_to_row", th.as_tensor(key_to_row, dtype=th.long), persistent=False)
-        self.register_buffer("table", th.as_tensor(table), persistent=False)
-        self.register_buffer("pow7", th.as_tensor(_POW7, dtype=th.float32), persistent=False)
+        nz = [np.argwhere(t != 0) for t in table]                 # per roll: (action, feature) pairs
+        k = max(1, max(len(x) for x in nz))
+        act = np.zeros((len(table), k), np.int64)
+        feat = np.zeros((len(table), k), np.int64)
+        val = np.zeros((len(table), k), np.float32)
+        for r, x in enumerate(nz):
+            act[r, :len(x)], feat[r, :len(x)] = x[:, 0], x[:, 1]
+            val[r, :len(x)] = table[r, x[:, 0], x[:, 1]]
+        # buffers, not parameters, and not saved: rebuilt from the ruleset
+        for name, arr in (("key_to_row", key_to_row.astype(np.int64)), ("act", act), ("feat", feat),
+                          ("val", val), ("bank_pts", table[:, 64:128, 1] * 1000.0), ("bank_ok", table[:, 64:128, 2]),
+                          ("pow7", _POW7.astype(np.float32))):
+            self.register_buffer(name, th.as_tensor(arr), persistent=False)
         self.num_dice = rules.num_dice
         self.target = float(rules.target)
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
         h, obs = latent[:, :self.hidden], latent[:, self.hidden:]
-        counts = th.round(obs[:, 36:42] * self.num_dice)
-        rows = self.key_to_row[(counts @ self.pow7).long()]
-        F = self.table[rows]                                   # (B, A, TABLE_FEATURES)
-        # agents.ppo.score_features, in torch
-        bank = F[:, :, 2]
-        total = (obs[:, 56] + obs[:, 43]) * self.target
+        rows = self.key_to_row[(th.round(obs[:, 36:42] * self.num_dice) @ self.pow7).long()]
+        w = self.keep(h)                                                          # (B, KEEP_FEATURES)
+        contrib = self.val[rows] * th.gather(w, 1, self.feat[rows])
+        logits = self.base(h).scatter_add(1, self.act[rows], contrib)
+        # the score features of agents.ppo.score_features, on the bank columns 64..127
+        total = (obs[:, 56] + obs[:, 43]) * self.target                           # own score + turn total
         lead = obs[:, 61::5].max(dim=1).values * self.target
-        banked = total[:, None] + F[:, :, 1] * 1000.0
-        ahead = bank * (banked > lead[:, None] + 0.5)
-        reach = bank * (banked > self.target - 0.5)
-        F = th.cat([F, ahead[:, :, None], reach[:, :, None]], dim=2)
-        return self.base(h) + th.einsum("baj,bj->ba", F, self.keep(h))
+        final = obs[:, 55:56]
+        banked = total[:, None] + self.bank_pts[rows]
+        ahead = (banked > lead[:, None] + 0.5).float()
+        reach = (banked > self.target - 0.5).float()
+        T = TABLE_FEATURES
+        dyn = self.bank_ok[rows] * (ahead * w[:, T:T + 1] + reach * (1 - final) * w[:, T + 1:T + 2]
+                                    + final * (1 - ahead) * w[:, T + 2:T + 3])
+        return th.cat([logits[:, :64], logits[:, 64:128] + dyn, logits[:, 128:]], dim=1)
 
 
 class KeepAwarePolicy(MaskableActorCriticPolicy):
