@@ -242,13 +242,7 @@ class _Tabs:
 
     def __init__(self, tables: Any):
         ta = table_arrays(tables.rules)
-        R = ta.n_rolls
-        self.keep_list = np.zeros((R, 16), np.int64)
-        self.keep_cnt = np.zeros(R, np.int64)
-        for r in range(R):
-            ms = np.flatnonzero(ta.keep_legal[r])
-            self.keep_list[r, :len(ms)] = ms
-            self.keep_cnt[r] = len(ms)
+        self.keep_list, self.keep_cnt = ta.keep_list, ta.keep_cnt
         self.keep_pts = ta.keep_pts.astype(np.int64)
         ctx = context(tables)
         self.bust = np.array(ctx.bust, np.float64)

@@ -116,6 +116,14 @@ class TableArrays:
                 assert k.mask < (1 << n), (info.dice, k)
                 self.keep_pts[r, k.mask] = k.points
         self.keep_legal = self.keep_pts >= 0
+        # The legal keep masks of each roll as a padded list (at most 16 per roll), for the
+        # compiled kernels that loop over a roll's keeps.
+        self.keep_list = np.zeros((R, 16), np.int64)
+        self.keep_cnt = np.zeros(R, np.int64)
+        for r in range(R):
+            ms = np.flatnonzero(self.keep_legal[r])
+            self.keep_list[r, :len(ms)] = ms
+            self.keep_cnt[r] = len(ms)
 
 
 def table_arrays(rules: Ruleset) -> TableArrays:

@@ -472,13 +472,7 @@ class NumbaCore:
         self.chunks = int(threads or 1)
         self.k = SERIAL if self.chunks == 1 else PARALLEL
         self.st2 = np.zeros((self.chunks, len(stats)), np.int64)
-        R = ta.n_rolls
-        self.keep_list = np.zeros((R, 16), np.int64)
-        self.keep_cnt = np.zeros(R, np.int64)
-        for r in range(R):
-            ms = np.flatnonzero(ta.keep_legal[r])
-            self.keep_list[r, :len(ms)] = ms
-            self.keep_cnt[r] = len(ms)
+        self.keep_list, self.keep_cnt = ta.keep_list, ta.keep_cnt
         self.keep_pts = ta.keep_pts.astype(np.int64)
         self.roll_kind = ta.roll_kind.astype(np.int64)
         self.key_to_roll = ta.key_to_roll.astype(np.int64)
