@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -32,3 +33,22 @@ def _umask() -> int:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
+
+
+def read_yaml_mapping(path: Path, what: str, error: type[Exception], missing_hint: str) -> dict[str, Any]:
+    """A YAML file holding a mapping (an empty file is an empty one). Every failure raises
+    ``error`` with a message that names the file, ``what`` it should hold, and the fix."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{what} file {str(path)!r} does not exist; {missing_hint}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise error(f"{what} file {str(path)!r} is not valid YAML: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise error(f"{what} file {str(path)!r}: expected a mapping of {what} fields, got {type(data).__name__}")
+    return dict(data)

@@ -300,21 +300,10 @@ def load_ruleset(spec: "str | Path | Ruleset | Mapping[str, Any]") -> Ruleset:
         return PRESETS[spec]
     path = Path(spec)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        if not path.is_file():
-            raise RulesetError(f"ruleset file {str(path)!r} does not exist; give a preset name "
-                               f"({', '.join(PRESETS)}) or the path of a YAML file")
-        import yaml
+        from tenk_env.io import read_yaml_mapping
 
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as e:
-            raise RulesetError(f"ruleset file {str(path)!r} is not valid YAML: {e}") from None
-        if data is None:
-            data = {}
-        if not isinstance(data, Mapping):
-            raise RulesetError(f"ruleset file {str(path)!r}: expected a mapping of ruleset fields, "
-                               f"got {type(data).__name__}")
-        data = dict(data)
+        data = read_yaml_mapping(path, "ruleset", RulesetError,
+                                 f"give a preset name ({', '.join(PRESETS)}) or the path of a YAML file")
         data.setdefault("name", path.stem)
         return Ruleset.from_dict(data, source=f"ruleset file {str(path)!r}")
     return get_preset(str(spec))

@@ -22,6 +22,8 @@ from typing import Any, Mapping, Union
 
 import yaml
 
+from tenk_env.io import read_yaml_mapping
+
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 
 __all__ = ["ConfigError", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
@@ -441,19 +443,8 @@ def parse_config(data: Any, source: str = "config") -> TrainConfig:
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist; the shipped configs are in configs/ "
-                          "(e.g. configs/ppo_demo.yaml)")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {e}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"config file {str(path)!r}: expected a mapping of keys, got {type(data).__name__}")
-    return dict(data)
+    return read_yaml_mapping(Path(path), "config", ConfigError,
+                             "the shipped configs are in configs/ (e.g. configs/ppo_demo.yaml)")
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
