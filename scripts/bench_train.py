@@ -33,7 +33,7 @@ def time_training(config: str | Path, steps: int, overrides=()) -> dict:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from scripts.train.config import load_config
-    from scripts.train.envs import League, make_vec_env
+    from scripts.train.envs import make_vec_env
     from scripts.train.trainer import Trainer
 
     cfg = load_config(config, list(overrides))

@@ -78,21 +78,36 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
     name = run_dir.resolve().name
     opps = [t[len("eval/win_rate/"):] for t in s if t.startswith("eval/win_rate/")]
     if opps:
-        fig, ax = plt.subplots(figsize=(8, 4.8))
+        # left: every opponent over the whole run on a 0-1 scale; right: the closest contest
+        # (final win rate nearest 50%) after the first evaluation, zoomed, where a point or
+        # two of win rate shows
+        close = min(opps, key=lambda o: abs(s[f"eval/win_rate/{o}"][1][-1] - 0.5))
+        fig, (ax, az) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 1]})
         for o in opps:
             x, y = s[f"eval/win_rate/{o}"]
-            (line,) = ax.plot(x, y, marker="o", ms=3, label=o)
+            bands = None
             if f"eval/ci_low/{o}" in s and f"eval/ci_high/{o}" in s:
-                xl, lo = s[f"eval/ci_low/{o}"]
-                xh, hi = s[f"eval/ci_high/{o}"]
+                (xl, lo), (xh, hi) = s[f"eval/ci_low/{o}"], s[f"eval/ci_high/{o}"]
                 if len(xl) == len(x) == len(xh):
-                    ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, lw=0)
-        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+                    bands = (lo, hi)
+            (line,) = ax.plot(x, y, marker="o", ms=3, label=o)
+            if bands is not None:
+                ax.fill_between(x, *bands, color=line.get_color(), alpha=0.18, lw=0)
+            if o == close:
+                later = x > x[0] if len(x) > 1 else x == x
+                az.plot(x[later], y[later], marker="o", ms=3, color=line.get_color(), label=o)
+                if bands is not None:
+                    az.fill_between(x[later], bands[0][later], bands[1][later], color=line.get_color(),
+                                    alpha=0.18, lw=0)
+        for a in (ax, az):
+            a.axhline(0.5, color="grey", lw=0.8, ls="--")
+            _steps_axis(a)
         ax.set_ylim(0, 1)
         ax.set_ylabel("win rate (seat-balanced match, 95% interval)")
         ax.set_title(f"{name}: evaluation win rates")
         ax.legend(loc="lower right", fontsize=9)
-        _steps_axis(ax)
+        az.set_title(f"vs {close}, after the first evaluation (zoomed)")
+        az.legend(loc="lower right", fontsize=9)
         save(fig, "win_rates.png")
 
     panels = [("game/points_per_turn", "points per turn"), ("game/bust_rate", "bust rate"),

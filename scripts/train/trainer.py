@@ -45,8 +45,7 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
-from scripts.train.config import (ConfigError, TrainConfig, apply_overrides, config_to_dict, load_config,
-                                  parse_config, read_yaml)
+from scripts.train.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.obs import OBS_VERSION, n_actions
 
@@ -471,7 +470,6 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> RunResult:
-        from sb3_contrib import MaskablePPO  # noqa: F401  (fail early, before files are written)
         from stable_baselines3.common.callbacks import BaseCallback
 
         trainer = self
