@@ -55,7 +55,7 @@ from agents.match import (
     run_chunks, seatings, table_result, wilson, _Progress,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
-from tenk_env.io import atomic_write_bytes, atomic_write_text
+from tenk_env.io import atomic_write_bytes, atomic_write_text, read_yaml_mapping
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 
 __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
@@ -178,18 +178,9 @@ class TournamentConfig:
 
 def load_config(path: str | Path, **overrides: Any) -> TournamentConfig:
     """A config from a YAML file; ``overrides`` (not None) replace its values."""
-    import yaml
-
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"tournament config {str(path)!r} does not exist (see configs/tournament.yaml)")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ConfigError(f"tournament config {str(path)!r} is not valid YAML: {e}") from None
-    data = dict(data or {}) if isinstance(data, Mapping) or data is None else data
-    if isinstance(data, dict):
-        data.update({k: v for k, v in overrides.items() if v is not None})
+    data = read_yaml_mapping(path, "tournament config", ConfigError, "see configs/tournament.yaml")
+    data.update({k: v for k, v in overrides.items() if v is not None})
     return TournamentConfig.from_dict(data, source=f"tournament config {str(path)!r}")
 
 

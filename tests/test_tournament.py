@@ -275,3 +275,17 @@ def test_cli_config_errors_exit_2(tmp_path, capsys):
     assert main(["tournament", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert main(["tournament", "greedy", "dicenow", "--games", "1", "--out", str(tmp_path)]) == 2
     assert "games = 1" in capsys.readouterr().out
+
+
+def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
+    from agents.tournament import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"tournament config file '.*nope.yaml' does not exist; see configs/tournament.yaml"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents: [dicenow\n")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        load_config(bad)
+    bad.write_text("- dicenow\n")
+    with pytest.raises(ConfigError, match="expected a mapping of tournament config fields, got list"):
+        load_config(bad)
