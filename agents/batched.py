@@ -15,17 +15,15 @@ game:
 * any other :class:`~agents.base.Policy`: asked game by game through
   :meth:`BatchedGame.to_game` (correct, but at scalar speed).
 
-:func:`batched_agent` turns a spec or a Policy into a batched agent; :func:`play_batched`
-plays seat-balanced games between agents on the batched engine (duplicate dice, exactly
-the requested number of games per seating). Without numba the bot loops run as plain
-Python: same decisions, scalar speed.
+:func:`batched_agent` turns a spec or a Policy into a batched agent;
+:func:`play_deals_batched` plays the deals of matches and tournaments on the batched engine
+(:func:`agents.match.play_match` and the tournament runner call it). Without numba the
+bot loops run as plain Python: same decisions, scalar speed.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -48,7 +46,7 @@ except ImportError:  # the same loops run as Python
         return lambda f: f
 
 __all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
-           "batched_agent", "play_batched", "BatchedMatch", "bench_bot_games"]
+           "batched_agent", "play_deals_batched", "bench_bot_games"]
 
 
 @runtime_checkable
@@ -355,95 +353,89 @@ def batched_agent(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
     raise AgentError(f"agent {spec!r} is neither a Policy (decide/piggyback) nor a batched agent (act)")
 
 
-# ---------------------------------------------------------------------- playing matches
-@dataclass
-class BatchedMatch:
-    """Results of :func:`play_batched`. ``wins[i]`` counts agent i's wins, a shared win
-    counting 1/k for each of its k winners; ``seat_wins[q]`` the wins of whoever sat in seat q."""
-
-    labels: list[str]
-    games: int
-    wins: np.ndarray
-    seat_wins: np.ndarray
-    points: np.ndarray  # final scores summed per agent
-    seconds: float
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def win_rates(self) -> np.ndarray:
-        return self.wins / max(self.games, 1)
+# ---------------------------------------------------------------------- deals, as the scalar engine plays them
+#: agents whose decisions draw from the generator they are given: asked table by table,
+#: each table with its own generator, so that a chunk's games do not depend on which other
+#: chunks share its batch (a resumed tournament then replays an uninterrupted one exactly)
+_USES_RNG = (BatchedRandom, ScalarPolicyAdapter)
 
 
-def play_batched(rules: "Ruleset | str", agents: Sequence["str | Policy | BatchedPolicy"], games: int, seed: int = 0,
-                 *, n_players: int | None = None, batch: int = 4096, backend: str = "auto",
-                 threads: int | None = None) -> BatchedMatch:
-    """Play ``games`` games between ``agents`` on the batched engine, seats balanced.
+def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
+                       tasks: Sequence[dict[str, Any]], *, threads: int | None = None,
+                       max_turns: int = 100_000) -> list[Any]:
+    """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks,
+    every game in one batch of the batched engine.
 
-    With ``n_players`` seats (default: one per agent) every rotation of the agents over the
-    seats is played equally often (``games`` is rounded up to a multiple of the number of
-    rotations), each rotation of one deal on the same dice keys, so every agent meets, roll
-    for roll, the dice the others met in each seat (duplicate play). Every slot plays its
-    quota of games and stops (no slot's result is cut short), so the games are exactly the
-    requested ones.
+    A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table),
+    ``seed``, ``start`` and ``stop`` (deals), as :func:`agents.match.chunk_tasks` makes
+    them. Deal ``d`` is played in every rotation of the seats from dice key
+    :func:`agents.match.deal_key` (seed, d): the games :func:`agents.match.play_deals`
+    plays on the scalar engine, decision for decision, for agents that decide the same in
+    both forms (every heuristic bot; PPO agents up to floating-point ties). Agents that draw
+    random numbers draw from a generator of their own here, so their games differ from the
+    scalar engine's (same distribution).
     """
-    rules = load_ruleset(rules)
+    from agents.match import Chunk, deal_keys, seatings
+    from agents.play import GameTooLongError
+
     bots = [batched_agent(a) for a in agents]
-    P = int(n_players or len(bots))
-    if len(bots) < 1 or (n_players is None and len(bots) < 2):
-        raise AgentError("play_batched: give at least two agents (or n_players)")
-    for a in bots:
-        a.check(rules, P)
-    rot = len(bots) if P == len(bots) else P
-    # seat q of rotation r is played by agent (q + r) % len(bots)
-    seatings = np.array([[(q + r) % len(bots) for q in range(P)] for r in range(rot)], np.int64)
-    deals = -(-games // rot)
-    games = deals * rot
-    B = max(rot, min(batch - batch % rot, games))
-    per_slot = -(-games // B)
-    rng = np.random.default_rng(seed)
-    # slot b plays rotation b % rot; a group of rot consecutive slots shares one dice key
-    keys = np.repeat(rng.integers(0, 2**63, size=-(-B // rot), dtype=np.uint64), rot)[:B]
-    e = BatchedGame(rules, P, B, dice_keys=keys, auto_reset=False, backend=backend, threads=threads)
-    seat_agent = seatings[np.arange(B) % rot]
-    quota = np.full(B, per_slot, np.int64)
-    # the last round of games: only as many groups as needed to reach `games` exactly
-    extra = B * per_slot - games
-    if extra:
-        quota[B - extra:] -= 1
-    played = np.zeros(B, np.int64)
-    live = quota > 0
-    if not live.all():
-        e.reset_games(live)  # slots with no quota: leave them over by never stepping them
-    wins = np.zeros(len(bots))
-    seat_wins = np.zeros(P)
-    points = np.zeros(len(bots))
+    n = len(tasks[0]["agents"])
+    orders = np.array(seatings(n), np.int64)
+    rot = len(orders)
+    # slot b: task task_of[b], one of its deals, in seating seating[b]
+    size = [(t["stop"] - t["start"]) * rot for t in tasks]
+    task_of = np.repeat(np.arange(len(tasks)), size)
+    seating = np.concatenate([np.tile(np.arange(rot), t["stop"] - t["start"]) for t in tasks])
+    keys = np.concatenate([np.repeat(deal_keys(t["seed"], np.arange(t["start"], t["stop"])), rot) for t in tasks])
+    table = np.array([t["agents"] for t in tasks], np.int64)
+    # seat_agent[b, q]: which of `agents` sits in seat q of game b
+    seat_agent = table[task_of[:, None], orders[seating]]
+    B = len(task_of)
+    e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False, threads=threads)
+    rngs = [np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1)))
+            for t in tasks]
     actions = np.zeros(B, np.int64)
-    t0 = time.perf_counter()
+    playing = sorted({int(i) for i in table.ravel()})
     while True:
-        aw = np.flatnonzero(e.awaiting() & live)
+        aw = np.flatnonzero(e.awaiting())
         if not len(aw):
             break
         who = seat_agent[aw, e.current[aw]]
-        for i, bot in enumerate(bots):
+        for i in playing:
             g = aw[who == i]
-            if len(g):
-                bot.act(e, g, rng, actions)
+            if not len(g):
+                continue
+            bot = bots[i]
+            if isinstance(bot, _USES_RNG):
+                tk = task_of[g]
+                for k in np.unique(tk):
+                    bot.act(e, g[tk == k], rngs[k], actions)
+            else:
+                bot.act(e, g, rngs[0], actions)
         e.step(actions, games=aw)
-        fin = np.flatnonzero(e.done > 0)
-        if len(fin):
-            w = e.winners[fin].astype(np.float64)
-            w /= w.sum(axis=1, keepdims=True)
-            np.add.at(wins, seat_agent[fin].ravel(), w.ravel())
-            seat_wins += w.sum(axis=0)
-            np.add.at(points, seat_agent[fin].ravel(), e.final_scores[fin].ravel().astype(np.float64))
-            played[fin] += 1
-            again = fin[played[fin] < quota[fin]]
-            live[fin[played[fin] >= quota[fin]]] = False
-            if len(again):
-                e.reset_games(again)
-    dt = time.perf_counter() - t0
-    labels = [getattr(a, "name", str(a)) for a in bots]
-    return BatchedMatch(labels, int(played.sum()), wins, seat_wins, points, dt, e.stats)
+        if e.turn[aw].max() > max_turns:
+            b = int(aw[np.argmax(e.turn[aw])])
+            raise GameTooLongError(f"game not over after {max_turns} turns (scores {e.scores[b].tolist()}; "
+                                   f"agents {[bots[i].name for i in seat_agent[b]]}); check the agents")
+    # back from seats to the table's agents: agent i of the table sat in seat seat_of[b, i]
+    seat_of = np.argsort(orders[seating], axis=1)
+    rows = np.arange(B)[:, None]
+    win = e.winners.astype(np.float64)
+    win /= win.sum(axis=1, keepdims=True)
+    turns = e.turn.astype(np.int64)
+    # Turns go round the table from the first mover, and the last turn is the one that ended
+    # the game, whose player is still the one to move.
+    first_seat = (e.current.astype(np.int64) - (turns - 1)) % n
+    by_agent = lambda a: a[rows, seat_of].astype(a.dtype)  # noqa: E731
+    scores, win_a = by_agent(e.final_scores.astype(np.int64)), by_agent(win)
+    agent_turns, busts = by_agent(e.seat_turns.astype(np.int64)), by_agent(e.game_busts.astype(np.int64))
+    first = orders[seating, first_seat]
+    out = []
+    for k, t in enumerate(tasks):
+        m = task_of == k
+        out.append(Chunk(int(t["start"]), int(t["stop"]), seating[m], scores[m], win_a[m], turns[m],
+                         agent_turns[m], busts[m], first[m]))
+    return out
 
 
 def untrained_ppo(rules: "Ruleset | str" = "classic", n_players: int = 2, seed: int = 0):
@@ -461,16 +453,18 @@ def untrained_ppo(rules: "Ruleset | str" = "classic", n_players: int = 2, seed: 
 
 def bench_ppo_games(games: int, console) -> None:
     """`tenk bench engine`'s PPO row: an (untrained) PPO policy vs dicenow, one forward pass a step."""
+    from agents.match import play_match
+
     try:
         ppo = untrained_ppo()
     except ImportError as e:  # pragma: no cover
         console.print(f"PPO row skipped: {e}")
         return
-    play_batched("classic", [ppo, "dicenow"], 200, seed=0)
-    r = play_batched("classic", [ppo, "dicenow"], games, seed=1)
+    play_match("classic", ppo, "dicenow", 200, seed=0)
+    r = play_match("classic", ppo, "dicenow", games, seed=1)
     rate = r.games / r.seconds
-    console.print(f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow: {r.games:,} games in "
-                  f"{r.seconds:.1f} s = {rate:,.0f} games/s")
+    console.print(f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow, {r.backend} engine: "
+                  f"{r.games:,} games in {r.seconds:.1f} s = {rate:,.0f} games/s")
     import os
 
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
@@ -481,17 +475,17 @@ def bench_ppo_games(games: int, console) -> None:
 
 
 def bench_bot_games(games: int, console) -> None:
-    """`tenk bench engine`'s bot row: dicenow vs hold:300 on the batched engine."""
-    play_batched("classic", ["dicenow", "hold:300"], 2_000, seed=0)  # compile
-    best = None
-    for _ in range(2):
-        r = play_batched("classic", ["dicenow", "hold:300"], games, seed=1)
-        best = r if best is None or r.seconds < best.seconds else best
+    """`tenk bench engine`'s bot row: dicenow vs hold:300 on the batched engine, per-game rows kept
+    (the way matches and tournaments play them)."""
+    from agents.match import play_match
+
+    play_match("classic", "dicenow", "hold:300", 2_000, seed=0)  # compile
+    best = min((play_match("classic", "dicenow", "hold:300", games, seed=1) for _ in range(2)),
+               key=lambda r: r.seconds)
     rate = best.games / best.seconds
-    console.print(f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice): "
-                  f"{best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
-                  f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); "
-                  f"dicenow wins {best.win_rates[0]:.1%}")
+    console.print(f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice), {best.backend} "
+                  f"engine: {best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
+                  f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); dicenow wins {best.win_rate_a:.1%}")
 
 
 # ---------------------------------------------------------------------- Stable-Baselines3

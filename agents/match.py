@@ -1,15 +1,24 @@
 """Seat-balanced matches between agents, with honest statistics.
 
 :func:`play_match` plays one 2-player match in the duplicate format: deal ``d`` is a dice
-seed, and it is played once with ``a`` in seat 0 and once with the seats swapped, both
-times from :class:`~agents.play.SeatDice` of the same seed, so each agent meets, roll for
+key, and it is played once with ``a`` in seat 0 and once with the seats swapped, both
+times from the same key (:class:`~agents.play.KeyedDice`), so each agent meets, roll for
 roll, the dice the other met in that seat. Seat advantage cancels exactly and most of the
 dice luck cancels too. Tournaments (:mod:`agents.tournament`) use the same machinery for
 N-player tables (:func:`play_table`).
 
-Reproducibility: deal ``d`` of a match with seed ``s`` is ``SeedSequence(s, spawn_key=(d,))``,
-whoever plays it and in whichever process, and chunk results are put back in deal order,
-so a result is a function of (rules, agents, games, seed) only, never of ``workers``.
+Engines. Deals are played on the batched engine (:func:`agents.batched.play_deals_batched`,
+thousands of games per call) when it has every agent's batched form, else on the scalar
+one (:func:`play_deals`); :func:`task_engines` decides, ``backend`` overrides. Both deal
+the same dice from the same key and keep the same per-game rows (:class:`Chunk`), so
+agents that decide the same in both forms (the heuristic bots, PPO agents up to
+floating-point ties) play the same games on either: tests/test_tournament.py checks it
+for every preset.
+
+Reproducibility: deal ``d`` of a match with seed ``s`` has the dice key
+:func:`deal_key` (s, d), whoever plays it, on whichever engine, in whichever process, and
+chunk results are put back in deal order, so a result is a function of (rules, agents,
+games, seed) only, never of ``workers`` or of how the games were batched.
 
 Statistics (all fields of :class:`MatchResult`):
 
@@ -41,14 +50,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from agents.base import AgentError, Policy, make_agent
-from agents.play import SeatDice, play_game
+from agents.play import KeyedDice, play_game
 from tenk_env.game import Phase
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 
 __all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
-           "deal_seed", "seatings", "run_chunks", "CHUNK_DEALS"]
+           "deal_key", "deal_keys", "seatings", "run_chunks", "run_tasks", "task_engines", "CHUNK_DEALS",
+           "BACKENDS"]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
 #: hundred milliseconds of play), small enough that two workers finish together and that an
@@ -84,10 +94,25 @@ def agent_label(agent: "str | Policy") -> str:
     return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
 
 
-def deal_seed(seed: int, deal: int) -> np.random.SeedSequence:
-    """The dice seed of deal ``deal``: a fresh SeedSequence each call (SeatDice spawns from
-    it, and spawning changes a SeedSequence, so one object must never serve two games)."""
-    return np.random.SeedSequence(int(seed), spawn_key=(int(deal),))
+def deal_keys(seed: int, deals: "np.ndarray | Sequence[int]") -> np.ndarray:
+    """The dice keys (uint64) of deals ``deals`` of a match or tournament with seed ``seed``
+    (:class:`~agents.play.KeyedDice` on the scalar engine, a slot's dice key on the batched
+    one): splitmix64 of ``base + (d + 1) * golden gamma``, ``base`` the first 64 bits of
+    ``SeedSequence(seed)``. Vectorised: a batch of thousands of deals costs microseconds."""
+    from tenk_env.vector.layout import SM_GAMMA, SM_M1, SM_M2
+
+    base = np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        z = base + (np.asarray(deals, np.int64).astype(u) + u(1)) * SM_GAMMA
+        z = (z ^ (z >> u(30))) * SM_M1
+        z = (z ^ (z >> u(27))) * SM_M2
+        return z ^ (z >> u(31))
+
+
+def deal_key(seed: int, deal: int) -> int:
+    """The dice key of one deal (see :func:`deal_keys`)."""
+    return int(deal_keys(seed, [deal])[0])
 
 
 def seatings(n: int) -> list[tuple[int, ...]]:
@@ -98,10 +123,10 @@ def seatings(n: int) -> list[tuple[int, ...]]:
 
 # --------------------------------------------------------------------------- playing
 class _CountingDice:
-    """Passes SeatDice through, counting per seat the turns played, the busts and who
+    """Passes KeyedDice through, counting per seat the turns played, the busts and who
     took the first turn. Busts are read from the same tables the game reads."""
 
-    def __init__(self, inner: SeatDice, n: int, tables):
+    def __init__(self, inner: KeyedDice, n: int, tables):
         self.inner, self.rolls = inner, tables.rolls
         self.turns = [0] * n
         self.busts = [0] * n
@@ -176,7 +201,7 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
     for d in range(start, stop):
         for s, order in enumerate(orders):
             record = d < record_deals and record_dir is not None
-            dice = _CountingDice(SeatDice(deal_seed(seed, d), n), n, tables)
+            dice = _CountingDice(KeyedDice(deal_key(seed, d)), n, tables)
             game = play_game(rules, [agents[i] for i in order], dice, record=record)
             if record:
                 out = Path(record_dir)
@@ -429,97 +454,125 @@ class _Progress:
 
 
 def batched_supports(a: "str | Policy") -> bool:
-    """Whether the batched engine plays this agent with its own vectorised code (the
-    heuristic bots and random; anything else it would ask game by game, at scalar speed)."""
+    """Whether the batched engine plays this agent with its own batched code (the
+    heuristic bots, random, PPO agents); anything else it would ask game by game, at
+    scalar speed, so ``backend="auto"`` gives those to the scalar engine."""
     try:
-        from agents.batched import BatchedHeuristic, BatchedRandom, batched_agent
+        from agents.batched import BatchedHeuristic, BatchedPPO, BatchedRandom, batched_agent
     except ImportError:
         return False
     try:
-        return isinstance(batched_agent(a), (BatchedHeuristic, BatchedRandom))
-    except (ValueError, TypeError):
+        return isinstance(batched_agent(a), (BatchedHeuristic, BatchedRandom, BatchedPPO))
+    except (ValueError, TypeError, FileNotFoundError):
         return False
 
 
-def _play_match_batched(rules: Ruleset, a, b, games: int, seed: int, workers: int) -> MatchResult:
-    """A match on the batched engine (:func:`agents.batched.play_batched`): the same
-    duplicate format (each deal in both seat orders on the same dice keys), but its own
-    dice stream, so its games are not the scalar engine's games for the same seed, only the
-    same distribution (tests/test_tournament.py checks the two agree). It keeps totals, not
-    per-game rows: per-agent points per turn, bust rates and the margin's spread are NaN."""
-    from agents.batched import play_batched
+BACKENDS = ("auto", "batched", "scalar")
+#: games per batch of the batched engine: enough to amortise each call over the games,
+#: few enough that an interrupted tournament loses little
+BATCH_GAMES = 4096
 
-    t0 = time.perf_counter()
-    r = play_batched(rules, [a, b], games, seed=seed, threads=max(1, workers))
-    g = r.games
-    ties = int(r.stats.get("shared_wins", 0))
-    wins_a = int(round(r.wins[0] - ties / 2))
-    lo, hi = wilson(float(r.wins[0]), g)
-    # Without an order roll seat 0 always moves first; with one the engine does not say who did.
-    first = float(r.seat_wins[0]) if rules.turn_order == "seat" else math.nan
-    flo, fhi = wilson(first, g) if rules.turn_order == "seat" else (math.nan, math.nan)
-    nan = math.nan
-    return MatchResult(
-        a=agent_label(a), b=agent_label(b), games=g, wins_a=wins_a, wins_b=g - wins_a - ties, ties=ties,
-        win_rate_a=float(r.wins[0]) / g, ci_low=lo, ci_high=hi, mean_margin=float(r.points[0] - r.points[1]) / g,
-        mean_turns=r.stats["turns"] / g, first_seat_win_rate=first / g, first_seat_ci_low=flo,
-        first_seat_ci_high=fhi, points_per_turn_a=nan, points_per_turn_b=nan, bust_rate_a=nan, bust_rate_b=nan,
-        margin_sd=nan, seed=int(seed), rules=rules.name, rules_hash=rules.hash,
-        seconds=time.perf_counter() - t0, backend="batched",
-        extra={"bust_rate": r.stats["busts"] / r.stats["turns"],
-               "points_per_turn": r.stats["points_banked"] / r.stats["turns"]})
+
+def task_engines(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], backend: str) -> list[str]:
+    """The engine ("batched" or "scalar") each task is played on. ``backend``: "scalar",
+    "batched" (every task it can: game records need the scalar engine) or "auto" (batched
+    when it plays every agent of the task natively, see :func:`batched_supports`). For
+    agents that decide the same in both forms the engines play the same games (same deal
+    keys, same dice), so the choice changes the speed, not the result."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend = {backend!r}: choose one of {', '.join(BACKENDS)}")
+    native: dict[int, bool] = {}
+
+    def engine(t: dict[str, Any]) -> str:
+        if backend == "scalar" or t.get("record_deals"):
+            return "scalar"
+        if backend == "auto":
+            for i in t["agents"]:
+                if i not in native:
+                    native[i] = batched_supports(agents[i])
+                if not native[i]:
+                    return "scalar"
+        return "batched"
+
+    return [engine(t) for t in tasks]
+
+
+def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], *, workers: int = 1,
+              backend: str = "auto", on_done: Callable[[Any, Chunk], None] | None = None,
+              batch_games: int = BATCH_GAMES) -> dict[Any, Chunk]:
+    """Play tasks (as :func:`chunk_tasks` makes them) on the engines :func:`task_engines`
+    picks: batched tasks in this process, up to ``batch_games`` games per batch
+    (:func:`agents.batched.play_deals_batched`), scalar tasks through :func:`run_chunks`
+    in ``workers`` processes. ``on_done(key, chunk)`` runs as each chunk is ready."""
+    engines = task_engines(tasks, agents, backend)
+    batched = [t for t, e in zip(tasks, engines) if e == "batched"]
+    out: dict[Any, Chunk] = {}
+    if batched:
+        from agents.batched import batched_agent, play_deals_batched
+
+        used = sorted({i for t in batched for i in t["agents"]})
+        bots = [batched_agent(a) if i in used else None for i, a in enumerate(agents)]
+        group: list[dict[str, Any]] = []
+        size = 0
+        for k, t in enumerate(batched):
+            group.append(t)
+            size += (t["stop"] - t["start"]) * len(t["agents"])
+            if size >= batch_games or k == len(batched) - 1:
+                for task, chunk in zip(group, play_deals_batched(group[0]["rules"], bots, group)):
+                    out[task["key"]] = chunk
+                    if on_done:
+                        on_done(task["key"], chunk)
+                group, size = [], 0
+    scalar = [t for t, e in zip(tasks, engines) if e == "scalar"]
+    out.update(run_chunks(scalar, agents, workers, on_done))
+    return out
 
 
 def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", games: int, seed: int,
                workers: int = 1, progress: bool = False, *, save_games: int = 0,
-               save_dir: str | Path | None = None, backend: str = "scalar") -> MatchResult:
+               save_dir: str | Path | None = None, backend: str = "auto") -> MatchResult:
     """A seat-balanced match: ``games`` (rounded up to even) games of ``a`` against ``b``.
 
-    Each deal is played twice with the seats swapped and the same dice. ``workers > 1``
-    plays chunks of deals in that many processes (agents given as specs are rebuilt in each
-    worker; Policy objects must pickle); the result is the same for any ``workers``.
-    ``save_games=K`` writes the records of the first ``K`` deals (both seat orders) under
-    ``save_dir``.
+    Each deal is played twice with the seats swapped and the same dice. ``save_games=K``
+    writes the records of the first ``K`` deals (both seat orders) under ``save_dir``.
 
-    ``backend``: "scalar" (every agent, every statistic, game records), "batched" (the
-    batched engine, ~20x faster for the heuristic bots and random; ``workers`` becomes its
-    thread count; see :func:`_play_match_batched` for what it leaves out) or "auto" (batched
-    when it supports both agents natively and no records are asked for)."""
+    ``backend`` (see :func:`task_engines`): "auto" plays on the batched engine when it has
+    both agents' batched forms (heuristic bots, random, PPO), else on the scalar engine;
+    "scalar" and "batched" force one. Deterministic agents play the same games on either,
+    so the result does not depend on it; an agent that draws random numbers (``random``)
+    draws them from another generator on each. ``workers > 1`` plays scalar chunks in that
+    many processes (agents given as specs are rebuilt in each worker; Policy objects must
+    pickle); the result is the same for any ``workers``."""
     rules = load_ruleset(rules)
     deals = _deals(games, 2)
-    if backend not in ("scalar", "batched", "auto"):
-        raise ValueError(f"backend = {backend!r}: choose 'scalar', 'batched' or 'auto'")
-    if backend == "auto":
-        backend = "batched" if not save_games and batched_supports(a) and batched_supports(b) else "scalar"
-    if backend == "batched":
-        if save_games:
-            raise ValueError("save_games needs backend='scalar': the batched engine keeps no game records")
-        return _play_match_batched(rules, a, b, 2 * deals, seed, workers)
-    specs = [a, b]
-    for x in specs:
-        make_agent(x).check(rules, 2)  # fail here, in this process, with the agent's own message
     labels = [agent_label(a), agent_label(b)]
-    if save_games and save_dir is None:
-        raise ValueError("save_games needs save_dir: where to write the game records")
-    tasks = chunk_tasks("m", rules, [0, 1], seed, deals, save_games, save_dir, labels)
-    t0 = time.perf_counter()
-    with _Progress(2 * deals, f"{labels[0]} vs {labels[1]}", progress) as bar:
-        chunks = run_chunks(tasks, specs, workers, lambda k, c: bar.advance(len(c.turns)))
-    c = Chunk.concat(list(chunks.values()))
-    return match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=time.perf_counter() - t0)
+    return _play("m", rules, [a, b], deals, seed, workers, progress, backend, save_games, save_dir,
+                 lambda c, dt, engine: match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=dt,
+                                                    backend=engine))
 
 
 def play_table(rules: "Ruleset | str", agents: Sequence["str | Policy"], games: int, seed: int,
-               workers: int = 1, progress: bool = False) -> TableResult:
+               workers: int = 1, progress: bool = False, *, backend: str = "auto") -> TableResult:
     """An N-player free-for-all of ``agents``, every deal played in each of the N seat
-    rotations (``games`` rounded up to a multiple of N)."""
+    rotations (``games`` rounded up to a multiple of N); ``backend`` as in :func:`play_match`."""
     rules = load_ruleset(rules)
-    n = len(agents)
-    deals = _deals(games, n)
-    for x in agents:
-        make_agent(x).check(rules, n)
     labels = [agent_label(x) for x in agents]
-    tasks = chunk_tasks("t", rules, list(range(n)), seed, deals)
+    return _play("t", rules, list(agents), _deals(games, len(agents)), seed, workers, progress, backend, 0, None,
+                 lambda c, dt, engine: table_result(labels, c))
+
+
+def _play(prefix: str, rules: Ruleset, agents: list, deals: int, seed: int, workers: int, progress: bool,
+          backend: str, save_games: int, save_dir: str | Path | None, result: Callable[[Chunk, float, str], Any]):
+    n = len(agents)
+    for x in agents:
+        make_agent(x).check(rules, n)  # fail here, in this process, with the agent's own message
+    if save_games and save_dir is None:
+        raise ValueError("save_games needs save_dir: where to write the game records")
+    labels = [agent_label(x) for x in agents]
+    tasks = chunk_tasks(prefix, rules, list(range(n)), seed, deals, save_games, save_dir, labels)
+    engines = sorted(set(task_engines(tasks, agents, backend)))
+    t0 = time.perf_counter()
     with _Progress(n * deals, " vs ".join(labels), progress) as bar:
-        chunks = run_chunks(tasks, list(agents), workers, lambda k, c: bar.advance(len(c.turns)))
-    return table_result(labels, Chunk.concat(list(chunks.values())))
+        chunks = run_tasks(tasks, agents, workers=workers, backend=backend,
+                           on_done=lambda k, c: bar.advance(len(c.turns)))
+    return result(Chunk.concat(list(chunks.values())), time.perf_counter() - t0, "+".join(engines))

@@ -5,11 +5,12 @@ can be replayed exactly under another seating (common random numbers):
 
 * :class:`RngDice`: dice in order from one generator. Two games given identically seeded
   generators see the same stream of dice, wherever it falls.
-* :class:`SeatDice`: the duplicate format. The dice of the ``i``-th roll of a seat's ``t``-th
-  turn depend only on (seed, seat, t, i) (the first ``n`` of six dice drawn for that slot),
-  so when two agents swap seats each meets, roll for roll, the dice the other met in that
-  seat: every turn opens with the same roll, and the rolls stay aligned until the players'
-  choices make them roll different numbers of dice.
+* :class:`KeyedDice`: the duplicate format. The dice of the ``i``-th roll of a seat's ``t``-th
+  turn depend only on (key, seat, t, i), so when two agents swap seats each meets, roll for
+  roll, the dice the other met in that seat: every turn opens with the same roll, and the
+  rolls stay aligned until the players' choices make them roll different numbers of dice.
+  They are the batched engine's dice (:mod:`tenk_env.vector.layout`), so the scalar and
+  batched engines play the same games from the same key.
 * :class:`ScriptedDice`: a fixed list of rolls (tests, replays).
 """
 
@@ -22,8 +23,9 @@ import numpy as np
 from agents.base import AgentError, Policy, make_agent
 from tenk_env.game import Game, Phase
 from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 
-__all__ = ["play_game", "DiceSource", "RngDice", "SeatDice", "ScriptedDice", "GameTooLongError"]
+__all__ = ["play_game", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "GameTooLongError"]
 
 
 class GameTooLongError(RuntimeError):
@@ -65,40 +67,36 @@ class RngDice:
             return np.random.default_rng(0)
 
 
-class SeatDice:
-    """Dice keyed by (seat, the seat's turn number, roll number in the turn): see the module
-    docstring. ``seed`` is an int or a SeedSequence; build a fresh one for every game."""
+class KeyedDice:
+    """The duplicate format's dice, drawn exactly as the batched engine draws them: the
+    faces of roll ``i`` of seat ``q``'s ``t``-th turn are a function of (key, q, t, i) only
+    (:func:`tenk_env.vector.layout.keyed_roll`), so when two agents swap seats each meets,
+    roll for roll, the dice the other met in that seat, and a scalar :class:`Game` fed
+    ``KeyedDice(k)`` sees the same dice as game ``game`` of a
+    :class:`~tenk_env.vector.BatchedGame` slot with dice key ``k`` (the slot's first game
+    is 1). Build a fresh one for every game."""
 
-    _TURNS = 32   # turns drawn at a time per seat
-    _ROLLS = 16   # aligned rolls per turn; later rolls of a long turn come from an overflow stream
-
-    def __init__(self, seed: int | np.random.SeedSequence, n_players: int):
-        ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-        kids = ss.spawn(n_players + 3)
-        self._seats = [np.random.default_rng(k) for k in kids[:n_players]]
-        self._other = RngDice(np.random.default_rng(kids[n_players]))  # order rolls, overflow
-        self._agents = kids[n_players + 1]
-        self._blocks: list[list] = [[] for _ in range(n_players)]
-        self._turn_of = [-1] * n_players
-        self._last_turn = None
+    def __init__(self, key: int, game: int = 1):
+        self.key = int(key) & ((1 << 64) - 1)
+        self.game = int(game)
+        self._turn_of: dict[int, int] = {}
+        self._last_turn: int | None = None
+        self._order_rolls = 0
 
     def draw(self, game: Game) -> list[int]:
+        n = game.dice_to_roll
         if game.phase == Phase.ORDER:
-            return self._other.draw(game)
+            self._order_rolls += 1
+            return keyed_roll(self.key, self.game, ORDER_T, ORDER_Q, self._order_rolls - 1, n)
         p = game.current
         if game.turn != self._last_turn:
             self._last_turn = game.turn
-            self._turn_of[p] += 1
-        t, i, n = self._turn_of[p], game.rolls, game.dice_to_roll
-        if i >= self._ROLLS:
-            return self._other.draw(game)
-        blocks = self._blocks[p]
-        while t >= len(blocks):
-            blocks.extend(self._seats[p].integers(1, 7, size=(self._TURNS, self._ROLLS, 6), dtype=np.int8).tolist())
-        return blocks[t][i][:n]
+            self._turn_of[p] = self._turn_of.get(p, -1) + 1
+        return keyed_roll(self.key, self.game, self._turn_of[p], p, game.rolls, n)
 
     def agent_rng(self) -> np.random.Generator:
-        return np.random.default_rng(self._agents)
+        """The agents' generator: a function of the key, drawing nothing from the dice."""
+        return np.random.default_rng([self.key, self.game, 1])
 
 
 class ScriptedDice:

@@ -2,9 +2,12 @@
 seat-balanced with common random numbers, rated by Bradley-Terry with intervals.
 
 Format. Each table (a pairing, or a set of N agents for an N-player free-for-all) plays
-``games`` games as deals (:mod:`agents.match`): deal ``d`` is one seed of seat dice, played
-in every rotation of the seats. All tables use the same deals (deal ``d`` of every pairing
-has the same dice), so comparisons across pairings share their luck as well.
+``games`` games as deals (:mod:`agents.match`): deal ``d`` is one dice key, played in every
+rotation of the seats. All tables use the same deals (deal ``d`` of every pairing has the
+same dice), so comparisons across pairings share their luck as well. Tables whose agents
+all have batched forms (heuristic bots, random, PPO) are played on the batched engine,
+the rest on the scalar one (``backend``); deterministic agents play the same games on
+either.
 
 Ratings. A Bradley-Terry model fitted by maximum likelihood to every game at once, as the
 logistic regression it is (statsmodels' GLM, binomial family): P(i places above j) =
@@ -51,8 +54,8 @@ import numpy as np
 
 from agents.base import make_agent
 from agents.match import (
-    CHUNK_DEALS, Chunk, MatchResult, agent_label, chunk_tasks, default_workers, match_result,
-    run_chunks, seatings, table_result, wilson, _Progress,
+    BACKENDS, CHUNK_DEALS, Chunk, MatchResult, agent_label, chunk_tasks, default_workers, match_result,
+    run_tasks, seatings, table_result, task_engines, wilson, _Progress,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import atomic_write_bytes, atomic_write_text, read_yaml_mapping
@@ -63,7 +66,8 @@ __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "
 
 #: Elo points per unit of log-odds: a 400-point gap means 10-to-1 odds.
 ELO = 400 / math.log(10)
-FORMAT = 1
+#: 2: deals are dice keys (agents.play.KeyedDice, the batched engine's dice); 1 used SeatDice
+FORMAT = 2
 
 
 class ConfigError(ValueError):
@@ -93,9 +97,9 @@ class TournamentConfig:
     save_games: int = 0
     #: where tournament directories go
     out: str = "runs/tournaments"
-    #: game engine: "scalar" or "auto" (also scalar). Tournaments need per-game rows (ratings
-    #: clustered by deal, resumable chunks, game records, per-agent statistics), which the
-    #: batched engine does not keep; it serves play_match(backend="batched") and the bench.
+    #: game engine: "auto" (the batched engine for every table whose agents all have batched
+    #: forms, the scalar engine for the rest and for recorded games), "batched" or "scalar".
+    #: Deterministic agents play the same games on both engines (same deal keys, same dice).
     backend: str = "auto"
 
     @classmethod
@@ -149,8 +153,8 @@ class TournamentConfig:
         self.seed = whole("seed", 0)
         self.workers = whole("workers", 1, 64)
         self.save_games = whole("save_games", 0)
-        if self.backend not in ("auto", "scalar"):
-            raise ConfigError(f"{src}: backend = {self.backend!r}: choose 'auto' or 'scalar'")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"{src}: backend = {self.backend!r}: choose one of {', '.join(BACKENDS)}")
         if self.name is not None and (not isinstance(self.name, str) or not re.fullmatch(r"[\w.+-]+", self.name)):
             raise ConfigError(f"{src}: name = {self.name!r}: use letters, digits and . _ + - only "
                               "(it names a directory)")
@@ -322,6 +326,7 @@ class TournamentResult:
     out_dir: Path
     files: dict[str, Path] = field(default_factory=dict)
     played_now: int = 0                 #: games played by this run (the rest were resumed)
+    engines: list[str] = field(default_factory=list)  #: per table: "batched", "scalar" or both
 
 
 def _safe(label: str) -> str:
@@ -353,13 +358,12 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
     chunk is saved (the tests interrupt from it)."""
     rules = cfg.validate()
     n = cfg.players
-    backend = "scalar"  # the only engine that plays every agent; see scripts/bench_tournament.py
     deals = -(-cfg.games // n)
     labels = [agent_label(a) for a in cfg.agents]
     tables = list(itertools.combinations(range(len(labels)), n))
     out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
     chunk_dir = out_dir / "chunks"
-    manifest = _manifest(cfg, rules, deals, backend)
+    manifest = _manifest(cfg, rules, deals, cfg.backend)
     mpath = out_dir / "manifest.json"
     if fresh and chunk_dir.is_dir():
         for f in chunk_dir.glob("t*-d*.json"):
@@ -373,11 +377,13 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
     atomic_write_text(mpath, json.dumps(manifest, indent=1) + "\n")
 
     rec = -(-cfg.save_games // n) if cfg.save_games else 0
-    tasks, chunks = [], {}
+    tasks, chunks, engines = [], {}, []
     for t, table in enumerate(tables):
         tl = [labels[a] for a in table]
         rdir = out_dir / "games" / f"t{t:02d}-{'_vs_'.join(_safe(x) for x in tl)}" if rec else None
-        for task in chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl):
+        table_tasks = chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl)
+        engines.append("+".join(sorted(set(task_engines(table_tasks, cfg.agents, cfg.backend)))))
+        for task in table_tasks:
             path = chunk_dir / f"t{t:03d}-d{task['start']:07d}.json"
             if path.is_file():
                 saved = json.loads(path.read_text())
@@ -406,10 +412,11 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
             if on_chunk:
                 on_chunk(len(chunks), n_chunks)
 
-        run_chunks(tasks, list(cfg.agents), cfg.workers, saved)
+        run_tasks(tasks, list(cfg.agents), workers=cfg.workers, backend=cfg.backend, on_done=saved)
 
     result = summarise(cfg, rules, labels, tables, chunks, out_dir)
     result.played_now = total_games - done_games
+    result.engines = engines
     if write:
         write_outputs(result)
     return result
@@ -498,9 +505,10 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
         "rules": res.rules.to_dict(), "rules_hash": res.rules.hash,
         "agents": list(cfg.agents), "players": cfg.players, "games_per_table": res.results[0].games,
         "seed": cfg.seed,
-        "deal_seeds": "deal d of every table: numpy SeedSequence(seed, spawn_key=(d,)), played in every "
-                      "rotation of the seats through agents.play.SeatDice",
-        "backend": "scalar", "chunk_deals": CHUNK_DEALS,
+        "deal_seeds": "deal d of every table: dice key agents.match.deal_key(seed, d) (the first 64 bits of "
+                      "numpy SeedSequence(seed, spawn_key=(d,))), played in every rotation of the seats with "
+                      "agents.play.KeyedDice on the scalar engine, as a slot's dice key on the batched engine",
+        "backend": cfg.backend, "engines": res.engines, "chunk_deals": CHUNK_DEALS,
         "first_mover": res.first_mover,
         "ratings_model": "Bradley-Terry (statsmodels GLM, logit), Elo scale, field mean 0, 95% Wald intervals "
                          "with cluster-robust covariance, one cluster per deal (shared by all tables)",

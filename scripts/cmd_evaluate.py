@@ -25,7 +25,7 @@ def _checkpoint(path: str) -> Path:
 
 
 def _num(own: float, opp: float) -> str:
-    return "-" if own != own else f"{own:.0f} ({opp:.0f})"  # NaN: the batched engine keeps no per-player figure
+    return f"{own:.0f} ({opp:.0f})"
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--rules", help="ruleset (default: the one the checkpoint was trained on; another is refused)")
     s.add_argument("--players", type=int, default=0, help="players (default: the checkpoint's)")
     s.add_argument("--backend", choices=("scalar", "batched", "auto"), default="auto",
-                   help="auto (default): the batched engine against the bots it plays natively (~4x faster; "
-                        "no per-player points per turn or bust rate), the scalar engine otherwise")
+                   help="auto (default): the batched engine against opponents it has batched forms of, the "
+                        "scalar engine otherwise; both play the same games")
     s.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
     s.set_defaults(func=cmd_evaluate)

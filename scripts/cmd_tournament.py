@@ -69,6 +69,11 @@ def render(res, console) -> None:
     f = res.first_mover
     console.print(f"first mover wins {_pct(f['win_rate'])} [{_pct(f['ci_low'])}, {_pct(f['ci_high'])}] of "
                   f"{f['games']:,} games (the duplicate format cancels this advantage)", highlight=False)
+    if res.engines:
+        from collections import Counter
+
+        used = ", ".join(f"{k} engine: {v} table{'s' if v > 1 else ''}" for k, v in sorted(Counter(res.engines).items()))
+        console.print(f"played on the {used} (backend {cfg.backend})", highlight=False)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -76,7 +81,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from scripts.cli import console
 
     overrides = dict(rules=args.rules, games=args.games, seed=args.seed, players=args.players, name=args.name,
-                     workers=args.workers, save_games=args.save_games, out=args.out)
+                     workers=args.workers, save_games=args.save_games, out=args.out, backend=args.backend)
     if args.agents:
         overrides["agents"] = list(args.agents)
     if args.config:
@@ -119,7 +124,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="players per game (default 2: pairings; more: free-for-all tables of every N agents)")
     s.add_argument("--name", metavar="NAME", help="output directory name under --out (default: derived)")
     s.add_argument("--out", metavar="DIR", help="parent directory (default runs/tournaments)")
-    s.add_argument("--workers", type=int, metavar="W", help="worker processes (default: 2, or the cores there are)")
+    s.add_argument("--workers", type=int, metavar="W",
+                   help="worker processes for tables on the scalar engine (default: 2, or the cores there are)")
+    s.add_argument("--backend", choices=("auto", "batched", "scalar"),
+                   help="auto (default): tables whose agents all have batched forms (the bots, random, PPO) on "
+                        "the batched engine, the rest on the scalar one; deterministic agents play the same "
+                        "games on either")
     s.add_argument("--save-games", type=int, metavar="K",
                    help="save the records of the first K games of each table under games/ (tenk replay FILE)")
     s.add_argument("--fresh", action="store_true", help="discard saved chunks of a tournament of this name")

@@ -10,7 +10,7 @@ import pytest
 from agents.base import AgentError, make_agent
 from agents.heuristic import GREEDY_DEFAULT_BAR, context, take_piggyback
 from agents.human import HumanAgent, play_terminal
-from agents.play import GameTooLongError, RngDice, ScriptedDice, SeatDice, play_game
+from agents.play import GameTooLongError, RngDice, KeyedDice, ScriptedDice, play_game
 from scripts.cli import main
 from tenk_env.game import Game, Phase
 from tenk_env.records import replay
@@ -350,15 +350,15 @@ def first_rolls(game):
     return out
 
 
-def test_seat_dice_give_both_seat_orders_the_same_dice():
-    ab = play_game("classic", ["dicenow", "hold:300"], SeatDice(11, 2))
-    ba = play_game("classic", ["hold:300", "dicenow"], SeatDice(11, 2))
+def test_keyed_dice_give_both_seat_orders_the_same_dice():
+    ab = play_game("classic", ["dicenow", "hold:300"], KeyedDice(11))
+    ba = play_game("classic", ["hold:300", "dicenow"], KeyedDice(11))
     x, y = first_rolls(ab), first_rolls(ba)
     common = x.keys() & y.keys()
     assert len(common) >= 20
     assert all(x[k] == y[k] for k in common)
     # and the aligned rolls go on within a turn while the players roll the same dice
-    assert ab.events[:8] == play_game("classic", ["dicenow", "hold:300"], SeatDice(11, 2)).events[:8]
+    assert ab.events[:8] == play_game("classic", ["dicenow", "hold:300"], KeyedDice(11)).events[:8]
 
 
 def test_scripted_dice_play_the_given_rolls_and_say_when_they_run_out():

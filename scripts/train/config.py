@@ -108,10 +108,10 @@ class EvalConfig:
                                       "opponent (null: the last, strongest, evaluation opponent)", None)
     final_games: int = _help("games per opponent in the evaluation after the last step (0: same as games)", 0)
     at_start: bool = _help("evaluate the untrained policy too (the curves then start at step 0)", True)
-    workers: int = _help("processes (scalar backend) or threads (batched) playing the evaluation games", 1)
-    backend: str = _help("scalar: the scalar engine, every statistic; batched: the batched engine, ~4x faster, "
-                         "no per-player points per turn or bust rate; auto: batched against the bots it "
-                         "plays natively, scalar against the rest", "scalar")
+    workers: int = _help("processes playing the evaluation games on the scalar engine", 1)
+    backend: str = _help("auto: the batched engine against opponents it has batched forms of (the bots, "
+                         "random, PPO), the scalar engine against the rest; scalar / batched: force one. "
+                         "Both play the same games", "auto")
     seed: int = _help("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
 
 

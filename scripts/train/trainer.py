@@ -115,16 +115,14 @@ class EvalRow:
 
 
 def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int, seed: int,
-                   workers: int = 1, backend: str = "scalar") -> EvalRow:
+                   workers: int = 1, backend: str = "auto") -> EvalRow:
     """A seat-balanced match (2 players) or a rotated table (more) of ``agent`` against
-    ``opponent``. ``backend`` as ``eval.backend``: with the batched engine the per-player
-    points per turn and bust rate are NaN (it keeps totals only)."""
+    ``opponent``, on the engine ``backend`` picks (as ``eval.backend``; see
+    :func:`agents.match.task_engines`)."""
     t0 = time.perf_counter()
     if n_players == 2:
-        from agents.match import batched_supports, play_match
+        from agents.match import play_match
 
-        if backend == "auto":
-            backend = "batched" if batched_supports(opponent) else "scalar"
         r = play_match(rules, agent, opponent, games, seed, workers=workers, backend=backend)
         return EvalRow(opponent, r.games, r.wins_a, r.wins_b, r.ties, r.win_rate_a, r.ci_low, r.ci_high,
                        r.mean_margin, r.points_per_turn_a, r.points_per_turn_b, r.bust_rate_a, r.mean_turns,
@@ -132,7 +130,7 @@ def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int,
     from agents.match import play_table
 
     # the learner against n - 1 copies of the opponent, in every rotation of seats
-    t = play_table(rules, [agent] + [opponent] * (n_players - 1), games, seed, workers=workers)
+    t = play_table(rules, [agent] + [opponent] * (n_players - 1), games, seed, workers=workers, backend=backend)
     others = np.mean(t.points_per_turn[1:])
     wins = t.wins[0]
     return EvalRow(opponent, t.games, wins, t.games - wins, 0, t.win_rate[0], t.ci_low[0], t.ci_high[0],
@@ -332,8 +330,7 @@ class Trainer:
         w = self.writer
 
         def put(tag: str, value: float) -> None:
-            if np.isfinite(value):  # the batched engine has no per-player points or busts
-                w.add_scalar(tag, float(value), step)
+            w.add_scalar(tag, float(value), step)
 
         for r in rows:
             t = tag_name(r.opponent)
@@ -343,12 +340,11 @@ class Trainer:
             put(f"eval/margin/{t}", r.mean_margin)
             put(f"game/points_per_turn/{t}", r.points_per_turn)
             put(f"game/bust_rate/{t}", r.bust_rate)
-        # pooled over the evaluation opponents (those with the figure): one curve for the summary
+        # pooled over the evaluation opponents: one curve for the summary
         for tag, attr in (("game/points_per_turn", "points_per_turn"), ("game/bust_rate", "bust_rate"),
                           ("game/turns_per_game", "turns_per_game")):
-            have = [(getattr(r, attr), r.games) for r in rows if np.isfinite(getattr(r, attr))]
-            if have:
-                put(tag, float(np.average([v for v, _ in have], weights=[g for _, g in have])))
+            if rows:
+                put(tag, float(np.average([getattr(r, attr) for r in rows], weights=[r.games for r in rows])))
         w.flush()
 
     def _anneal_shaping(self, step: int) -> None:

@@ -26,8 +26,8 @@ info dict per game::
 
 Adapters: :class:`~tenk_env.vector.envs.TenThousandVectorEnv` (Gymnasium ``VectorEnv``,
 opponents inside as batched agents), :func:`agents.batched.sb3_vec_env` (an SB3 ``VecEnv``
-that sb3-contrib's MaskablePPO takes directly), :func:`agents.batched.play_batched`
-(seat-balanced matches of batched agents, duplicate dice).
+that sb3-contrib's MaskablePPO takes directly), :func:`agents.batched.play_deals_batched`
+(the deals of matches and tournaments: :func:`agents.match.play_match` plays on it by default).
 
 Backends: ``numba`` (compiled per-game kernels, about ten million steps per second on one
 core) when numba is installed, else ``numpy`` (vectorised over the batch, about a

@@ -131,7 +131,8 @@ class BatchedGame:
         self.reached = PS[P_REACHED]
         #: seats still rolling for the first turn (turn_order: highest_die)
         self.contenders = PS[P_CONTENDER]
-        #: each seat's busts and banked points in the current game
+        #: each seat's turns started, busts and banked points in the current game
+        self.seat_turns = PS[L.P_TURNS]
         self.game_busts = PS[L.P_GBUSTS]
         self.game_banked = PS[L.P_GBANKED]
         #: result of the last game finished in each slot
@@ -305,8 +306,14 @@ class BatchedGame:
         elif out.shape != (self.batch_size,) or out.dtype != np.int64:
             raise ValueError(f"random_actions(out=...): expected an int64 array of shape ({self.batch_size},), "
                              f"got {out.dtype} {out.shape}")
-        u = rng.random(self.batch_size)
-        self._core.random_actions(u, out, None if games is None else self._games(games, "random_actions"))
+        if games is None:
+            self._core.random_actions(rng.random(self.batch_size), out, None)
+            return out
+        ix = self._games(games, "random_actions")
+        # one draw per game asked for: the actions of a set of games do not depend on the batch around them
+        u = np.zeros(self.batch_size)
+        u[ix] = rng.random(len(ix))
+        self._core.random_actions(u, out, ix)
         return out
 
     def _actions(self, actions) -> np.ndarray:
@@ -328,7 +335,9 @@ class BatchedGame:
         if g.ndim != 1 or not np.issubdtype(g.dtype, np.integer):
             raise ValueError(f"{what}(games=...): give a boolean mask of shape ({self.batch_size},) or a 1-d "
                              f"integer index array, got {g.dtype} {g.shape}")
-        g = np.unique(g).astype(np.int64)
+        g = g.astype(np.int64, copy=False)
+        if len(g) > 1 and not (g[1:] > g[:-1]).all():  # already sorted and unique: the usual case, O(n)
+            g = np.unique(g)
         if len(g) and (g[0] < 0 or g[-1] >= self.batch_size):
             raise ValueError(f"{what}(games=...): game indices must be 0..{self.batch_size - 1}")
         return g

@@ -193,6 +193,29 @@ def keyed_faces(keys: np.ndarray, counter: np.ndarray, n_faces: np.ndarray, widt
     return faces
 
 
+_M64 = (1 << 64) - 1
+_GAMMA, _M1, _M2 = int(SM_GAMMA), int(SM_M1), int(SM_M2)
+
+
+def keyed_roll(key: int, game: int, turn: int, seat: int, roll: int, n: int) -> list[int]:
+    """The ``n`` faces of one roll, as :func:`keyed_faces` draws them, in plain Python ints:
+    the scalar engine's :class:`agents.play.KeyedDice` (a NumPy call per roll would cost
+    more than the scalar game's whole step)."""
+    counter = ((game << 37) | ((turn & 0xFFFFF) << 17) | ((seat & 7) << 14) | ((roll & 0xFFF) << 2)) & _M64
+    out: list[int] = []
+    j = 0
+    while len(out) < n:
+        j += 1
+        z = (key + (counter + j) * _GAMMA) & _M64
+        z = ((z ^ (z >> 30)) * _M1) & _M64
+        z = ((z ^ (z >> 27)) * _M2) & _M64
+        z ^= z >> 31
+        out.append((((z >> 32) * 6) >> 32) + 1)
+        if len(out) < n:
+            out.append((((z & 0xFFFFFFFF) * 6) >> 32) + 1)
+    return out
+
+
 def faces_to_roll(ta: TableArrays, faces: np.ndarray) -> np.ndarray:
     """Roll ids of rows of faces (0 = no die)."""
     return ta.key_to_roll[POW7F[faces[:, :6]].sum(axis=1)]
