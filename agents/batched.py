@@ -366,7 +366,8 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
     """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks,
     every game in one batch of the batched engine.
 
-    A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table),
+    A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table;
+    ``agents`` may hold None where no task uses it),
     ``seed``, ``start`` and ``stop`` (deals), as :func:`agents.match.chunk_tasks` makes
     them. Deal ``d`` is played in every rotation of the seats from dice key
     :func:`agents.match.deal_key` (seed, d): the games :func:`agents.match.play_deals`
@@ -378,7 +379,6 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
     from agents.match import Chunk, deal_keys, seatings
     from agents.play import GameTooLongError
 
-    bots = [batched_agent(a) for a in agents]
     n = len(tasks[0]["agents"])
     orders = np.array(seatings(n), np.int64)
     rot = len(orders)
@@ -396,6 +396,7 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
             for t in tasks]
     actions = np.zeros(B, np.int64)
     playing = sorted({int(i) for i in table.ravel()})
+    bots = {i: batched_agent(agents[i]) for i in playing}
     while True:
         aw = np.flatnonzero(e.awaiting())
         if not len(aw):

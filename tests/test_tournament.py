@@ -235,6 +235,20 @@ def test_interrupted_tournament_resumes_to_the_same_results(tmp_path):
     assert (row["a"], row["b"], row["wins_a"], row["wins_b"]) == ("greedy", "dicenow", m.wins_a, m.wins_b)
 
 
+def test_tables_without_batched_forms_go_to_the_scalar_engine_with_the_same_results(tmp_path):
+    # maxscore has no batched form: its tables are played on the scalar engine, the bots'
+    # table on the batched one, and the results are those of an all-scalar run
+    cfg = dict(agents=["greedy", "maxscore", "dicenow"], games=300, seed=4, name="t", workers=1)
+    auto = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
+    scalar = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "s"), "backend": "scalar"}))
+    assert auto.engines == ["scalar", "batched", "scalar"] and scalar.engines == ["scalar"] * 3
+    assert auto.results == scalar.results
+    assert [r.elo for r in auto.ratings] == [r.elo for r in scalar.ratings]
+    assert json.loads((tmp_path / "a/t/results.json").read_text())["engines"] == auto.engines
+    with pytest.raises(ConfigError, match="backend = 'gpu'.*auto, batched, scalar"):
+        TournamentConfig.from_dict({**cfg, "backend": "gpu"}).validate()
+
+
 def test_resume_refuses_a_different_tournament_under_the_same_name(tmp_path):
     cfg = dict(agents=AGENTS[:2], games=4, name="t", out=str(tmp_path))
     run_tournament(TournamentConfig.from_dict(cfg))
