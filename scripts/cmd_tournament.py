@@ -73,7 +73,8 @@ def render(res, console) -> None:
         from collections import Counter
 
         used = ", ".join(f"{k} engine: {v} table{'s' if v > 1 else ''}" for k, v in sorted(Counter(res.engines).items()))
-        console.print(f"played on the {used} (backend {cfg.backend})", highlight=False)
+        note = "; game records always come from the scalar engine" if any("+" in e for e in res.engines) else ""
+        console.print(f"played on the {used} (backend {cfg.backend}{note})", highlight=False)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
