@@ -24,7 +24,7 @@ bot loops run as plain Python: same decisions, scalar speed.
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from tenk_env.vector.layout import (
     table_arrays, F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_ONBOARD,
     P_SCORE, PH_DECIDE, PH_PIGGY, POPCOUNT, RC_END, RC_MAXROLLS, RC_P,
 )
+
+if TYPE_CHECKING:
+    from agents.match import Chunk
 
 try:
     from numba import njit
@@ -362,14 +365,13 @@ _USES_RNG = (BatchedRandom, ScalarPolicyAdapter)
 
 def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
                        tasks: Sequence[dict[str, Any]], *, threads: int | None = None,
-                       max_turns: int = 100_000) -> list[Any]:
-    """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks,
-    every game in one batch of the batched engine.
+                       max_turns: int = 100_000) -> list["Chunk"]:
+    """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks of
+    one table size, every game in one batch of the batched engine.
 
     A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table;
-    ``agents`` may hold None where no task uses it),
-    ``seed``, ``start`` and ``stop`` (deals), as :func:`agents.match.chunk_tasks` makes
-    them. Deal ``d`` is played in every rotation of the seats from dice key
+    ``agents`` may hold None where no task uses it), ``seed``, ``start`` and ``stop``
+    (deals), as :func:`agents.match.chunk_tasks` makes them. Deal ``d`` is played in every rotation of the seats from dice key
     :func:`agents.match.deal_key` (seed, d): the games :func:`agents.match.play_deals`
     plays on the scalar engine, decision for decision, for agents that decide the same in
     both forms (every heuristic bot; PPO agents up to floating-point ties). Agents that draw
@@ -427,7 +429,7 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
     # Turns go round the table from the first mover, and the last turn is the one that ended
     # the game, whose player is still the one to move.
     first_seat = (e.current.astype(np.int64) - (turns - 1)) % n
-    by_agent = lambda a: a[rows, seat_of].astype(a.dtype)  # noqa: E731
+    by_agent = lambda a: a[rows, seat_of]  # noqa: E731
     scores, win_a = by_agent(e.final_scores.astype(np.int64)), by_agent(win)
     agent_turns, busts = by_agent(e.seat_turns.astype(np.int64)), by_agent(e.game_busts.astype(np.int64))
     first = orders[seating, first_seat]

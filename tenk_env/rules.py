@@ -16,7 +16,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
