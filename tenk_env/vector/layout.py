@@ -174,6 +174,15 @@ def dice_counter(game: np.ndarray, turn: np.ndarray, seat: np.ndarray, roll: np.
             | ((seat.astype(u) & u(7)) << u(14)) | ((roll.astype(u) & u(0xFFF)) << u(2)))
 
 
+def splitmix64(key: np.ndarray, i: np.ndarray) -> np.ndarray:
+    """Output ``i`` of the splitmix64 stream of ``key`` (uint64 arrays; wraps mod 2**64)."""
+    with np.errstate(over="ignore"):
+        z = key + i * SM_GAMMA
+        z = (z ^ (z >> np.uint64(30))) * SM_M1
+        z = (z ^ (z >> np.uint64(27))) * SM_M2
+        return z ^ (z >> np.uint64(31))
+
+
 def keyed_faces(keys: np.ndarray, counter: np.ndarray, n_faces: np.ndarray, width: int) -> np.ndarray:
     """Faces (k, width) of rolls of ``n_faces`` dice: 0 past each roll's dice. The numba
     kernels draw the same faces."""
@@ -181,10 +190,7 @@ def keyed_faces(keys: np.ndarray, counter: np.ndarray, n_faces: np.ndarray, widt
     faces = np.zeros((k, width), np.int64)
     with np.errstate(over="ignore"):
         for j in range(int((n_faces.max(initial=0) + 1) // 2)):
-            z = keys + (counter + np.uint64(j + 1)) * SM_GAMMA
-            z = (z ^ (z >> np.uint64(30))) * SM_M1
-            z = (z ^ (z >> np.uint64(27))) * SM_M2
-            z = z ^ (z >> np.uint64(31))
+            z = splitmix64(keys, counter + np.uint64(j + 1))
             faces[:, 2 * j] = (((z >> np.uint64(32)) * np.uint64(6)) >> np.uint64(32)).astype(np.int64) + 1
             if 2 * j + 1 < width:
                 lo = ((z & np.uint64(0xFFFFFFFF)) * np.uint64(6)) >> np.uint64(32)
