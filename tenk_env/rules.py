@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, fields
@@ -220,10 +221,10 @@ class Ruleset:
 
         atomic_write_text(Path(path), self.to_yaml())
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """Stable 16-hex-digit content hash. The name is not part of it: two tables with
-        the same rules are the same game."""
+        the same rules are the same game. Cached: agents key their caches by it on every move."""
         d = self.to_dict()
         d.pop("name")
         blob = json.dumps(d, sort_keys=True, separators=(",", ":"))
