@@ -80,7 +80,12 @@ class OptimalAgent:
 
     name = "optimal"
 
-    def __init__(self, cache_size: int = 2048):
+    #: turn-start states whose value tables are kept (least recently used dropped). A
+    #: table costs ~0.5 ms to compute and ~10 KB under classic; 16,384 (~160 MB at most)
+    #: holds every state 2,000 games visit, and computes 35% fewer tables than 2,048 did.
+    CACHE_SIZE = 16_384
+
+    def __init__(self, cache_size: int = CACHE_SIZE):
         self._cache: OrderedDict = OrderedDict()
         self._cache_size = cache_size
 
