@@ -186,6 +186,18 @@ def test_batched_and_scalar_engines_play_the_same_match(tmp_path):
                       save_dir=tmp_path).backend == "batched+scalar"
 
 
+def test_batched_games_that_never_end_are_stopped_with_a_clear_error():
+    from agents.batched import play_deals_batched
+    from agents.match import chunk_tasks
+    from agents.play import GameTooLongError
+    from tenk_env.rules import load_ruleset
+
+    rules = load_ruleset("classic")
+    tasks = chunk_tasks("x", rules, [0, 1], 0, 3)
+    with pytest.raises(GameTooLongError, match=r"not over after 50 turns.*hold:100000"):
+        play_deals_batched(rules, ["hold:100000", "hold:100000"], tasks, max_turns=50)
+
+
 def test_random_agents_are_reproducible_on_the_batched_engine():
     a = play_match("classic", "random", "greedy", games=600, seed=5)
     assert a.backend == "batched" and a == play_match("classic", "random", "greedy", games=600, seed=5)
