@@ -377,13 +377,18 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
     atomic_write_text(mpath, json.dumps(manifest, indent=1) + "\n")
 
     rec = -(-cfg.save_games // n) if cfg.save_games else 0
-    tasks, chunks, engines = [], {}, []
+    table_tasks = []
     for t, table in enumerate(tables):
         tl = [labels[a] for a in table]
         rdir = out_dir / "games" / f"t{t:02d}-{'_vs_'.join(_safe(x) for x in tl)}" if rec else None
-        table_tasks = chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl)
-        engines.append("+".join(sorted(set(task_engines(table_tasks, cfg.agents, cfg.backend)))))
-        for task in table_tasks:
+        table_tasks.append(chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl))
+    flat = task_engines([x for tt in table_tasks for x in tt], cfg.agents, cfg.backend)
+    per = len(table_tasks[0])
+    engines = ["+".join(sorted(set(flat[t * per:(t + 1) * per]))) for t in range(len(tables))]
+    tasks, chunks = [], {}
+    for t, table in enumerate(tables):
+        tl = [labels[a] for a in table]
+        for task in table_tasks[t]:
             path = chunk_dir / f"t{t:03d}-d{task['start']:07d}.json"
             if path.is_file():
                 saved = json.loads(path.read_text())
