@@ -371,6 +371,10 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
     if mpath.is_file() and not fresh:
         old = json.loads(mpath.read_text())
         diff = [k for k in manifest if old.get(k) != manifest[k]]
+        if old.get("format") != FORMAT:
+            raise ConfigError(f"{out_dir} holds a tournament of format {old.get('format')} (this version plays "
+                              f"format {FORMAT}: other dice deals), which cannot be resumed; pass --fresh to "
+                              "replay it, or choose another name")
         if diff:
             raise ConfigError(f"{out_dir} holds a different tournament ({', '.join(diff)} differ); resume it with "
                               "its own settings, choose another name, or pass --fresh to start it over")

@@ -267,6 +267,11 @@ def test_resume_refuses_a_different_tournament_under_the_same_name(tmp_path):
     with pytest.raises(ConfigError, match="seed differ.*--fresh"):
         run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}))
     assert run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}), fresh=True).played_now == 4
+    # a tournament saved by an older version, on other deals
+    m = tmp_path / "t/manifest.json"
+    m.write_text(m.read_text().replace('"format": 2', '"format": 1'))
+    with pytest.raises(ConfigError, match="format 1 .*format 2.*cannot be resumed.*--fresh"):
+        run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}))
 
 
 def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
