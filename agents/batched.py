@@ -30,11 +30,12 @@ import numpy as np
 
 from agents.base import AgentError, Policy, RandomAgent, make_agent
 from agents.heuristic import BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, context
+from agents.optimal import MaxScoreAgent
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (
     table_arrays, F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_ONBOARD,
-    P_SCORE, PH_DECIDE, PH_PIGGY, POPCOUNT, RC_END, RC_MAXROLLS, RC_P,
+    P_BUSTS, P_SCORE, PH_DECIDE, PH_PIGGY, POPCOUNT, RC_END, RC_MAXROLLS, RC_P,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ except ImportError:  # the same loops run as Python
             return args[0]
         return lambda f: f
 
-__all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
+__all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedMaxScore", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
            "batched_agent", "play_deals_batched", "bench_bot_games"]
 
 
@@ -85,11 +86,26 @@ def _bankable(c, entering, score, t2, hot, last_roll):
 
 
 @njit(cache=True, nogil=True)
+def _can_bank(c, on_board, score, t2, hot, can_roll):
+    """Game.options' may-bank, for a turn total t2 after a keep (hot: it takes every die)."""
+    ok = ((on_board or t2 >= c[C_ENTRY]) and t2 >= c[C_MINBANK]) or (c[C_EXACT] != 0 and score + t2 == c[C_TARGET])
+    return ok and not (hot and c[C_MANDATORY] != 0 and can_roll)
+
+
+@njit(cache=True, nogil=True)
 def _finishes(c, score, t2):
     tot = score + t2
     if c[C_EXACT] != 0:
         return tot == c[C_TARGET]
     return c[C_IMMEDIATE] != 0 and tot >= c[C_TARGET]
+
+
+@njit(cache=True, nogil=True)
+def _max_rolls(rc, S, b, p):
+    """Game.max_rolls: rolls allowed in seat p's turn in game b (0: unlimited)."""
+    if rc[RC_END] == 1 and S[F_FINAL, b] != 0 and p != S[F_TRIGGER, b]:
+        return 1
+    return rc[RC_MAXROLLS]
 
 
 @njit(cache=True, nogil=True)
@@ -116,9 +132,7 @@ def _bot_kernel(ix, kind, bar, S, PS, rc, keep_pts, keep_list, keep_cnt, bust, m
             if q != p and PS[P_SCORE, b, q] > leader:
                 leader = PS[P_SCORE, b, q]
         entering = c[C_ENTRY] > 0 and PS[P_ONBOARD, b, p] == 0
-        mr = rc[RC_MAXROLLS]
-        if rc[RC_END] == 1 and S[F_FINAL, b] != 0 and p != S[F_TRIGGER, b]:
-            mr = 1
+        mr = _max_rolls(rc, S, b, p)
         last_roll = not (mr == 0 or S[F_ROLLS, b] < mr)
         final_turn = S[F_FINAL, b] != 0 and p != S[F_TRIGGER, b]
         rid = S[F_RID, b]
@@ -224,12 +238,9 @@ def _bot_kernel(ix, kind, bar, S, PS, rc, keep_pts, keep_list, keep_cnt, bust, m
                 else:
                     km, end = rk, False
         # the legality net of heuristic._Heuristic.decide (Game.options)
-        t2 = total + keep_pts[rid, km]
         can_roll = not last_roll
-        can_bank = (((PS[P_ONBOARD, b, p] != 0 or t2 >= c[C_ENTRY]) and t2 >= c[C_MINBANK])
-                    or (exact and score + t2 == c[C_TARGET]))
-        if can_bank and c[C_MANDATORY] != 0 and can_roll and POPCOUNT[km] == dice:
-            can_bank = False
+        can_bank = _can_bank(c, PS[P_ONBOARD, b, p] != 0, score, total + keep_pts[rid, km], POPCOUNT[km] == dice,
+                             can_roll)
         if end:
             if not can_bank and can_roll:
                 end = False
@@ -277,6 +288,94 @@ class BatchedHeuristic:
         t = _tabs(engine)
         _bot_kernel(np.asarray(games, np.int64), self.kind, self.bar, engine._S, engine._PS, engine._rc,
                     t.keep_pts, t.keep_list, t.keep_cnt, t.bust, t.mean, t.c, out)
+
+    def __repr__(self) -> str:
+        return f"<batched agent {self.name}>"
+
+
+@njit(cache=True, nogil=True)
+def _maxscore_kernel(ix, S, PS, rc, keep_pts, keep_list, keep_cnt, keep_rank, values, unit, c, out):
+    """MaxScoreAgent over a batch: tenk_env.solve.policy.pick with the turn solver's values,
+    the same comparisons in the same order (ties go to the first keep by (-points, dice))."""
+    N = int(c[C_N])
+    K = values.shape[0]
+    cap = values.shape[4] - 1
+    for i in range(len(ix)):
+        b = ix[i]
+        ph = S[F_PHASE, b]
+        p = S[F_CURRENT, b]
+        k = min(PS[P_BUSTS, b, p], K - 1)
+        onb = 1 if PS[P_ONBOARD, b, p] != 0 else 0
+        if ph == PH_PIGGY:  # MaxScoreAgent.piggyback
+            T = S[F_PIGT, b] // unit
+            out[b] = 128 if T > cap or values[k, onb, 0, S[F_PIGD, b], T] > values[k, onb, 0, N, 0] else 129
+            continue
+        if ph != PH_DECIDE:
+            out[b] = 0
+            continue
+        mr = _max_rolls(rc, S, b, p)
+        can_roll = mr == 0 or S[F_ROLLS, b] < mr
+        r2i = 0 if mr == 0 or not can_roll else S[F_ROLLS, b]
+        total = S[F_TT, b]
+        T0 = total // unit
+        dice = S[F_DL, b]
+        score = PS[P_SCORE, b, p]
+        rid = S[F_RID, b]
+        best, best_c, best_rank, best_end = -1, _NEG, 0, False
+        for j in range(keep_cnt[rid]):
+            m = keep_list[rid, j]
+            pts = keep_pts[rid, m]
+            n = POPCOUNT[m]
+            T2 = T0 + pts // unit
+            n2 = dice - n if dice > n else N
+            cv = _NEG
+            end = False
+            if can_roll and T2 <= cap:
+                cv = values[k, onb, r2i, n2, T2]
+            if _can_bank(c, onb == 1, score, total + pts, n == dice, can_roll):
+                ce = float(T2 * unit)
+                if ce >= cv or not can_roll:
+                    cv, end = ce, True
+            elif not can_roll:
+                cv, end = 0.0, True
+            rank = keep_rank[rid, m]
+            if best < 0 or cv > best_c or (cv == best_c and rank < best_rank):
+                best, best_c, best_rank, best_end = m, cv, rank, end
+        out[b] = best | 64 if best_end else best
+
+
+class _SolverTabs:
+    """What the maxscore kernel reads besides the bots' arrays: each keep's place in
+    pick's order (by points, most first, then dice, fewest first, then the roll's own
+    order) and the turn solution."""
+
+    def __init__(self, tables: Any):
+        from agents.optimal import _turn_solution
+
+        ta = table_arrays(tables.rules)
+        self.keep_rank = np.zeros((ta.n_rolls, 64), np.int64)
+        for r, info in enumerate(ta.infos):
+            for rank, k in enumerate(sorted(info.keeps, key=lambda k: (-k.points, k.n))):
+                self.keep_rank[r, k.mask] = rank
+        sol = _turn_solution(tables.rules)
+        self.values = np.ascontiguousarray(sol.values)
+        self.unit = int(sol.unit)
+
+
+class BatchedMaxScore:
+    """:class:`~agents.optimal.MaxScoreAgent` over a batch (one compiled loop over the games)."""
+
+    def __init__(self, scalar: Any):
+        self.scalar = scalar
+        self.name = scalar.name
+
+    def check(self, rules: Ruleset, n_players: int) -> None:
+        self.scalar.check(rules, n_players)
+
+    def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
+        t, st = _tabs(engine), engine.tables.derived("vector.maxscore", _SolverTabs)
+        _maxscore_kernel(np.asarray(games, np.int64), engine._S, engine._PS, engine._rc, t.keep_pts, t.keep_list,
+                         t.keep_cnt, st.keep_rank, st.values, st.unit, t.c, out)
 
     def __repr__(self) -> str:
         return f"<batched agent {self.name}>"
@@ -340,13 +439,15 @@ class ScalarPolicyAdapter:
 def batched_agent(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
     """The batched agent for a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...), a
     scalar :class:`Policy` or a batched one (returned as is)."""
-    if isinstance(spec, (BatchedHeuristic, BatchedRandom, BatchedPPO, ScalarPolicyAdapter)):
+    if isinstance(spec, (BatchedHeuristic, BatchedMaxScore, BatchedRandom, BatchedPPO, ScalarPolicyAdapter)):
         return spec
     agent = make_agent(spec) if isinstance(spec, str) else spec
     if type(agent) in BatchedHeuristic.KINDS:
         return BatchedHeuristic(agent)
     if type(agent) is RandomAgent:
         return BatchedRandom()
+    if type(agent) is MaxScoreAgent:
+        return BatchedMaxScore(agent)
     if hasattr(agent, "act") and hasattr(agent, "logits") and hasattr(agent, "meta"):
         return BatchedPPO(agent)
     if hasattr(agent, "act") and not hasattr(agent, "decide"):

@@ -450,14 +450,14 @@ class _Progress:
 
 def batched_supports(a: "str | Policy") -> bool:
     """Whether the batched engine plays this agent with its own batched code (the
-    heuristic bots, random, PPO agents); anything else it would ask game by game, at
+    heuristic bots, maxscore, random, PPO agents); anything else it would ask game by game, at
     scalar speed, so ``backend="auto"`` gives those to the scalar engine."""
     try:
-        from agents.batched import BatchedHeuristic, BatchedPPO, BatchedRandom, batched_agent
+        from agents.batched import BatchedHeuristic, BatchedMaxScore, BatchedPPO, BatchedRandom, batched_agent
     except ImportError:
         return False
     try:
-        return isinstance(batched_agent(a), (BatchedHeuristic, BatchedRandom, BatchedPPO))
+        return isinstance(batched_agent(a), (BatchedHeuristic, BatchedMaxScore, BatchedRandom, BatchedPPO))
     except (ValueError, TypeError, FileNotFoundError):
         return False
 

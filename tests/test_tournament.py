@@ -248,9 +248,10 @@ def test_interrupted_tournament_resumes_to_the_same_results(tmp_path):
 
 
 def test_tables_without_batched_forms_go_to_the_scalar_engine_with_the_same_results(tmp_path):
-    # maxscore has no batched form: its tables are played on the scalar engine, the bots'
+    # optimal has no batched form: its tables are played on the scalar engine, the other
     # table on the batched one, and the results are those of an all-scalar run
-    cfg = dict(agents=["greedy", "maxscore", "dicenow"], games=300, seed=4, name="t", workers=1)
+    cfg = dict(agents=["greedy", "optimal", "maxscore"], rules={"base": "classic", "target": 750}, games=300,
+               seed=4, name="t", workers=1)
     auto = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
     scalar = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "s"), "backend": "scalar"}))
     assert auto.engines == ["scalar", "batched", "scalar"] and scalar.engines == ["scalar"] * 3

@@ -533,7 +533,7 @@ def test_to_game_matches_state_and_masks(backend):
 
 
 # ---------------------------------------------------------------------- vectorised bots
-BOT_SPECS = ["dicenow", "hold:300", "greedy", "breakeven", "hold:1000", "greedy:450"]
+BOT_SPECS = ["dicenow", "hold:300", "greedy", "breakeven", "hold:1000", "greedy:450", "maxscore"]
 BOT_VARIANTS = ["classic-2p", "zilch-3p", "bc_society-4p", "piggyback-3p", "exact-forfeit", "exact-to_lowest-3p",
                 "inform_five_dice-2p", "busche_neller_2017-2p", "komi-one-more-roll", "max-rolls-mandatory",
                 "farkle_official-2p", "instant-any"]
@@ -578,6 +578,41 @@ def test_batched_bots_decide_like_scalar_bots(variant):
         e.random_actions(rng, actions, games=wild)
         e.step(actions)
     assert compared > 15_000 and e.stats["games"] > 3
+
+
+def test_keyed_roll_draws_the_engines_faces():
+    """The scalar engine's KeyedDice draw with keyed_roll (plain Python), the batched engine
+    with keyed_faces (NumPy) or its numba kernel: the same faces for every counter field."""
+    from tenk_env.vector.layout import dice_counter, keyed_faces, keyed_roll
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        k, g, t = int(rng.integers(0, 2**64, dtype=np.uint64)), int(rng.integers(0, 9)), int(rng.integers(0, 2**20))
+        q, r, n = int(rng.integers(0, 8)), int(rng.integers(0, 4096)), int(rng.integers(1, 9))
+        c = dice_counter(np.array([g]), np.array([t]), np.array([q]), np.array([r]))
+        assert keyed_faces(np.array([k], np.uint64), c, np.array([n]), 8)[0, :n].tolist() == keyed_roll(k, g, t, q, r, n)
+
+
+DEAL_AGENTS = ["dicenow", "hold:300", "maxscore", "greedy:400", "breakeven", "dicenow", "hold:500", "greedy"]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_deals_agree_with_the_scalar_engine(variant):
+    """A tournament's deals on the batched engine (play_deals_batched) and on the scalar one
+    (play_deals, with KeyedDice): the same per-game rows (scores, wins, turns, each agent's
+    turns and busts, who moved first) for every preset and variant, every seating."""
+    from agents.base import make_agent
+    from agents.batched import play_deals_batched
+    from agents.match import Chunk, chunk_tasks, play_deals
+
+    rules, n = VARIANTS[variant]
+    specs = DEAL_AGENTS[:n]
+    tasks = chunk_tasks("v", rules, list(range(n)), 3, 150)   # two chunks, in one batch
+    scalar = play_deals(rules, [make_agent(a) for a in specs], 3, 0, 150)
+    batched = Chunk.concat(play_deals_batched(rules, specs, tasks))
+    for f in ("seating", "scores", "win", "turns", "agent_turns", "busts", "first"):
+        np.testing.assert_array_equal(getattr(scalar, f), getattr(batched, f), err_msg=f)
+    assert len(set(scalar.first.tolist())) == n  # every agent moved first in some game
 
 
 # ---------------------------------------------------------------------- observations and adapters
@@ -779,4 +814,9 @@ def test_bot_kernel_without_numba_decides_the_same():
             for f, out in ((ab._bot_kernel, a1), (ab._bot_kernel.py_func, a2)):
                 f(aw, kind, bar, e._S, e._PS, e._rc, t.keep_pts, t.keep_list, t.keep_cnt, t.bust, t.mean, t.c, out)
             assert np.array_equal(a1, a2)
+        st = e.tables.derived("vector.maxscore", ab._SolverTabs)
+        a1, a2 = np.zeros(32, np.int64), np.zeros(32, np.int64)
+        for f, out in ((ab._maxscore_kernel, a1), (ab._maxscore_kernel.py_func, a2)):
+            f(aw, e._S, e._PS, e._rc, t.keep_pts, t.keep_list, t.keep_cnt, st.keep_rank, st.values, st.unit, t.c, out)
+        assert np.array_equal(a1, a2)
         e.step(e.random_actions(rng))
