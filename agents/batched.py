@@ -10,6 +10,9 @@ game:
   :mod:`agents.heuristic`, vectorised (one compiled loop over the games). They take the
   same decision as the scalar bots in every state (tests/test_vector.py), floating-point
   comparisons included: the worths are computed with the same operations in the same order.
+* ``maxscore``: :func:`tenk_env.solve.policy.pick` over the turn solver's value table, in
+  one compiled loop, with pick's comparisons and tie-break (``optimal`` has no batched
+  form: its value tables depend on the scores and are solved as games reach them).
 * ``random``: a uniformly random legal action.
 * a :class:`~agents.ppo.PPOAgent` (``ppo:PATH``): one forward pass for all the games.
 * any other :class:`~agents.base.Policy`: asked game by game through

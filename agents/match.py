@@ -532,7 +532,7 @@ def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", gam
     writes the records of the first ``K`` deals (both seat orders) under ``save_dir``.
 
     ``backend`` (see :func:`task_engines`): "auto" plays on the batched engine when it has
-    both agents' batched forms (heuristic bots, random, PPO), else on the scalar engine;
+    both agents' batched forms (heuristic bots, maxscore, random, PPO), else on the scalar engine;
     "scalar" and "batched" force one. Deterministic agents play the same games on either,
     so the result does not depend on it; an agent that draws random numbers (``random``)
     draws them from another generator on each. ``workers > 1`` plays scalar chunks in that

@@ -5,7 +5,7 @@ Format. Each table (a pairing, or a set of N agents for an N-player free-for-all
 ``games`` games as deals (:mod:`agents.match`): deal ``d`` is one dice key, played in every
 rotation of the seats. All tables use the same deals (deal ``d`` of every pairing has the
 same dice), so comparisons across pairings share their luck as well. Tables whose agents
-all have batched forms (heuristic bots, random, PPO) are played on the batched engine,
+all have batched forms (heuristic bots, maxscore, random, PPO) are played on the batched engine,
 the rest on the scalar one (``backend``); deterministic agents play the same games on
 either.
 

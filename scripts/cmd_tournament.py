@@ -128,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--workers", type=int, metavar="W",
                    help="worker processes for tables on the scalar engine (default: 2, or the cores there are)")
     s.add_argument("--backend", choices=("auto", "batched", "scalar"),
-                   help="auto (default): tables whose agents all have batched forms (the bots, random, PPO) on "
+                   help="auto (default): tables whose agents all have batched forms (the bots, maxscore, random, PPO) on "
                         "the batched engine, the rest on the scalar one; deterministic agents play the same "
                         "games on either")
     s.add_argument("--save-games", type=int, metavar="K",

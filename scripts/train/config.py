@@ -110,7 +110,7 @@ class EvalConfig:
     at_start: bool = _help("evaluate the untrained policy too (the curves then start at step 0)", True)
     workers: int = _help("processes playing the evaluation games on the scalar engine", 1)
     backend: str = _help("auto: the batched engine against opponents it has batched forms of (the bots, "
-                         "random, PPO), the scalar engine against the rest; scalar / batched: force one. "
+                         "maxscore, random, PPO), the scalar engine against the rest; scalar / batched: force one. "
                          "Both play the same games", "auto")
     seed: int = _help("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
 
