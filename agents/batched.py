@@ -273,27 +273,35 @@ def _tabs(engine: BatchedGame) -> _Tabs:
     return engine.tables.derived("vector.bots", _Tabs)
 
 
-class BatchedHeuristic:
-    """A heuristic bot of :mod:`agents.heuristic` over a batch (see the module docstring)."""
-
-    KINDS = {HoldAgent: HOLD, GreedyAgent: GREEDY, DiceNowAgent: DICENOW, BreakEvenAgent: BREAKEVEN}
+class _CompiledForm:
+    """The batched form of a scalar agent, deciding in a compiled kernel: it goes by the
+    scalar agent's name and plays the rulesets the scalar agent plays."""
 
     def __init__(self, scalar: Any):
         self.scalar = scalar
-        self.kind = self.KINDS[type(scalar)]
-        self.bar = int(getattr(scalar, "bar", 0))
         self.name = scalar.name
 
     def check(self, rules: Ruleset, n_players: int) -> None:
         self.scalar.check(rules, n_players)
 
+    def __repr__(self) -> str:
+        return f"<batched agent {self.name}>"
+
+
+class BatchedHeuristic(_CompiledForm):
+    """A heuristic bot of :mod:`agents.heuristic` over a batch (see the module docstring)."""
+
+    KINDS = {HoldAgent: HOLD, GreedyAgent: GREEDY, DiceNowAgent: DICENOW, BreakEvenAgent: BREAKEVEN}
+
+    def __init__(self, scalar: Any):
+        super().__init__(scalar)
+        self.kind = self.KINDS[type(scalar)]
+        self.bar = int(getattr(scalar, "bar", 0))
+
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         t = _tabs(engine)
         _bot_kernel(np.asarray(games, np.int64), self.kind, self.bar, engine._S, engine._PS, engine._rc,
                     t.keep_pts, t.keep_list, t.keep_cnt, t.bust, t.mean, t.c, out)
-
-    def __repr__(self) -> str:
-        return f"<batched agent {self.name}>"
 
 
 @njit(cache=True, nogil=True)
@@ -365,23 +373,13 @@ class _SolverTabs:
         self.unit = int(sol.unit)
 
 
-class BatchedMaxScore:
+class BatchedMaxScore(_CompiledForm):
     """:class:`~agents.optimal.MaxScoreAgent` over a batch (one compiled loop over the games)."""
-
-    def __init__(self, scalar: Any):
-        self.scalar = scalar
-        self.name = scalar.name
-
-    def check(self, rules: Ruleset, n_players: int) -> None:
-        self.scalar.check(rules, n_players)
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         t, st = _tabs(engine), engine.tables.derived("vector.maxscore", _SolverTabs)
         _maxscore_kernel(np.asarray(games, np.int64), engine._S, engine._PS, engine._rc, t.keep_pts, t.keep_list,
                          t.keep_cnt, st.keep_rank, st.values, st.unit, t.c, out)
-
-    def __repr__(self) -> str:
-        return f"<batched agent {self.name}>"
 
 
 class BatchedRandom:
