@@ -328,7 +328,6 @@ class MatchResult:
     rules_hash: str = ""
     seconds: float = field(default=0.0, compare=False)  #: wall time: not part of the result's identity
     backend: str = "scalar"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def win_rate_b(self) -> float:

@@ -479,7 +479,7 @@ def result_rows(res: TournamentResult) -> list[dict[str, Any]]:
     for table, r in zip(res.tables, res.results):
         if isinstance(r, MatchResult):
             d = r.to_dict()
-            for k in ("seconds", "extra", "rules", "rules_hash", "seed"):
+            for k in ("seconds", "rules", "rules_hash", "seed"):
                 d.pop(k, None)
             rows.append(d)
         else:
