@@ -56,7 +56,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
     console.print(f"{path}: trained {meta.get('num_timesteps', 0):,} steps on {meta['ruleset_name']} "
                   f"(hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
-                  f"seed {args.seed}, {workers} worker(s)", highlight=False)
+                  f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
+                  highlight=False)
     table = Table("opponent", "games", "win rate [95% interval]", "margin", "points/turn (opp.)", "busts",
                   "turns")
     rows = []
@@ -65,7 +66,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         rows.append(r)
         table.add_row(o, f"{r.games:,}", f"{r.win_rate:.2%} [{r.ci_low:.2%}, {r.ci_high:.2%}]",
                       f"{r.mean_margin:+,.0f}", _num(r.points_per_turn, r.opp_points_per_turn),
-                      "-" if r.bust_rate != r.bust_rate else f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
+                      f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
     console.print(table)
     if args.csv:
         buf = io.StringIO()
