@@ -173,19 +173,35 @@ class Game:
     # ------------------------------------------------------------------ inputs
     def roll(self, dice: Sequence[int]) -> RollInfo | None:
         """Chance input: the faces of the dice rolled now. Returns the roll's table entry."""
-        if self.phase not in (Phase.ROLL, Phase.ORDER):
-            raise IllegalMoveError(f"no roll is due: the game is in phase {self.phase.name}"
-                                   + (" (call act() with a keep)" if self.phase == Phase.DECIDE else ""))
-        dice = tuple(map(int, dice))
-        ordered = sorted(dice)
-        if len(dice) != self.dice_to_roll or not dice or ordered[0] < 1 or ordered[-1] > 6:
-            raise IllegalMoveError(f"roll {list(dice)}: expected {self.dice_to_roll} dice with faces 1 to 6")
-        if self.phase == Phase.ORDER:
-            self._order_roll(dice)
-            return None
+        # The usual case first: a roll of the dice due, found as is in the roll table (whose
+        # keys are exactly the valid sorted rolls); anything else takes the checked path.
+        try:
+            info = self.tables.rolls.get(tuple(sorted(dice))) if self.phase is Phase.ROLL else None
+        except TypeError:  # faces that do not even compare: the checked path says what is wrong
+            info = None
+        if info is None or len(info.dice) != self.dice_left:
+            if self.phase not in (Phase.ROLL, Phase.ORDER):
+                raise IllegalMoveError(f"no roll is due: the game is in phase {self.phase.name}"
+                                       + (" (call act() with a keep)" if self.phase == Phase.DECIDE else ""))
+            try:
+                given = list(dice)
+            except TypeError:
+                raise IllegalMoveError(f"roll {dice!r}: give the {self.dice_to_roll} faces as a list, "
+                                       "e.g. [1, 5, 3]") from None
+            try:
+                dice = tuple(map(int, given))
+            except (TypeError, ValueError):
+                dice = ()
+            ordered = sorted(dice)
+            if (len(dice) != self.dice_to_roll or not dice or ordered[0] < 1 or ordered[-1] > 6
+                    or any(d != g for d, g in zip(dice, given))):  # 2.5 or "3" is not a face
+                raise IllegalMoveError(f"roll {given}: expected {self.dice_to_roll} dice with faces 1 to 6")
+            if self.phase == Phase.ORDER:
+                self._order_roll(dice)
+                return None
+            info = self.tables.rolls[tuple(ordered)]
         p = self.current
         self.rolls += 1
-        info = self.tables.rolls[tuple(ordered)]
         if self.record:
             self._emit("roll", player=p, dice=list(info.dice))
         if info.instant_win:

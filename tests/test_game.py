@@ -1,5 +1,6 @@
 """The turn machine, driven by hand-fed dice: seed-text turns and every ruleset option."""
 
+import numpy as np
 import pytest
 
 from tenk_env.game import Game, IllegalMoveError, Phase
@@ -344,13 +345,23 @@ def test_highest_die_turn_order_and_komi():
     assert k.scores == [0, 150] and not k.on_board[1]
 
 
-@pytest.mark.parametrize("bad", [[1, 2, 3], [1, 2, 3, 4, 5, 7], [0, 1, 2, 3, 4, 5]])
+@pytest.mark.parametrize("bad", [[1, 2, 3], [1, 2, 3, 4, 5, 7], [0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 2.5],
+                                 [1, 2, 3, 4, 5, "3"], [1, 2, 3, 4, 5, None], 6])
 def test_bad_rolls_raise_and_change_nothing(bad):
     g = Game("classic")
     before = snap(g)
-    with pytest.raises(IllegalMoveError, match=r"expected 6 dice with faces 1 to 6"):
+    with pytest.raises(IllegalMoveError, match=r"expected 6 dice with faces 1 to 6|give the 6 faces as a list"):
         g.roll(bad)
     assert snap(g) == before
+
+
+def test_rolls_take_any_whole_number_faces():
+    # numpy integers and whole floats are faces; the event records plain ints
+    g = Game("classic")
+    assert g.roll(np.array([4, 1, 1, 2, 3, 1], np.int8)).dice == (1, 1, 1, 2, 3, 4)
+    g2 = Game("classic")
+    g2.roll([4.0, 1, 1, 2, 3, 1])
+    assert g.events == g2.events and type(g.events[-1]["dice"][0]) is int
 
 
 def test_bad_keeps_raise_and_change_nothing():
