@@ -273,9 +273,9 @@ def _tabs(engine: BatchedGame) -> _Tabs:
     return engine.tables.derived("vector.bots", _Tabs)
 
 
-class _CompiledForm:
-    """The batched form of a scalar agent, deciding in a compiled kernel: it goes by the
-    scalar agent's name and plays the rulesets the scalar agent plays."""
+class _BatchedForm:
+    """The batched form of a scalar agent (``self.scalar``): it goes by the scalar agent's
+    name and plays the rulesets the scalar agent plays."""
 
     def __init__(self, scalar: Any):
         self.scalar = scalar
@@ -288,7 +288,7 @@ class _CompiledForm:
         return f"<batched agent {self.name}>"
 
 
-class BatchedHeuristic(_CompiledForm):
+class BatchedHeuristic(_BatchedForm):
     """A heuristic bot of :mod:`agents.heuristic` over a batch (see the module docstring)."""
 
     KINDS = {HoldAgent: HOLD, GreedyAgent: GREEDY, DiceNowAgent: DICENOW, BreakEvenAgent: BREAKEVEN}
@@ -373,7 +373,7 @@ class _SolverTabs:
         self.unit = int(sol.unit)
 
 
-class BatchedMaxScore(_CompiledForm):
+class BatchedMaxScore(_BatchedForm):
     """:class:`~agents.optimal.MaxScoreAgent` over a batch (one compiled loop over the games)."""
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
@@ -394,15 +394,8 @@ class BatchedRandom:
         engine.random_actions(rng, out, games=games)
 
 
-class BatchedPPO:
+class BatchedPPO(_BatchedForm):
     """A :class:`~agents.ppo.PPOAgent`: observations of all the games, one forward pass."""
-
-    def __init__(self, agent: Any):
-        self.agent = agent
-        self.name = agent.name
-
-    def check(self, rules: Ruleset, n_players: int) -> None:
-        self.agent.check(rules, n_players)
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         from tenk_env.vector.obs import encode_batch
@@ -412,35 +405,28 @@ class BatchedPPO:
             return
         obs = encode_batch(engine, engine.current[games], games)
         masks = engine.legal_mask()[games]
-        out[games] = self.agent.act(obs, masks)
+        out[games] = self.scalar.act(obs, masks)
 
 
-class ScalarPolicyAdapter:
+class ScalarPolicyAdapter(_BatchedForm):
     """Any :class:`~agents.base.Policy`, asked one game at a time through
     :meth:`BatchedGame.to_game` (correct for every agent, at scalar speed)."""
-
-    def __init__(self, policy: Policy):
-        self.policy = policy
-        self.name = policy.name
-
-    def check(self, rules: Ruleset, n_players: int) -> None:
-        self.policy.check(rules, n_players)
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         for b in np.asarray(games, np.int64):
             b = int(b)
             g = engine.to_game(b)
             if engine.phase[b] == PH_PIGGY:
-                out[b] = 128 if self.policy.piggyback(g, rng) else 129
+                out[b] = 128 if self.scalar.piggyback(g, rng) else 129
             else:
-                k, end = self.policy.decide(g, rng)
+                k, end = self.scalar.decide(g, rng)
                 out[b] = k.mask | 64 if end else k.mask
 
 
 def batched_agent(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
     """The batched agent for a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...), a
     scalar :class:`Policy` or a batched one (returned as is)."""
-    if isinstance(spec, (BatchedHeuristic, BatchedMaxScore, BatchedRandom, BatchedPPO, ScalarPolicyAdapter)):
+    if isinstance(spec, (_BatchedForm, BatchedRandom)):
         return spec
     agent = make_agent(spec) if isinstance(spec, str) else spec
     if type(agent) in BatchedHeuristic.KINDS:
@@ -466,8 +452,7 @@ _USES_RNG = (BatchedRandom, ScalarPolicyAdapter)
 
 
 def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
-                       tasks: Sequence[dict[str, Any]], *, threads: int | None = None,
-                       max_turns: int = 100_000) -> list["Chunk"]:
+                       tasks: Sequence[dict[str, Any]], *, max_turns: int = 100_000) -> list["Chunk"]:
     """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks of
     one table size, every game in one batch of the batched engine.
 
@@ -495,7 +480,7 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
     # seat_agent[b, q]: which of `agents` sits in seat q of game b
     seat_agent = table[task_of[:, None], orders[seating]]
     B = len(task_of)
-    e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False, threads=threads)
+    e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False)
     rngs = [np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1)))
             for t in tasks]
     actions = np.zeros(B, np.int64)

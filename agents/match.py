@@ -193,10 +193,10 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
     orders = seatings(n)
     tables = get_tables(rules)
     rows: list[tuple] = []
-    for d in range(start, stop):
+    for d, key in zip(range(start, stop), deal_keys(seed, np.arange(start, stop)).tolist()):
         for s, order in enumerate(orders):
             record = d < record_deals and record_dir is not None
-            dice = _CountingDice(KeyedDice(deal_key(seed, d)), n, tables)
+            dice = _CountingDice(KeyedDice(key), n, tables)
             game = play_game(rules, [agents[i] for i in order], dice, record=record)
             if record:
                 out = Path(record_dir)
@@ -491,14 +491,14 @@ def task_engines(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy
     return [engine(t) for t in tasks]
 
 
-def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], *, workers: int = 1,
-              backend: str = "auto", on_done: Callable[[Any, Chunk], None] | None = None,
+def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], engines: Sequence[str], *,
+              workers: int = 1, on_done: Callable[[Any, Chunk], None] | None = None,
               batch_games: int = BATCH_GAMES) -> dict[Any, Chunk]:
-    """Play tasks (as :func:`chunk_tasks` makes them) on the engines :func:`task_engines`
-    picks: batched tasks in this process, up to ``batch_games`` games per batch
-    (:func:`agents.batched.play_deals_batched`), scalar tasks through :func:`run_chunks`
-    in ``workers`` processes. ``on_done(key, chunk)`` runs as each chunk is ready."""
-    engines = task_engines(tasks, agents, backend)
+    """Play tasks (as :func:`chunk_tasks` makes them) on their engines (as
+    :func:`task_engines` picks them, one per task): batched tasks in this process, up to
+    ``batch_games`` games per batch (:func:`agents.batched.play_deals_batched`), scalar
+    tasks through :func:`run_chunks` in ``workers`` processes. ``on_done(key, chunk)`` runs
+    as each chunk is ready."""
     batched = [t for t, e in zip(tasks, engines) if e == "batched"]
     out: dict[Any, Chunk] = {}
     if batched:
@@ -564,9 +564,8 @@ def _play(prefix: str, rules: Ruleset, agents: list, deals: int, seed: int, work
         raise ValueError("save_games needs save_dir: where to write the game records")
     labels = [agent_label(x) for x in agents]
     tasks = chunk_tasks(prefix, rules, list(range(n)), seed, deals, save_games, save_dir, labels)
-    engines = sorted(set(task_engines(tasks, agents, backend)))
+    engines = task_engines(tasks, agents, backend)
     t0 = time.perf_counter()
     with _Progress(n * deals, " vs ".join(labels), progress) as bar:
-        chunks = run_tasks(tasks, agents, workers=workers, backend=backend,
-                           on_done=lambda k, c: bar.advance(len(c.turns)))
-    return result(Chunk.concat(list(chunks.values())), time.perf_counter() - t0, "+".join(engines))
+        chunks = run_tasks(tasks, agents, engines, workers=workers, on_done=lambda k, c: bar.advance(len(c.turns)))
+    return result(Chunk.concat(list(chunks.values())), time.perf_counter() - t0, "+".join(sorted(set(engines))))

@@ -386,9 +386,9 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
         tl = [labels[a] for a in table]
         rdir = out_dir / "games" / f"t{t:02d}-{'_vs_'.join(_safe(x) for x in tl)}" if rec else None
         table_tasks.append(chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl))
-    flat = task_engines([x for tt in table_tasks for x in tt], cfg.agents, cfg.backend)
-    per = len(table_tasks[0])
-    engines = ["+".join(sorted(set(flat[t * per:(t + 1) * per]))) for t in range(len(tables))]
+    every = [x for tt in table_tasks for x in tt]
+    engine_of = dict(zip((x["key"] for x in every), task_engines(every, cfg.agents, cfg.backend)))
+    engines = ["+".join(sorted({engine_of[x["key"]] for x in tt})) for tt in table_tasks]
     tasks, chunks = [], {}
     for t, table in enumerate(tables):
         tl = [labels[a] for a in table]
@@ -421,7 +421,8 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
             if on_chunk:
                 on_chunk(len(chunks), n_chunks)
 
-        run_tasks(tasks, list(cfg.agents), workers=cfg.workers, backend=cfg.backend, on_done=saved)
+        run_tasks(tasks, list(cfg.agents), [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
+                  on_done=saved)
 
     result = summarise(cfg, rules, labels, tables, chunks, out_dir)
     result.played_now = total_games - done_games

@@ -276,7 +276,7 @@ class LeagueAgent:
                 engine.random_actions(rng, out, games=sub)
                 continue
             b = self._batched.get(id(a))
-            if b is None or b.agent is not a:
+            if b is None or b.scalar is not a:
                 b = self._batched[id(a)] = BatchedPPO(a)
             b.act(engine, sub, rng, out)
 
