@@ -52,3 +52,100 @@ def read_yaml_mapping(path: Path, what: str, error: type[Exception], missing_hin
     if not isinstance(data, dict):
         raise error(f"{what} file {str(path)!r}: expected a mapping of {what} fields, got {type(data).__name__}")
     return dict(data)
+
+
+# --------------------------------------------------------------------------- content keys
+def file_sha256(path: Path, length: int = 16) -> str:
+    """The first ``length`` hex digits of the SHA-256 of a file's bytes: the key under which
+    results that depend on the file (a checkpoint's games) are cached and recorded."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:length]
+
+
+class StateFileError(ValueError):
+    """A saved state file (JSON) that is damaged or holds the wrong kind of data."""
+
+
+def read_json(path: Path, what: str, expect: type = dict, fix: str = "") -> Any:
+    """A JSON file that must hold an ``expect`` (dict or list). A damaged or wrong-typed file
+    raises :class:`StateFileError` naming the file, what it should hold and ``fix``."""
+    import json
+
+    path = Path(path)
+    tail = f"; {fix}" if fix else ""
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise StateFileError(f"{what} {str(path)!r} is damaged (not valid JSON: {e}){tail}") from None
+    if not isinstance(data, expect):
+        raise StateFileError(f"{what} {str(path)!r} is damaged: expected a JSON {expect.__name__}, "
+                             f"found {type(data).__name__}{tail}")
+    return data
+
+
+# --------------------------------------------------------------------------- one writer
+class LockedError(ValueError):
+    """Another live process holds the lock of a directory."""
+
+
+class DirLock:
+    """One writer per directory: an exclusive ``flock`` on ``DIR/.lock``, which holds the
+    holder's pid, host and command for the message the second writer gets.
+
+    The kernel drops the lock when its holder dies, however it dies (``kill -9`` included),
+    so a lock file left behind by a dead process is stale by construction and is simply
+    taken over; there is no pid guessing. ``what`` names the directory in messages."""
+
+    def __init__(self, directory: Path, what: str = "directory"):
+        self.dir = Path(directory)
+        self.what = what
+        self.path = self.dir / ".lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> "DirLock":
+        import fcntl
+        import json
+        import socket
+        import sys
+        import time
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = json.loads(os.read(fd, 4096) or b"{}")
+            except ValueError:
+                holder = {}
+            os.close(fd)
+            who = f"process {holder.get('pid', '?')}"
+            if holder.get("host"):
+                who += f" on {holder['host']}"
+            if holder.get("command"):
+                who += f" ({holder['command']})"
+            raise LockedError(f"{self.what} {str(self.dir)!r} is in use by {who} since {holder.get('since', '?')}; "
+                              "wait for it to finish or stop it, then run again (one writer per directory)") from None
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+                "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])[:200]}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            # The file stays: unlinking it would race a process that opened it and waits to lock it.
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "DirLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
