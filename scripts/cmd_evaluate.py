@@ -13,6 +13,8 @@ import csv
 import io
 from pathlib import Path
 
+from scripts.cmd_play import check_output_file, seed_arg
+
 
 def _checkpoint(path: str) -> Path:
     p = Path(path)
@@ -39,6 +41,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from tenk_env.io import atomic_write_text
     from tenk_env.rules import load_ruleset
 
+    if args.csv:  # checked before the games: a path that cannot be written would lose them
+        check_output_file(args.csv, "--csv", "eval.csv")
     path = _checkpoint(args.checkpoint)
     agent = PPOAgent.load(path)
     meta = agent.meta
@@ -85,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--games", type=int, default=2000, help="games per opponent, half in each seat (default 2000)")
     s.add_argument("--opponents", nargs="+", metavar="SPEC",
                    help="agent specs (default: random hold:300 dicenow, and optimal where it plays the ruleset)")
-    s.add_argument("--seed", type=int, default=2024, help="dice seed (default 2024, the trainer's eval seed)")
+    s.add_argument("--seed", type=seed_arg, default=2024, help="dice seed (default 2024, the trainer's eval seed)")
     s.add_argument("--workers", type=int, default=0, help="processes (default: up to 2)")
     s.add_argument("--rules", help="ruleset (default: the one the checkpoint was trained on; another is refused)")
     s.add_argument("--players", type=int, default=0, help="players (default: the checkpoint's)")

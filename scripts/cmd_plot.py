@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from scripts.cmd_play import check_output_dir
+
 __all__ = ["read_scalars", "plot_run"]
 
 
@@ -156,6 +158,8 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_dir(args.out, "--out")
     for p in plot_run(args.run, args.out):
         print(p)
     return 0

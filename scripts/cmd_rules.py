@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 from rich.table import Table
 
 from scripts.cli import console
+from scripts.cmd_play import check_output_dir
 from tenk_env.rules import PRESETS, load_ruleset
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
     if args.write_configs:
-        out = Path(args.write_configs)
+        out = check_output_dir(args.write_configs, "--write-configs")
         for name, r in PRESETS.items():
             r.save(out / f"{name}.yaml")
         console.print(f"wrote {len(PRESETS)} presets to {out}/")

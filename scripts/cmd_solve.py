@@ -6,19 +6,20 @@ import argparse
 import csv
 import io
 import time
-from pathlib import Path
 
 from rich.table import Table
 
 from scripts.cli import console
+from scripts.cmd_play import check_output_file
 from tenk_env.io import atomic_write_text
-from tenk_env.rules import load_ruleset
+from tenk_env.rules import did_you_mean, load_ruleset
 
 
 def cmd_turn(args: argparse.Namespace) -> int:
     from tenk_env.solve import solve_turn
 
     r = load_ruleset(args.ruleset)
+    out = check_output_file(args.out or f"runs/solve/{r.name}-turn.csv", "--out", f"{r.name}-turn.csv")
     t0 = time.perf_counter()
     sol = solve_turn(r, cache=not args.no_cache)
     secs = time.perf_counter() - t0
@@ -43,7 +44,6 @@ def cmd_turn(args: argparse.Namespace) -> int:
         t.add_row(str(n), shown, "yes" if pure else "no")
         rows.append((n, "" if thr >= cap else thr, pure))
     console.print(t)
-    out = Path(args.out or f"runs/solve/{r.name}-turn.csv")
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["ruleset", r.name, "hash", r.hash])
@@ -59,6 +59,8 @@ def cmd_game(args: argparse.Namespace) -> int:
     from tenk_env.solve import cache_dir, plot_policy, solve_game
 
     r = load_ruleset(args.ruleset)
+    if args.plot:
+        check_output_file(args.plot, "--plot", f"{r.name}-policy.png")
     t0 = time.perf_counter()
     sol = solve_game(r, cache=not args.no_cache)
     secs = time.perf_counter() - t0
@@ -85,6 +87,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tenk_env.solve import evaluate
 
     r = load_ruleset(args.ruleset)
+    for p in (args.a, args.b):  # before the game solve, which takes minutes
+        _check_policy(p)
     e = evaluate(r, args.a, args.b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
     t.add_column(f"{e.a} moves first", justify="right")
@@ -94,6 +98,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     console.print(t)
     console.print(f"({e.seconds:.1f} s)")
     return 0
+
+
+def _check_policy(name: str) -> None:
+    """Refuse a policy name the exact evaluator does not know (tenk_env.solve.evaluate)."""
+    if name in ("optimal", "maxscore"):
+        return
+    if name.startswith("hold:"):
+        arg = name.split(":", 1)[1]
+        if not (arg.isdigit() and arg.isascii()):
+            raise ValueError(f"policy {name!r}: the bar of hold:N must be a whole number of points >= 0, "
+                             "e.g. hold:300")
+        return
+    raise ValueError(f"policy {name!r}{did_you_mean(name, ('optimal', 'maxscore', 'hold:300'))}: the exact "
+                     "evaluator follows optimal, maxscore or hold:N (bank at a turn total of N points)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -41,12 +41,18 @@ def read_yaml_mapping(path: Path, what: str, error: type[Exception], missing_hin
     import yaml
 
     path = Path(path)
+    if path.is_dir():
+        raise error(f"{what} file {str(path)!r} is a directory, not a file; {missing_hint}")
     if not path.is_file():
         raise error(f"{what} file {str(path)!r} does not exist; {missing_hint}")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise error(f"{what} file {str(path)!r} is not valid YAML: {e}") from None
+    except UnicodeDecodeError:
+        raise error(f"{what} file {str(path)!r} is not a text file (YAML); {missing_hint}") from None
+    except OSError as e:
+        raise error(f"{what} file {str(path)!r} cannot be read: {e.strerror}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from tenk_env.game import Game
+from tenk_env.game import Game, IllegalMoveError
 from tenk_env.io import atomic_write_text
-from tenk_env.rules import Ruleset
+from tenk_env.rules import Ruleset, did_you_mean
 
-__all__ = ["save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError"]
+__all__ = ["save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError", "EVENT_KEYS",
+           "event_problem"]
 
 
 class ReplayError(ValueError):
@@ -28,22 +29,85 @@ def save_jsonl(events: Iterable[dict[str, Any]], path: str | Path) -> None:
     atomic_write_text(Path(path), "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
 
 
+#: the keys of every event type, as :class:`~tenk_env.game.Game` writes them: a line that lacks
+#: one is refused by name instead of failing somewhere inside the replay
+EVENT_KEYS: dict[str, tuple[str, ...]] = {
+    "start": ("rules", "hash", "players"),
+    "order_roll": ("players", "dice"),
+    "turn": ("player", "turn", "scores"),
+    "roll": ("player", "dice"),
+    "keep": ("player", "dice", "points", "turn_total", "end_turn", "hot_dice"),
+    "piggyback": ("player", "take"),
+    "bank": ("player", "points", "score"),
+    "bust": ("player", "lost"),
+    "penalty": ("player", "points", "score"),
+    "zilch": ("player", "points", "turn_total"),
+    "stop": ("player", "lost"),
+    "overshoot": ("player", "lost", "to"),
+    "instant_win": ("player",),
+    "lose_all": ("player", "lost", "turn_total"),
+    "final_round": ("player", "score"),
+    "game_over": ("winners", "scores"),
+}
+
+
+def event_problem(e: Any) -> str | None:
+    """What is wrong with the shape of one event (None if nothing): not an object, an unknown
+    type, missing keys. Values are checked by the replay."""
+    if not isinstance(e, dict):
+        return f"expected an event (a JSON object with a 'type'), got a JSON {_json_kind(e)}"
+    kind = e.get("type")
+    if kind not in EVENT_KEYS:
+        if "type" not in e:
+            return "the event has no 'type'"
+        return f"unknown event type {kind!r}{did_you_mean(str(kind), EVENT_KEYS)}"
+    missing = [k for k in EVENT_KEYS[kind] if k not in e]
+    if missing:
+        return f"the {kind!r} event lacks {', '.join(repr(k) for k in missing)}"
+    return None
+
+
+def _json_kind(v: Any) -> str:
+    return {list: "list", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(v), type(v).__name__)
+
+
 def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a record; a line that is not an event raises :class:`ReplayError` naming
+    the file, the line and what is wrong."""
     path = Path(path)
+    if path.is_dir():
+        raise ReplayError(f"game record {str(path)!r} is a directory; give the .jsonl file of one game")
     if not path.is_file():
         raise FileNotFoundError(f"game record {str(path)!r} does not exist")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise ReplayError(f"game record {str(path)!r} is not a text file (JSON lines)") from None
     out = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ReplayError(f"{path}:{i}: not a JSON line ({e})") from None
+    # One event per line, none blank (trailing ones aside): event i is line i + 1, which is
+    # how replay() names the line of an event that does not replay.
+    for i, line in enumerate(text.rstrip().splitlines(), 1):
+        if not line.strip():
+            raise ReplayError(f"{path}:{i}: blank line inside the record; a record holds one event per line")
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ReplayError(f"{path}:{i}: not a JSON line ({err})") from None
+        problem = event_problem(e)
+        if problem:
+            raise ReplayError(f"{path}:{i}: {problem}")
+        out.append(e)
     return out
 
 
 def replay(events: list[dict[str, Any]]) -> Game:
-    """Rebuild a game from its record, checking every outcome. Returns the replayed game."""
+    """Rebuild a game from its record, checking every outcome. Returns the replayed game,
+    which is not over when the record ends early (a file cut short, an abandoned game)."""
+    for i, e in enumerate(events):
+        problem = event_problem(e)
+        if problem:
+            raise ReplayError(f"event {i} (line {i + 1}): {problem}")
     if not events or events[0].get("type") != "start":
         raise ReplayError("a game record starts with a 'start' event holding the ruleset")
     head = events[0]
@@ -53,18 +117,19 @@ def replay(events: list[dict[str, Any]]) -> Game:
     game = Game(rules, head["players"])
     for i, e in enumerate(events[1:], 1):
         kind = e.get("type")
-        if kind in ("order_roll", "roll"):
-            game.roll(e["dice"])
-        elif kind == "keep":
-            game.act(e["dice"], e["end_turn"])
-        elif kind == "piggyback":
-            game.piggyback(e["take"])
-        else:
-            continue
+        try:
+            if kind in ("order_roll", "roll"):
+                game.roll(e["dice"])
+            elif kind == "keep":
+                game.act(e["dice"], e["end_turn"])
+            elif kind == "piggyback":
+                game.piggyback(e["take"])
+        except IllegalMoveError as err:
+            raise ReplayError(f"event {i} (line {i + 1}, {kind}) does not replay: {err}") from None
     if game.events != events:
         for i, (a, b) in enumerate(zip(game.events, events)):
             if a != b:
-                raise ReplayError(f"event {i} differs: recorded {b}, replayed {a}")
+                raise ReplayError(f"event {i} differs (line {i + 1}): recorded {b}, replayed {a}")
         raise ReplayError(f"the record has {len(events)} events, the replay {len(game.events)}")
     return game
 

@@ -17,6 +17,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -182,6 +183,46 @@ class Ruleset:
         if self.four_plus_pair_is_three_pairs and not self.three_pairs:
             raise RulesetError(f"ruleset {self.name!r}: four_plus_pair_is_three_pairs is true but "
                                "three_pairs is 0; give three_pairs a value or set it false")
+        self._check_games_can_end()
+
+    def _check_games_can_end(self) -> None:
+        """Refuse a ruleset under which no game could end. Accepted, it would surface only when a
+        tournament or a training run hits its turn limit, minutes later and blaming the agents."""
+        # Imported here: tables builds on this module.
+        from tenk_env.tables import combos, get_tables
+
+        never = ("so only a six-of-a-kind instant win could end a game" if self.six_of_a_kind_wins != "off"
+                 else "so no game could end")
+        if self.exact_finish != "off":
+            # Every change to a banked score is a sum of scoring combinations (banks, zilch
+            # pay-outs, gifts under to_lowest), a bust penalty taken off, or a reset to 0 (lose-all,
+            # a penalty larger than the score); seat 1 also starts at komi. So every score is a
+            # multiple of their gcd g (seat 1's may also be komi plus one), and the target must be.
+            g = 0
+            for v in [c.points for c in combos(self)] + [self.zilch_payout, self.bust_penalty]:
+                g = math.gcd(g, v)
+            if self.target % g and (self.target - self.komi) % g:
+                parts = ["the scoring table's points"] + [n for n in ("zilch_payout", "bust_penalty")
+                                                          if getattr(self, n)]
+                why = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else parts[0]
+                komi = f" (seat 1's: komi {self.komi} plus such a multiple)" if self.komi % g else ""
+                lo = self.target // g * g
+                raise RulesetError(
+                    f"ruleset {self.name!r}: target {self.target} cannot be reached exactly (exact_finish: "
+                    f"{self.exact_finish}): every score is a multiple of {g}, the greatest common divisor of "
+                    f"{why}{komi}, {never}; set target to a multiple of {g} (e.g. {lo} or {lo + g}) "
+                    "or exact_finish: off")
+        if self.max_rolls:
+            # A roll of all 1s, all kept (three 1s and single 1s), gives hot dice: a turn scores at
+            # least that much per roll. Only a threshold above this bound needs the full tables.
+            floor = self.max_rolls * (self.three_ones + 100 * (self.num_dice - 3))
+            for name in ("entry_threshold", "min_bank"):
+                v = getattr(self, name)
+                if v > floor and v > (reach := get_tables(self).max_turn_points(self.max_rolls)):
+                    raise RulesetError(
+                        f"ruleset {self.name!r}: {name} {v} cannot be reached in {self.max_rolls} rolls "
+                        f"(max_rolls {self.max_rolls}): the most a turn can score is {reach:,}, {never}; "
+                        f"lower {name} to {reach} or less, or raise max_rolls")
 
     # ------------------------------------------------------------------ data in and out
     def to_dict(self) -> dict[str, Any]:

@@ -87,3 +87,55 @@ def test_cli_replay(tmp_path, capsys):
     assert "-- turn 1: Ann (scores 0, 0)" in out and out.rstrip().splitlines()[-1].startswith("game over: ")
     assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().out
+
+
+def test_record_cut_at_a_line_boundary_is_reported_unfinished(tmp_path, capsys):
+    from scripts.cli import main
+
+    g = random_game(PRESETS["classic"], 2, seed=3)
+    p = tmp_path / "cut.jsonl"
+    save_jsonl(g.events[:40], p)
+    assert not replay(load_jsonl(p)).over  # the part that is there replays
+    assert main(["replay", str(p)]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"error: {p}: the record ends before the game does (turn 6, P2 to choose a keep from 2 2 2 3 4 4; " \
+           "scores 1,000, 0); the file was cut short or the game abandoned" in out
+
+
+@pytest.mark.parametrize("line,message", [
+    ("[1, 2]", "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON list"),
+    ('"roll"', "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON string"),
+    ('{"player": 0, "dice": [1]}', "g.jsonl:4: the event has no 'type'"),
+    ('{"type": "rol", "player": 0}', "g.jsonl:4: unknown event type 'rol' (did you mean 'roll'?)"),
+    ('{"type": "keep", "player": 0, "dice": [1], "points": 100, "turn_total": 100}',
+     "g.jsonl:4: the 'keep' event lacks 'end_turn', 'hot_dice'"),
+    ("", "g.jsonl:4: blank line inside the record"),
+], ids=["list", "string", "no-type", "unknown-type", "missing-keys", "blank"])
+def test_malformed_line_names_the_line_and_the_problem(line, message, tmp_path, capsys):
+    from scripts.cli import main
+
+    g = random_game(PRESETS["classic"], 2, seed=3)
+    lines = [json.dumps(e) for e in g.events]
+    p = tmp_path / "g.jsonl"
+    p.write_text("\n".join(lines[:3] + [line] + lines[3:]) + "\n")
+    with pytest.raises(ReplayError) as e:
+        load_jsonl(p)
+    assert message in str(e.value)
+    assert main(["replay", str(p)]) == 2
+    assert message in " ".join(capsys.readouterr().out.split())
+
+
+def test_events_that_do_not_replay_name_the_event_and_line():
+    g = random_game(PRESETS["classic"], 2, seed=3)
+    events = [dict(e) for e in g.events]
+    with pytest.raises(ReplayError, match=r"^event 3 \(line 4, roll\) does not replay: no roll is due"):
+        replay(events[:3] + [{"type": "roll", "player": 0, "dice": [1, 2, 3]}] + events[3:])
+    with pytest.raises(ReplayError, match=r"^event 2 \(line 3\): the 'roll' event lacks 'dice'"):
+        replay(events[:2] + [{"type": "roll", "player": 0}] + events[3:])
+    with pytest.raises(ReplayError, match=r"^event 1 \(line 2\): expected an event .*got a JSON list"):
+        replay(events[:1] + [[1, 2]] + events[1:])
+
+
+def test_a_directory_is_not_a_record(tmp_path):
+    with pytest.raises(ReplayError, match="is a directory; give the .jsonl file of one game"):
+        load_jsonl(tmp_path)

@@ -104,3 +104,47 @@ def test_cli_rules_and_odds(capsys, tmp_path):
     assert "unknown ruleset preset 'nope'" in capsys.readouterr().out
     assert main(["rules", "--write-configs", str(tmp_path)]) == 0
     assert yaml.safe_load((tmp_path / "walnut.yaml").read_text())["three_pairs"] == 0
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # rich wraps long lines
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"exact_finish": "forfeit", "target": 10_025},
+     "target 10025 cannot be reached exactly (exact_finish: forfeit): every score is a multiple of 50, the "
+     "greatest common divisor of the scoring table's points, so no game could end; set target to a multiple "
+     "of 50 (e.g. 10000 or 10050) or exact_finish: off"),
+    ({"exact_finish": "to_lowest", "target": 10_010, "komi": 30, "bust_penalty": 100},
+     "every score is a multiple of 50, the greatest common divisor of the scoring table's points and "
+     "bust_penalty (seat 1's: komi 30 plus such a multiple), so no game could end"),
+    ({"exact_finish": "forfeit", "target": 1_010, "six_of_a_kind_wins": "any"},
+     "so only a six-of-a-kind instant win could end a game"),
+    ({"max_rolls": 3, "min_bank": 30_000},
+     "min_bank 30000 cannot be reached in 3 rolls (max_rolls 3): the most a turn can score is 24,000, "
+     "so no game could end; lower min_bank to 24000 or less, or raise max_rolls"),
+    ({"num_dice": 5, "max_rolls": 1, "entry_threshold": 1000, "three_ones": 300, "multiples": "none",
+      "straight": 0, "three_pairs": 0},  # best roll: three 6s and two 1s
+     "entry_threshold 1000 cannot be reached in 1 rolls (max_rolls 1): the most a turn can score is 800"),
+], ids=["exact-target", "exact-target-komi", "instant-win-only", "min-bank", "entry-threshold"])
+def test_rulesets_whose_games_cannot_end_are_refused(changes, message, tmp_path, capsys):
+    with pytest.raises(RulesetError, match="^ruleset 'classic': ") as e:
+        PRESETS["classic"].replace(**changes)
+    assert message in str(e.value)
+    # refused where a ruleset file is loaded, before any game is played
+    p = tmp_path / "never.yaml"
+    p.write_text(yaml.safe_dump({"base": "classic", **changes}))
+    assert main(["rules", str(p)]) == 2
+    assert message.replace("'classic'", "'never'") in _flat(capsys.readouterr().out)
+
+
+def test_rulesets_whose_games_can_end_are_accepted():
+    for r in PRESETS.values():
+        r.replace(exact_finish="forfeit")  # every preset's target is a multiple of 50
+    c = PRESETS["classic"]
+    c.replace(exact_finish="forfeit", target=10_025, bust_penalty=25)  # a penalty takes 25 off
+    c.replace(exact_finish="forfeit", target=10_025, three_pairs=775)  # 775 + 50s
+    c.replace(exact_finish="to_lowest", target=10_025, komi=25)  # seat 1 starts at 25
+    c.replace(target=10_025)  # without exact finish any total at or past the target counts
+    c.replace(max_rolls=3, min_bank=24_000)  # three rolls of six 1s
+    PRESETS["inform_five_dice"].replace(entry_threshold=12_000)  # three rolls of five 1s
