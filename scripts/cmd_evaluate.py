@@ -13,7 +13,7 @@ import csv
 import io
 from pathlib import Path
 
-from scripts.cmd_play import check_output_file, seed_arg
+from scripts.args import check_output_file, seed_arg
 
 
 def _checkpoint(path: str) -> Path:

@@ -1,63 +1,12 @@
-"""`tenk play`: play Ten Thousand in the terminal against any agents.
-
-Also home to the argument checks the commands share: :func:`seed_arg` (``--seed``),
-:func:`check_output_file` and :func:`check_output_dir` (where a command writes when its work
-is done: checked before the work starts).
-"""
+"""`tenk play`: play Ten Thousand in the terminal against any agents."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from pathlib import Path
 
-
-def seed_arg(text: str) -> int:
-    """argparse ``type`` of ``--seed``: an integer >= 0 (numpy's generators take no negative
-    seed, and would say so in their own words only once the work starts)."""
-    try:
-        seed = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a seed >= 0, e.g. --seed 7") from None
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"{seed} is negative; give a seed >= 0, e.g. --seed {-seed}")
-    return seed
-
-
-def check_output_file(path: str | Path, what: str, example: str) -> Path:
-    """Fail now, before the work, if ``path`` could not be written as a file afterwards (the
-    result would be lost): a directory or a device there, a parent that is a file, a place
-    without write permission. ``example`` is a file name to suggest inside a directory."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{what} {str(path)!r} is a directory; give a file path, e.g. {str(path / example)!r}")
-    if path.exists() and not path.is_file():
-        raise ValueError(f"{what} {str(path)!r} exists and is not a regular file; give another path")
-    _check_writable(path, path.absolute().parent, what)
-    return path
-
-
-def check_output_dir(path: str | Path, what: str) -> Path:
-    """Like :func:`check_output_file`, for a directory that files are written in."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{what} {str(path)!r} is a file, not a directory; give a directory (files are "
-                         "written inside it)")
-    _check_writable(path, path.absolute(), what)
-    return path
-
-
-def _check_writable(path: Path, folder: Path, what: str) -> None:
-    # The writers create missing folders (tenk_env.io.atomic_write_bytes): the nearest one that
-    # exists must be a directory we may write in.
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ValueError(f"{what} {str(path)!r} cannot be written: {str(folder)!r} is a file, not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {str(path)!r} cannot be written: no permission to write in {str(folder)!r}; "
-                         "give a path in a directory you can write to")
+from scripts.args import check_output_file, seed_arg
 
 
 def cmd_play(args: argparse.Namespace) -> int:

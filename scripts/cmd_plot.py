@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.cmd_play import check_output_dir
+from scripts.args import check_output_dir
 
 __all__ = ["read_scalars", "plot_run"]
 

@@ -6,7 +6,7 @@ import argparse
 from rich.table import Table
 
 from scripts.cli import console
-from scripts.cmd_play import check_output_dir
+from scripts.args import check_output_dir
 from tenk_env.rules import PRESETS, load_ruleset
 
 

@@ -10,7 +10,7 @@ import time
 from rich.table import Table
 
 from scripts.cli import console
-from scripts.cmd_play import check_output_file
+from scripts.args import check_output_file
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import did_you_mean, load_ruleset
 

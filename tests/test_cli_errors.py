@@ -66,7 +66,7 @@ def test_output_directories_are_checked(afile, capsys):
 
 
 def test_paths_that_can_be_written_pass(tmp_path, afile):
-    from scripts.cmd_play import check_output_dir, check_output_file
+    from scripts.args import check_output_dir, check_output_file
 
     assert check_output_file(tmp_path / "new" / "deeper" / "g.jsonl", "--save", "g.jsonl").name == "g.jsonl"
     check_output_file(afile, "--save", "g.jsonl")  # an existing file is replaced
