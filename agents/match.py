@@ -223,7 +223,8 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
 _WORKER_AGENTS: list[Policy] = []
 
 
-def _init_worker(agents: Sequence["str | Policy"], pool_worker: bool = False) -> None:
+def _init_worker(agents: Sequence["str | Policy"], pool_worker: bool = False,
+                 parent: int | None = None) -> None:
     global _WORKER_AGENTS
     if pool_worker:
         # Ctrl-C reaches the whole process group; only the parent should handle it (stop
@@ -231,7 +232,51 @@ def _init_worker(agents: Sequence["str | Policy"], pool_worker: bool = False) ->
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if parent is not None:
+            _die_with_parent(parent)
     _WORKER_AGENTS = [make_agent(a) for a in agents]
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this pool worker when ``parent`` (the process that started the pool) dies, however
+    it dies. A parent killed with ``kill -9`` cannot shut its pool down, and its workers
+    would finish their chunk and then wait forever for work that never comes.
+
+    On Linux the kernel kills the worker when its parent process exits (``PR_SET_PDEATHSIG``).
+    That covers the fork start method; under forkserver the worker's parent is the fork
+    server (which exits when the pool's process does), and the parent may already have died
+    before this runs, so a watchdog thread also checks every half second that the worker
+    was not re-parented and that ``parent`` is alive, on every platform."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            PR_SET_PDEATHSIG = 1
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to call: the watchdog alone does it
+            pass
+    ppid = os.getppid()
+
+    def orphaned() -> bool:
+        if os.getppid() != ppid:
+            return True
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, owned by someone else (pid reuse): keep going
+            pass
+        return False
+
+    def watch() -> None:
+        while not orphaned():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def _work(task: dict[str, Any]) -> tuple[Any, Chunk]:
@@ -277,7 +322,7 @@ def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"]
                 raise AgentError(f"agent {agent_label(a)!r} cannot be sent to worker processes ({e}); "
                                  "give it as a spec string or use workers=1") from None
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
-                             initializer=_init_worker, initargs=(list(agents), True)) as pool:
+                             initializer=_init_worker, initargs=(list(agents), True, os.getpid())) as pool:
         pending = {pool.submit(_work, t) for t in tasks}
         try:
             while pending:
@@ -403,11 +448,35 @@ def table_result(labels: Sequence[str], c: Chunk) -> TableResult:
 
 
 # --------------------------------------------------------------------------- entry points
+#: memory the per-game results of one match or tournament may take: the bound on games
+#: (a typo such as 1,000,000,000 games is refused at once, not after exhausting memory)
+MEMORY_BUDGET = 4 << 30
+
+
+def game_bytes(n: int) -> int:
+    """Bytes a match keeps per game of ``n`` players: a :class:`Chunk` row (seating, turns,
+    first, and scores, win, agent_turns, busts per player, 8 bytes each), twice (the
+    chunks, then their concatenation)."""
+    return 2 * 8 * (3 + 4 * n)
+
+
 def _deals(games: int, n: int) -> int:
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
         raise ValueError(f"games = {games!r}: a seat-balanced match needs at least 2 games (one deal "
                          "played in both seat orders)")
-    return -(-int(games) // n)
+    deals = -(-int(games) // n)
+    most = MEMORY_BUDGET // game_bytes(n) // n
+    if deals > most:
+        raise ValueError(f"games = {int(games):,}: a match keeps a row of results per game in memory "
+                         f"({game_bytes(n)} bytes each), so it would need {deals * n * game_bytes(n) / 1e9:,.1f} GB; "
+                         f"give at most {most * n:,} games (a {MEMORY_BUDGET >> 30} GiB budget)")
+    return deals
+
+
+def _seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed = {seed!r}: give a whole number at least 0")
+    return int(seed)
 
 
 def chunk_tasks(key_prefix: Any, rules: Ruleset, agent_idx: Sequence[int], seed: int, deals: int,
@@ -539,6 +608,7 @@ def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", gam
     pickle); the result is the same for any ``workers``."""
     rules = load_ruleset(rules)
     deals = _deals(games, 2)
+    seed = _seed(seed)
     labels = [agent_label(a), agent_label(b)]
     return _play("m", rules, [a, b], deals, seed, workers, progress, backend, save_games, save_dir,
                  lambda c, dt, engine: match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=dt,
@@ -551,8 +621,8 @@ def play_table(rules: "Ruleset | str", agents: Sequence["str | Policy"], games: 
     rotations (``games`` rounded up to a multiple of N); ``backend`` as in :func:`play_match`."""
     rules = load_ruleset(rules)
     labels = [agent_label(x) for x in agents]
-    return _play("t", rules, list(agents), _deals(games, len(agents)), seed, workers, progress, backend, 0, None,
-                 lambda c, dt, engine: table_result(labels, c))
+    return _play("t", rules, list(agents), _deals(games, len(agents)), _seed(seed), workers, progress, backend, 0,
+                 None, lambda c, dt, engine: table_result(labels, c))
 
 
 def _play(prefix: str, rules: Ruleset, agents: list, deals: int, seed: int, workers: int, progress: bool,

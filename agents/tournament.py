@@ -28,12 +28,22 @@ Output under ``out/NAME/`` (every file written atomically):
   players, backend). A rerun with the same name resumes only if this matches.
 * ``chunks/``: per-chunk game results, saved as each finishes; a rerun plays only the
   missing chunks (so an interrupted tournament resumes where it stopped, and the result is
-  identical to an uninterrupted run's).
-* ``results.csv`` (one row per table, or per table and agent for N players),
-  ``results.json`` (everything, with the ruleset, its hash, the agent specs, the seeds and
-  the package versions), ``ratings.csv``, ``heatmap.png`` (how often the row agent placed
-  above the column agent), ``ratings.png``.
+  identical to an uninterrupted run's). A chunk is a cache keyed by content: its table's
+  agents, the SHA-256 of the file of each agent that plays from one (``ppo:PATH``), the
+  ruleset's hash, the seed, its deals and the engine that played it. A saved chunk that
+  does not match (a checkpoint replaced at the same path) or is damaged is named in a note
+  and replayed; the others are reused.
+* ``results.csv`` (one row per table, or per table and agent for N players, with the engine
+  that played it and the checkpoints' hashes), ``results.json`` (everything, with the
+  ruleset, its hash, the agent specs and their files' hashes, the seeds and the package
+  versions), ``ratings.csv``, ``heatmap.png`` (how often the row agent placed above the
+  column agent), ``ratings.png``.
 * ``games/``: records of the first ``save_games`` games of each table (``tenk replay``).
+* ``.lock``: held while a run plays (one writer per tournament directory).
+
+Interrupting (Ctrl-C, ``kill -9``, a crash) at any point is safe: every file is written
+atomically, worker processes die with their parent, and rerunning the same command plays
+only what is missing.
 """
 
 from __future__ import annotations
@@ -54,11 +64,13 @@ import numpy as np
 
 from agents.base import make_agent
 from agents.match import (
-    BACKENDS, CHUNK_DEALS, Chunk, MatchResult, agent_label, chunk_tasks, default_workers, match_result,
-    run_tasks, seatings, table_result, task_engines, wilson, _Progress,
+    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, MatchResult, agent_label, chunk_tasks, default_workers,
+    match_result, run_tasks, seatings, table_result, task_engines, wilson, _Progress,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
-from tenk_env.io import atomic_write_bytes, atomic_write_text, read_yaml_mapping
+from tenk_env.io import (
+    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, file_sha256, read_json, read_yaml_mapping,
+)
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 
 __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
@@ -68,6 +80,15 @@ __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "
 ELO = 400 / math.log(10)
 #: 2: deals are dice keys (agents.play.KeyedDice, the batched engine's dice); 1 used SeatDice
 FORMAT = 2
+#: peak memory of the ratings fit per comparison (a pair of players in one game), the per-game
+#: results included: statsmodels' GLM with cluster-robust covariance holds several copies of
+#: its design matrix. Measured 1.1 to 1.8 kB for 2 to 10 agents; with MEMORY_BUDGET it bounds
+#: the games a tournament may hold.
+COMPARISON_BYTES = 2_000
+#: agents whose behaviour comes from the file their spec names (``ppo:PATH``): their games
+#: are keyed by a hash of the file's bytes, not by the spec text, which stays the same when
+#: the file is replaced
+FILE_AGENTS = ("ppo",)
 
 
 class ConfigError(ValueError):
@@ -142,14 +163,25 @@ class TournamentConfig:
         dup = sorted({a for a in self.agents if self.agents.count(a) > 1})
         if dup:
             raise ConfigError(f"{src}: agent {dup[0]!r} is listed twice; give each agent once")
-        self.players = whole("players", MIN_PLAYERS, MAX_PLAYERS)
-        if len(self.agents) < self.players:
-            raise ConfigError(f"{src}: {len(self.agents)} agent(s) for {self.players}-player tables: give at "
-                              f"least {self.players} agents")
-        if isinstance(self.games, bool) or not isinstance(self.games, (int, np.integer)) or self.games < 2:
-            raise ConfigError(f"{src}: games = {self.games!r}: give a whole number of at least 2 (games per "
-                              "table; each deal is played in every seat order)")
+        self.players = n = whole("players", MIN_PLAYERS, MAX_PLAYERS)
+        if len(self.agents) < n:
+            raise ConfigError(f"{src}: {len(self.agents)} agent(s) for {n}-player tables: give at "
+                              f"least {n} agents")
+        # Two deals at least: the ratings' intervals are clustered by deal, and one cluster has none.
+        if isinstance(self.games, bool) or not isinstance(self.games, (int, np.integer)) or self.games < 2 * n:
+            raise ConfigError(f"{src}: games = {self.games!r}: give a whole number of at least {2 * n} (games per "
+                              f"table: two deals at least, each played in every seat order)")
         self.games = int(self.games)
+        # Bound the memory before any work: every game is kept, and rated at the end.
+        tables, pairs = math.comb(len(self.agents), n), math.comb(n, 2)
+        deals, most = -(-self.games // n), MEMORY_BUDGET // COMPARISON_BYTES // (tables * n * pairs)
+        if deals > most:
+            raise ConfigError(
+                f"{src}: games = {self.games!r}: {tables} table{'s' if tables > 1 else ''} of {self.games:,} games "
+                f"would need about {tables * deals * n * pairs * COMPARISON_BYTES / 1e9:,.0f} GB of memory (the "
+                f"per-game results and the ratings fit take about {COMPARISON_BYTES:,} bytes per pair of players "
+                f"in a game); give at most {most * n:,} games per table for {len(self.agents)} agents at "
+                f"{n}-player tables (a {MEMORY_BUDGET >> 30} GiB budget)")
         self.seed = whole("seed", 0)
         self.workers = whole("workers", 1, 64)
         self.save_games = whole("save_games", 0)
@@ -327,6 +359,8 @@ class TournamentResult:
     files: dict[str, Path] = field(default_factory=dict)
     played_now: int = 0                 #: games played by this run (the rest were resumed)
     engines: list[str] = field(default_factory=list)  #: per table: "batched", "scalar" or both
+    agent_sha256: list[str | None] = field(default_factory=list)  #: per agent: its file's hash (or None)
+    notes: list[str] = field(default_factory=list)    #: what this run found and did about it (stale chunks)
 
 
 def _safe(label: str) -> str:
@@ -345,32 +379,99 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _manifest(cfg: TournamentConfig, rules: Ruleset, deals: int, backend: str) -> dict[str, Any]:
+def agent_file(spec: "str | Any") -> Path | None:
+    """The file an agent's behaviour comes from (a ``ppo:PATH`` checkpoint), or None."""
+    if not isinstance(spec, str):
+        return None
+    name, _, arg = spec.partition(":")
+    return Path(arg) if name in FILE_AGENTS and arg else None
+
+
+def agent_sha256(spec: "str | Any") -> str | None:
+    """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes, or None for
+    agents that their spec defines alone."""
+    path = agent_file(spec)
+    return file_sha256(path) if path is not None else None
+
+
+#: manifest keys checked chunk by chunk rather than for the whole tournament: a changed
+#: checkpoint makes only the tables it plays in stale
+_PER_CHUNK = ("agent_sha256",)
+_MANIFEST_FIX = ("delete it and run again to rebuild it from this run's settings (each saved chunk is checked "
+                 "against them, and only those that match are reused), or pass --fresh to replay every game")
+
+
+def _manifest(cfg: TournamentConfig, rules: Ruleset, deals: int, backend: str,
+              sha: Sequence[str | None]) -> dict[str, Any]:
     return {"format": FORMAT, "rules": rules.to_dict(), "rules_hash": rules.hash, "agents": list(cfg.agents),
-            "players": cfg.players, "games": cfg.games, "deals": deals, "seed": cfg.seed, "backend": backend,
-            "chunk_deals": CHUNK_DEALS}
+            "agent_sha256": list(sha), "players": cfg.players, "games": cfg.games, "deals": deals,
+            "seed": cfg.seed, "backend": backend, "chunk_deals": CHUNK_DEALS}
+
+
+def _read_chunk(path: Path, n: int) -> tuple[dict[str, Any], Chunk]:
+    """A saved chunk file of an ``n``-player table; :class:`StateFileError` naming the file
+    when it is damaged (not JSON, missing keys, wrong types or sizes)."""
+    saved = read_json(path, "saved chunk")
+    try:
+        c = Chunk.from_json(saved["chunk"])
+        g = (c.stop - c.start) * n
+        shapes = {"seating": (g,), "scores": (g, n), "win": (g, n), "turns": (g,), "agent_turns": (g, n),
+                  "busts": (g, n), "first": (g,)}
+        wrong = [k for k, shape in shapes.items() if getattr(c, k).shape != shape]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} {'hold' if len(wrong) > 1 else 'holds'} the wrong number of "
+                             f"games for deals {c.start} to {c.stop - 1}")
+    except (KeyError, TypeError, ValueError) as e:
+        why = f"no {e.args[0]!r}" if isinstance(e, KeyError) else str(e)
+        raise StateFileError(f"saved chunk {str(path)!r} is damaged ({why})") from None
+    return saved, c
 
 
 def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool = False,
-                   on_chunk: Callable[[int, int], None] | None = None, write: bool = True) -> TournamentResult:
+                   on_chunk: Callable[[int, int], None] | None = None, write: bool = True,
+                   log: Callable[[str], None] | None = None) -> TournamentResult:
     """Play (or resume) a tournament and write its outputs. ``fresh`` deletes the saved
     chunks of a tournament of the same name first. ``on_chunk(done, total)`` runs after each
-    chunk is saved (the tests interrupt from it)."""
+    chunk is saved (the tests interrupt from it). ``log(note)`` gets each note on what the
+    run found (stale or damaged chunks replayed), as it finds it; they are also in
+    ``result.notes``.
+
+    One run at a time per tournament directory: a second gets :class:`~tenk_env.io.LockedError`
+    naming the first (two would play the same chunks and race on every file)."""
     rules = cfg.validate()
+    out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
+    with DirLock(out_dir, "tournament directory"):
+        return _run(cfg, rules, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk, write=write, log=log)
+
+
+def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool, fresh: bool,
+         on_chunk: Callable[[int, int], None] | None, write: bool,
+         log: Callable[[str], None] | None) -> TournamentResult:
     n = cfg.players
     deals = -(-cfg.games // n)
     labels = [agent_label(a) for a in cfg.agents]
+    sha = [agent_sha256(a) for a in cfg.agents]
     tables = list(itertools.combinations(range(len(labels)), n))
-    out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
     chunk_dir = out_dir / "chunks"
-    manifest = _manifest(cfg, rules, deals, cfg.backend)
+    manifest = _manifest(cfg, rules, deals, cfg.backend, sha)
     mpath = out_dir / "manifest.json"
+    notes: list[str] = []
+
+    def note(msg: str) -> None:
+        notes.append(msg)
+        if log:
+            log(msg)
+
     if fresh and chunk_dir.is_dir():
         for f in chunk_dir.glob("t*-d*.json"):
             f.unlink()
+    # A run killed inside an atomic write leaves its temporary file; the lock says no one else writes here.
+    for d in (out_dir, chunk_dir):
+        for f in d.glob(".*.tmp"):
+            f.unlink(missing_ok=True)
     if mpath.is_file() and not fresh:
-        old = json.loads(mpath.read_text())
-        diff = [k for k in manifest if old.get(k) != manifest[k]]
+        old = read_json(mpath, "tournament manifest", fix=_MANIFEST_FIX)
+        diff = [k for k in manifest if k not in _PER_CHUNK and old.get(k) != manifest[k]]
         if old.get("format") != FORMAT:
             raise ConfigError(f"{out_dir} holds a tournament of format {old.get('format')} (this version plays "
                               f"format {FORMAT}: other dice deals), which cannot be resumed; pass --fresh to "
@@ -388,20 +489,54 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
         table_tasks.append(chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl))
     every = [x for tt in table_tasks for x in tt]
     engine_of = dict(zip((x["key"] for x in every), task_engines(every, cfg.agents, cfg.backend)))
-    engines = ["+".join(sorted({engine_of[x["key"]] for x in tt})) for tt in table_tasks]
     tasks, chunks = [], {}
+    played_on: dict[Any, str] = {}                   # the engine that played each chunk
+    changed: dict[int, tuple[set, set]] = {}          # agent -> (hashes its stale chunks hold, tables)
+    foreign: dict[str, list[Path]] = {}               # why a chunk is not this tournament's -> chunks
     for t, table in enumerate(tables):
         tl = [labels[a] for a in table]
         for task in table_tasks[t]:
+            key = task["key"]
             path = chunk_dir / f"t{t:03d}-d{task['start']:07d}.json"
             if path.is_file():
-                saved = json.loads(path.read_text())
-                if saved.get("agents") != tl or saved.get("rules_hash") != rules.hash or saved.get("seed") != cfg.seed:
-                    raise ConfigError(f"{path} does not belong to this tournament; delete it or pass --fresh")
-                chunks[task["key"]] = Chunk.from_json(saved["chunk"])
-            else:
-                task["path"] = path
-                tasks.append(task)
+                try:
+                    saved, chunk = _read_chunk(path, n)
+                except StateFileError as e:
+                    note(f"{e}: a saved chunk only caches played games, so replaying it")
+                    saved = None
+                if saved is not None:
+                    # Older chunks do not record their engine: the one this run picks is the
+                    # one that played them (the manifest holds the backend).
+                    engine = saved.get("engine", engine_of[key])
+                    held = saved.get("agent_sha256")
+                    if not (isinstance(held, list) and len(held) == n):
+                        held = [None] * n       # not recorded (an older version): stale for file agents
+                    differ = [k for k, ok in (("agents", saved.get("agents") == tl),
+                                              ("ruleset", saved.get("rules_hash") == rules.hash),
+                                              ("seed", saved.get("seed") == cfg.seed),
+                                              ("deals", (chunk.start, chunk.stop) == (task["start"], task["stop"])),
+                                              ("engine", engine == engine_of[key])) if not ok]
+                    stale = [(a, h) for a, h in zip(table, held) if h != sha[a]]
+                    if differ:
+                        foreign.setdefault(", ".join(differ), []).append(path)
+                    elif stale:
+                        for a, h in stale:
+                            changed.setdefault(a, (set(), set()))[0].add(h)
+                            changed[a][1].add(t)
+                    else:
+                        chunks[key] = chunk
+                        played_on[key] = engine
+                        continue
+            task["path"] = path
+            tasks.append(task)
+    for a, (held, ts) in changed.items():
+        was = ", ".join(sorted(h or "not recorded" for h in held))
+        note(f"agent {labels[a]!r} changed since its games were saved: {agent_file(labels[a])} now has sha256 "
+             f"{sha[a]} (its saved games were played by sha256 {was}); replaying the {len(ts)} "
+             f"table{'s' if len(ts) > 1 else ''} it plays")
+    for why, paths in foreign.items():
+        note(f"{len(paths)} saved chunk{'s' if len(paths) > 1 else ''} (e.g. {paths[0]}) belong to another "
+             f"tournament ({why} differ): replaying {'them' if len(paths) > 1 else 'it'}")
 
     total_games = len(tables) * deals * n
     done_games = sum(len(c.turns) for c in chunks.values())
@@ -414,9 +549,11 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
         def saved(key, chunk: Chunk) -> None:
             t = key[0]
             atomic_write_text(paths[key], json.dumps({
-                "table": t, "agents": [labels[a] for a in tables[t]], "rules_hash": rules.hash, "seed": cfg.seed,
-                "chunk": chunk.to_json()}, separators=(",", ":")))
+                "table": t, "agents": [labels[a] for a in tables[t]], "agent_sha256": [sha[a] for a in tables[t]],
+                "rules_hash": rules.hash, "seed": cfg.seed, "engine": engine_of[key], "chunk": chunk.to_json()},
+                separators=(",", ":")))
             chunks[key] = chunk
+            played_on[key] = engine_of[key]
             bar.advance(len(chunk.turns))
             if on_chunk:
                 on_chunk(len(chunks), n_chunks)
@@ -424,16 +561,28 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
         run_tasks(tasks, list(cfg.agents), [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
                   on_done=saved)
 
-    result = summarise(cfg, rules, labels, tables, chunks, out_dir)
+    if tasks:
+        # The engines and workers read the files when they started: had one been replaced
+        # since, the games just saved could be either version's, under the old one's key.
+        for a, h in enumerate(sha):
+            if h is not None and (now := agent_sha256(cfg.agents[a])) != h:
+                raise ConfigError(f"agent {labels[a]!r} changed while the tournament was playing "
+                                  f"({agent_file(labels[a])} had sha256 {h}, now {now}): its games may mix both "
+                                  "versions; run again to replay them with the file as it is then")
+    engines = ["+".join(sorted({played_on[x["key"]] for x in tt})) for tt in table_tasks]
+    result = summarise(cfg, rules, labels, tables, chunks, out_dir, engines)
     result.played_now = total_games - done_games
-    result.engines = engines
+    result.agent_sha256 = sha
+    result.notes = notes
     if write:
         write_outputs(result)
     return result
 
 
 def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: list[tuple[int, ...]],
-              chunks: Mapping[tuple[int, int], Chunk], out_dir: Path) -> TournamentResult:
+              chunks: Mapping[tuple[int, int], Chunk], out_dir: Path,
+              engines: Sequence[str] | None = None) -> TournamentResult:
+    """The results and ratings of the chunks; ``engines[t]``: the engine(s) that played table ``t``."""
     n_agents = len(labels)
     per_table = [Chunk.concat([c for (t, _), c in chunks.items() if t == ti]) for ti in range(len(tables))]
     results: list[Any] = []
@@ -443,7 +592,8 @@ def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: 
     for ti, (table, c) in enumerate(zip(tables, per_table)):
         tl = [labels[a] for a in table]
         if len(table) == 2:
-            r = match_result(tl[0], tl[1], c, seed=cfg.seed, rules=rules)
+            r = match_result(tl[0], tl[1], c, seed=cfg.seed, rules=rules,
+                             backend=engines[ti] if engines else "scalar")
             r.seconds = 0.0
             results.append(r)
         else:
@@ -464,7 +614,8 @@ def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: 
     ratings = bradley_terry(i, j, y, labels, groups=grp)
     lo, hi = wilson(first_win, games)
     first = {"win_rate": first_win / games, "ci_low": lo, "ci_high": hi, "games": games}
-    return TournamentResult(cfg, rules, labels, tables, results, above, compared, ratings, first, out_dir)
+    return TournamentResult(cfg, rules, labels, tables, results, above, compared, ratings, first, out_dir,
+                            engines=list(engines or []))
 
 
 # --------------------------------------------------------------------------- output
@@ -476,20 +627,25 @@ def _num(x: float) -> Any:
 
 
 def result_rows(res: TournamentResult) -> list[dict[str, Any]]:
+    """One row per pairing (or per table and agent), naming the hash of each agent's file
+    (``a_sha256``, empty for agents without one) and the engine(s) that played it (``backend``)."""
+    sha = dict(zip(res.labels, res.agent_sha256 or [None] * len(res.labels)))
     rows = []
-    for table, r in zip(res.tables, res.results):
+    for t, (table, r) in enumerate(zip(res.tables, res.results)):
+        engine = res.engines[t] if res.engines else None
         if isinstance(r, MatchResult):
             d = r.to_dict()
             for k in ("seconds", "rules", "rules_hash", "seed"):
                 d.pop(k, None)
-            rows.append(d)
+            rows.append({"a": d.pop("a"), "b": d.pop("b"), "a_sha256": sha[r.a], "b_sha256": sha[r.b], **d})
         else:
             for k, a in enumerate(r.agents):
-                rows.append({"table": " vs ".join(r.agents), "agent": a, "games": r.games, "wins": r.wins[k],
-                             "win_rate": r.win_rate[k], "ci_low": r.ci_low[k], "ci_high": r.ci_high[k],
-                             "mean_score": r.mean_score[k], "points_per_turn": r.points_per_turn[k],
-                             "bust_rate": r.bust_rate[k], "mean_turns": r.mean_turns,
-                             "first_seat_win_rate": r.first_seat_win_rate})
+                rows.append({"table": " vs ".join(r.agents), "agent": a, "agent_sha256": sha[a], "games": r.games,
+                             "wins": r.wins[k], "win_rate": r.win_rate[k], "ci_low": r.ci_low[k],
+                             "ci_high": r.ci_high[k], "mean_score": r.mean_score[k],
+                             "points_per_turn": r.points_per_turn[k], "bust_rate": r.bust_rate[k],
+                             "mean_turns": r.mean_turns, "first_seat_win_rate": r.first_seat_win_rate,
+                             "backend": engine})
     return rows
 
 
@@ -513,7 +669,9 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
     doc = {
         "name": out.name, "format": FORMAT, "versions": _versions(),
         "rules": res.rules.to_dict(), "rules_hash": res.rules.hash,
-        "agents": list(cfg.agents), "players": cfg.players, "games_per_table": res.results[0].games,
+        "agents": list(cfg.agents),
+        "agent_sha256": {a: h for a, h in zip(cfg.agents, res.agent_sha256) if h is not None},
+        "players": cfg.players, "games_per_table": res.results[0].games,
         "seed": cfg.seed,
         "deal_seeds": "deal d of every table: dice key agents.match.deal_key(seed, d) (the first 64 bits of "
                       "numpy SeedSequence(seed, spawn_key=(d,))), played in every rotation of the seats with "

@@ -75,6 +75,10 @@ def render(res, console) -> None:
         used = ", ".join(f"{k} engine: {v} table{'s' if v > 1 else ''}" for k, v in sorted(Counter(res.engines).items()))
         note = "; game records always come from the scalar engine" if any("+" in e for e in res.engines) else ""
         console.print(f"played on the {used} (backend {cfg.backend}{note})", highlight=False)
+    for a, h in zip(cfg.agents, res.agent_sha256):
+        if h is not None:
+            # which version of the file played: results are keyed by it, not by the path
+            console.print(f"{a}: sha256 {h}", highlight=False, markup=False)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -94,7 +98,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         cfg = TournamentConfig.from_dict({k: v for k, v in overrides.items() if v is not None},
                                          source="command line")
     try:
-        res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh)
+        res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh,
+                             log=lambda note: console.print(f"note: {note}", highlight=False, markup=False))
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: finished chunks are saved; rerun the same command to resume")
         return 130

@@ -255,7 +255,9 @@ def test_tables_without_batched_forms_go_to_the_scalar_engine_with_the_same_resu
     auto = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
     scalar = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "s"), "backend": "scalar"}))
     assert auto.engines == ["scalar", "batched", "scalar"] and scalar.engines == ["scalar"] * 3
-    assert auto.results == scalar.results
+    # the same games; each row says which engine played it
+    assert [r.backend for r in auto.results] == auto.engines
+    assert [dataclasses.replace(r, backend="scalar") for r in auto.results] == scalar.results
     assert [r.elo for r in auto.ratings] == [r.elo for r in scalar.ratings]
     assert json.loads((tmp_path / "a/t/results.json").read_text())["engines"] == auto.engines
     with pytest.raises(ConfigError, match="backend = 'gpu'.*auto, batched, scalar"):
@@ -273,6 +275,14 @@ def test_resume_refuses_a_different_tournament_under_the_same_name(tmp_path):
     m.write_text(m.read_text().replace('"format": 2', '"format": 1'))
     with pytest.raises(ConfigError, match="format 1 .*format 2.*cannot be resumed.*--fresh"):
         run_tournament(TournamentConfig.from_dict({**cfg, "seed": 1}))
+    # a ruleset file edited in place is keyed by its hash: the saved games are not served for it
+    rules = tmp_path / "r.yaml"
+    rules.write_text("base: classic\ntarget: 5000\n")
+    ruled = {**cfg, "rules": str(rules), "name": "r"}
+    run_tournament(TournamentConfig.from_dict(ruled))
+    rules.write_text("base: classic\ntarget: 4000\n")
+    with pytest.raises(ConfigError, match="different tournament \\(rules, rules_hash differ\\).*--fresh"):
+        run_tournament(TournamentConfig.from_dict(ruled))
 
 
 def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
@@ -305,7 +315,8 @@ def test_config_file_and_overrides(tmp_path):
     ({"agents": ["greedy", "greedy"]}, "listed twice"),
     ({"agents": ["greedy"]}, "at least 2 agents"),
     ({"agents": AGENTS, "rules": "clasic"}, "rules: .*clasic"),
-    ({"agents": AGENTS, "games": 1}, "games = 1: give a whole number of at least 2"),
+    ({"agents": AGENTS, "games": 1}, "games = 1: give a whole number of at least 4 .*two deals"),
+    ({"agents": AGENTS, "games": 5, "players": 3}, "games = 5: give a whole number of at least 6"),
     ({"agents": AGENTS, "players": 9}, "players = 9"),
     ({"agents": AGENTS, "name": "a/b"}, "name = 'a/b'"),
 ])
@@ -334,3 +345,181 @@ def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
     bad.write_text("- dicenow\n")
     with pytest.raises(ConfigError, match="expected a mapping of tournament config fields, got list"):
         load_config(bad)
+
+
+# --------------------------------------------------------------------------- faults (issue 15)
+def _ppo_checkpoint(path, seed):
+    """An untrained PPO checkpoint (a tiny MLP): which one depends on ``seed``."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.batched import sb3_vec_env
+    from agents.ppo import checkpoint_meta, write_checkpoint
+    from tenk_env.rules import load_ruleset
+
+    rules = load_ruleset("classic")
+    venv = sb3_vec_env(2, rules, 2, opponents="random")
+    model = MaskablePPO("MlpPolicy", venv, seed=seed, policy_kwargs={"net_arch": [8]}, device="cpu")
+    return write_checkpoint(model, path, checkpoint_meta(rules, 2, activation="tanh", n_actions=venv.action_space.n))
+
+
+def test_a_replaced_checkpoint_is_named_and_its_tables_replayed(tmp_path, capsys):
+    # Issue 15 (1): chunks were keyed by the spec text `ppo:PATH`, so a new checkpoint at the
+    # same path was served the old one's games ("all games were already played").
+    from tenk_env.io import file_sha256
+
+    ck = tmp_path / "p.zip"
+    _ppo_checkpoint(ck, 0)
+    old = file_sha256(ck)
+    spec = f"ppo:{ck}"
+    cfg = dict(agents=[spec, "greedy", "dicenow"], games=40, seed=3, name="t", workers=1)
+    run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
+    keep = (tmp_path / "a/t/chunks/t002-d0000000.json").read_text()   # greedy vs dicenow
+    _ppo_checkpoint(ck, 1)
+    new = file_sha256(ck)
+    assert new != old
+    notes = []
+    res = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}), log=notes.append)
+    # the stale agent is named with both hashes; its two tables are replayed, the third reused
+    assert res.played_now == 80
+    assert [n for n in notes if f"agent {spec!r} changed" in n and old in n and new in n and "2 tables" in n]
+    assert (tmp_path / "a/t/chunks/t002-d0000000.json").read_text() == keep
+    # the results are those of a fresh run with the new checkpoint, which they name
+    fresh = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "b")}))
+    doc, want = (json.loads((tmp_path / d / "t/results.json").read_text()) for d in ("a", "b"))
+    assert doc["results"] == want["results"] and doc["ratings"] == want["ratings"]
+    assert res.results == fresh.results and doc["agent_sha256"] == {spec: new}
+    assert [r["a_sha256"] for r in doc["results"]] == [new, new, None]
+    rows = (tmp_path / "a/t/results.csv").read_text().splitlines()
+    assert rows[0].split(",")[:4] == ["a", "b", "a_sha256", "b_sha256"]
+    assert rows[1].split(",")[:4] == [spec, "greedy", new, ""]
+    manifest = json.loads((tmp_path / "a/t/manifest.json").read_text())
+    assert manifest["agent_sha256"] == [new, None, None]
+    assert json.loads(keep)["agent_sha256"] == [None, None]
+    # the command prints which checkpoint played
+    assert main(["tournament", spec, "greedy", "dicenow", "--games", "40", "--seed", "3", "--name", "t",
+                 "--out", str(tmp_path / "a"), "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "all games were already played" in out and f"{spec}: sha256 {new}" in out
+
+    # a checkpoint replaced while the tournament plays is refused, not recorded as played by either
+    def swap(done, total):
+        if done == 1:
+            _ppo_checkpoint(ck, 2)
+
+    with pytest.raises(ConfigError, match=rf"agent 'ppo:.*p.zip' changed while the tournament was playing.*{new}"):
+        run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "c")}), on_chunk=swap)
+    assert not (tmp_path / "c/t/results.json").exists()
+
+
+def test_a_second_run_of_the_same_tournament_is_refused_while_the_first_runs(tmp_path, capsys):
+    # Issue 15 (3): two runs of one tournament both played and wrote the same chunks.
+    import os
+
+    argv = ["tournament", "greedy", "dicenow", "--games", "400", "--name", "t", "--out", str(tmp_path), "--no-progress"]
+    codes = []
+
+    def second(done, total):
+        if done == 1:
+            codes.append(main(argv))
+
+    run_tournament(TournamentConfig.from_dict(dict(agents=["greedy", "dicenow"], games=400, name="t",
+                                                   out=str(tmp_path))), on_chunk=second)
+    out = " ".join(capsys.readouterr().out.split())   # unwrapped
+    assert codes == [2]
+    assert f"error: tournament directory '{tmp_path / 't'}' is in use by process {os.getpid()}" in out
+    assert "one writer per directory" in out
+    assert main(argv) == 0 and "all games were already played" in capsys.readouterr().out   # released
+
+
+def test_results_record_the_engine_that_played_each_table(tmp_path):
+    # Issue 15 (5): results.csv/json said `scalar` for tables the batched engine played.
+    cfg = dict(agents=AGENTS, games=400, seed=2, name="t", workers=1)
+
+    def stop(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}), on_chunk=stop)
+    res = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))   # resumed
+    # game records come from the scalar engine: the first chunk, the second is batched
+    rec = run_tournament(TournamentConfig.from_dict({**cfg, "agents": AGENTS[:2], "out": str(tmp_path / "r"),
+                                                     "save_games": 2}))
+    for r, d, want in ((res, "a", ["batched"] * 3), (rec, "r", ["batched+scalar"])):
+        assert r.engines == want and [x.backend for x in r.results] == want
+        doc = json.loads((tmp_path / d / "t/results.json").read_text())
+        assert doc["engines"] == want and [x["backend"] for x in doc["results"]] == want
+        rows = (tmp_path / d / "t/results.csv").read_text().splitlines()
+        col = rows[0].split(",").index("backend")
+        assert [row.split(",")[col] for row in rows[1:]] == want
+    # a free-for-all's rows say it too
+    ffa = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "f"), "players": 3, "games": 6}))
+    doc = json.loads((tmp_path / "f/t/results.json").read_text())
+    assert ffa.engines == ["batched"] and [x["backend"] for x in doc["results"]] == ["batched"] * 3
+
+
+def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_path, capsys):
+    # Issue 15 (7): a damaged chunk or manifest gave `error: Expecting value: line 1 column 1
+    # (char 0)` without naming the file; a chunk is a cache, so a damaged one is replayed.
+    from tenk_env.io import StateFileError
+
+    cfg = TournamentConfig.from_dict(dict(agents=AGENTS, games=400, seed=1, name="t", out=str(tmp_path), workers=1))
+    run_tournament(cfg)
+    want = json.loads((tmp_path / "t/results.json").read_text())
+    chunks = sorted((tmp_path / "t/chunks").glob("t*-d*.json"))
+    assert len(chunks) == 6
+    chunks[0].write_text("")                                       # a disk that filled up
+    chunks[1].write_text("[1, 2]")                                 # not a mapping
+    d = json.loads(chunks[2].read_text())
+    del d["chunk"]["scores"]
+    chunks[2].write_text(json.dumps(d))                            # a missing key
+    d = json.loads(chunks[3].read_text())
+    d["chunk"]["win"] = d["chunk"]["win"][:-1]
+    chunks[3].write_text(json.dumps(d))                            # a game short
+    notes = []
+    res = run_tournament(cfg, log=notes.append)
+    assert res.played_now == 4 * 200
+    assert len(notes) == 4
+    for path, why in zip(chunks, ("not valid JSON", "expected a JSON dict, found list", "no 'scores'", "win")):
+        (note,) = [n for n in notes if str(path) in n]
+        assert "damaged" in note and why in note and note.endswith("replaying it")
+    got = json.loads((tmp_path / "t/results.json").read_text())
+    assert got["results"] == want["results"] and got["ratings"] == want["ratings"]
+    # a damaged manifest is named, with the fix; deleting it rebuilds it and keeps the games
+    manifest = tmp_path / "t/manifest.json"
+    manifest.write_text("{")
+    with pytest.raises(StateFileError, match=r"tournament manifest '.*manifest.json' is damaged \(not valid JSON.*"
+                                             r"delete it.*rebuild.*--fresh"):
+        run_tournament(cfg)
+    assert main(["tournament", *AGENTS, "--games", "400", "--seed", "1", "--name", "t", "--out", str(tmp_path),
+                 "--no-progress"]) == 2
+    assert f"error: tournament manifest '{manifest}' is damaged" in " ".join(capsys.readouterr().out.split())
+    manifest.unlink()
+    assert run_tournament(cfg).played_now == 0
+    assert json.loads(manifest.read_text())["agents"] == AGENTS
+
+
+def test_huge_game_counts_and_negative_seeds_are_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    # Issue 15 (11): a billion games allocated gigabytes of tasks before playing anything.
+    import agents.match
+    import agents.tournament
+
+    def no_work(*a, **k):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(agents.tournament, "chunk_tasks", no_work)
+    monkeypatch.setattr(agents.match, "chunk_tasks", no_work)
+    with pytest.raises(ConfigError, match=r"games = 10000000: 3 tables of 10,000,000 games would need about "
+                                          r"\d+ GB of memory.*give at most [\d,]+ games per table"):
+        run_tournament(TournamentConfig.from_dict(dict(agents=AGENTS, games=10**7, out=str(tmp_path))))
+    with pytest.raises(ValueError, match=r"games = 100,000,000: a match keeps a row of results per game in memory "
+                                         r"\(176 bytes each\), so it would need 17.6 GB; give at most"):
+        play_match("classic", "greedy", "dicenow", 10**8, seed=0)
+    with pytest.raises(ValueError, match="seed = -1: give a whole number at least 0"):
+        play_match("classic", "greedy", "dicenow", 10, seed=-1)
+    assert main(["tournament", "greedy", "dicenow", "--games", "1000000000", "--out", str(tmp_path),
+                 "--no-progress"]) == 2
+    assert "games = 1000000000" in capsys.readouterr().out
+    assert main(["tournament", "greedy", "dicenow", "--seed", "-1", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "error: command line: seed = -1: give a whole number at least 0" in capsys.readouterr().out
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,143 @@
+"""Tournaments under faults (issue 15): a parent killed with ``kill -9`` takes its worker
+processes with it, and a tournament killed at random points and resumed each time ends
+with exactly an uninterrupted run's results and chunks.
+
+The runs are real ``tenk tournament`` processes (``python -m scripts.cli``), killed with
+SIGKILL; workers are found through /proc, so these tests need Linux."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scripts.cli import main
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, ppid, ...), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (f := _stat(int(d.name))) and int(f[1]) == pid:
+            out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    f = _stat(pid)
+    return f is not None and f[0] != "Z"   # a zombie has exited, waiting for its (new) parent to reap it
+
+
+def _start(out: Path, log: Path, *args: str) -> subprocess.Popen:
+    with open(log, "ab") as f:
+        return subprocess.Popen([sys.executable, "-m", "scripts.cli", "tournament", *args, "--out", str(out),
+                                 "--name", "t", "--no-progress"], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
+
+
+def _kill(p: subprocess.Popen) -> list[int]:
+    """SIGKILL ``p`` alone; return the workers it had that are still alive 5 s later."""
+    workers = _children(p.pid)
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 5
+    while (left := [w for w in workers if _alive(w)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for w in left:   # do not leave them running whatever the test says
+        try:
+            os.kill(w, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    # Issue 15 (6): the workers of a killed tournament kept running, then idled forever.
+    p = _start(tmp_path, tmp_path / "log", "greedy", "dicenow", "hold:300", "--games", "20000",
+               "--backend", "scalar", "--workers", "2")
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(p.pid)) < 2:
+            assert p.poll() is None, (tmp_path / "log").read_text()
+            assert time.monotonic() < deadline, "the workers never started"
+            time.sleep(0.05)
+        time.sleep(0.5)                     # busy with their first chunks
+        workers = _children(p.pid)
+        assert len(workers) == 2 and all(_alive(w) for w in workers)
+        assert _kill(p) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_tournament_killed_at_random_points_resumes_to_the_uninterrupted_result(tmp_path, capsys):
+    # Three bots (random among them: it draws its own numbers, differently on each engine),
+    # 3 chunks of 100 deals per pairing: the first of each on the scalar engine in 2
+    # workers (it saves game records), the other two on the batched engine. Killed at a
+    # random time during start-up, then at random points after a random number of chunks
+    # was saved (inside the batched engine's burst of saves, among the scalar chunks, while
+    # the results are written), resumed each time.
+    args = ["greedy", "dicenow", "random", "--games", "600", "--seed", "5", "--save-games", "2", "--workers", "2"]
+    assert main(["tournament", *args, "--out", str(tmp_path / "whole"), "--name", "t", "--no-progress"]) == 0
+    capsys.readouterr()
+    whole = tmp_path / "whole/t"
+    total = len(list((whole / "chunks").glob("t*-d*.json")))
+    assert total == 9
+
+    out, log = tmp_path / "killed", tmp_path / "log"
+    chunks = out / "t/chunks"
+    have = lambda: len(list(chunks.glob("t*-d*.json"))) if chunks.is_dir() else 0  # noqa: E731
+    rng = random.Random(15)
+    kills = []                               # chunks saved when each kill landed
+    for run in range(4):
+        p = _start(out, log, *args)
+        try:
+            if run == 0:
+                time.sleep(rng.uniform(0.1, 1.0))
+            else:
+                # after some chunks (the batched engine saves its six in a burst), then once all
+                # are saved: while the ratings and outputs are computed and written
+                target = rng.randint(have() + 1, total - 1) if run < 3 and have() + 1 < total else total
+                deadline = time.monotonic() + 60
+                while have() < target and p.poll() is None:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+                time.sleep(rng.uniform(0, 0.3 if target < total else 1.5))
+            if p.poll() is None:
+                kills.append(have())
+                assert _kill(p) == [], "a worker outlived its parent"
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert len(kills) >= 3 and any(0 < k < total for k in kills) and kills[0] < total, kills
+    p = _start(out, log, *args)
+    assert p.wait(timeout=120) == 0, log.read_text()[-3000:]
+
+    # the same games to the last one: every chunk, the results and the ratings
+    assert sorted(f.name for f in chunks.iterdir()) == sorted(f.name for f in (whole / "chunks").iterdir())
+    for f in (whole / "chunks").iterdir():
+        assert (chunks / f.name).read_bytes() == f.read_bytes(), f.name
+    a, b = (json.loads((d / "results.json").read_text()) for d in (whole, out / "t"))
+    for k in ("results", "ratings", "placed_above", "compared", "first_mover", "engines"):
+        assert a[k] == b[k], k
+    assert a["engines"] == ["batched+scalar"] * 3
+    for f in ("results.csv", "ratings.csv", "manifest.json"):
+        assert (out / "t" / f).read_text() == (whole / f).read_text()
+    assert not [f for f in (out / "t").iterdir() if f.name.endswith(".tmp")]
