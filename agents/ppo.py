@@ -33,6 +33,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -44,9 +45,9 @@ from tenk_env.obs import OBS_VERSION, PIGGYBACK_TAKE, decode_action, encode, leg
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["PPOAgent", "CheckpointError", "META_NAME", "META_FORMAT", "read_meta", "write_checkpoint",
-           "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS", "keep_features", "roll_rows",
-           "score_features", "KEEP_FEATURES", "TABLE_FEATURES"]
+__all__ = ["PPOAgent", "CheckpointError", "META_NAME", "META_FORMAT", "read_meta", "verify_checkpoint",
+           "write_checkpoint", "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS", "keep_features",
+           "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES"]
 
 #: the zip member holding our metadata
 META_NAME = "tenk.json"
@@ -204,10 +205,71 @@ def read_meta(path: str | Path) -> dict[str, Any]:
             raise CheckpointError(f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by "
                                   "`tenk train`, so its ruleset and player count are unknown; retrain "
                                   "with `tenk train`")
-        meta = json.loads(z.read(META_NAME))
+        try:
+            meta = json.loads(z.read(META_NAME))
+        except (ValueError, zipfile.BadZipFile, OSError, zlib.error) as e:
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} cannot be read "
+                                  f"({_first_line(e)})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} holds a "
+                              f"{type(meta).__name__}, not the metadata mapping")
     if meta.get("format") != META_FORMAT:
         raise CheckpointError(f"checkpoint {str(path)!r} has metadata format {meta.get('format')!r}; this "
                               f"version of tenk reads format {META_FORMAT}: retrain it with `tenk train`")
+    return meta
+
+
+def _first_line(e: BaseException, limit: int = 120) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _read_weights(path: Path, z: zipfile.ZipFile) -> Mapping[str, Any]:
+    """The policy's state dict (``policy.pth``), or CheckpointError naming the file: a zip can
+    be intact while the member inside it is not (a disk that filled up while it was copied)."""
+    import torch
+
+    try:
+        raw = z.read("policy.pth")
+    except KeyError:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no policy.pth: not an SB3 checkpoint") from None
+    except (zipfile.BadZipFile, OSError, zlib.error) as e:
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) cannot be "
+                              f"read ({_first_line(e)})") from None
+    try:
+        sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises UnpicklingError, EOFError or RuntimeError on damaged bytes
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a "
+                              f"torch state dict ({_first_line(e)})") from None
+    if not isinstance(sd, Mapping):
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) hold a "
+                              f"{type(sd).__name__}, not a state dict")
+    return sd
+
+
+def verify_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The metadata of a checkpoint that loads: every member's checksum holds, ``tenk.json``,
+    SB3's ``data`` and the weights parse. CheckpointError, naming the file, otherwise."""
+    path = Path(path)
+    meta = read_meta(path)
+    with _open(path) as z:
+        try:
+            bad = z.testzip()
+        except Exception as e:  # BadZipFile, zlib.error, EOFError: bytes past the headers are damaged
+            bad = f"? ({_first_line(e)})"
+        if bad is not None:
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: member {bad} fails its checksum")
+        try:
+            json.loads(z.read("data"))
+        except KeyError:
+            raise CheckpointError(f"checkpoint {str(path)!r} has no data member: not an SB3 checkpoint") from None
+        except ValueError as e:
+            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its data member is not JSON "
+                                  f"({_first_line(e)})") from None
+        _read_weights(path, z)
+    if not isinstance(meta.get("num_timesteps"), int):
+        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} has no step count")
     return meta
 
 
@@ -325,11 +387,7 @@ class PPOAgent:
         path = Path(path)
         meta = read_meta(path)
         with _open(path) as z:
-            try:
-                raw = z.read("policy.pth")
-            except KeyError:
-                raise CheckpointError(f"checkpoint {str(path)!r} has no policy.pth: not an SB3 checkpoint") from None
-        sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+            sd = _read_weights(path, z)
         actor = _Actor.from_state_dict(sd, meta, f"checkpoint {str(path)!r}")
         return cls(actor, meta, name or f"ppo:{path}")
 

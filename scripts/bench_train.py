@@ -29,29 +29,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def time_training(config: str | Path, steps: int, overrides=()) -> dict:
     import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
 
     from scripts.train.config import load_config
     from scripts.train.envs import make_vec_env
-    from scripts.train.trainer import Trainer
 
     cfg = load_config(config, list(overrides))
     torch.set_num_threads(cfg.torch_threads)
     venv, backend = make_vec_env(cfg, cfg.seed)
+    try:
+        return _time(cfg, venv, backend, steps, config)
+    finally:
+        venv.close()
+
+
+def _time(cfg, venv, backend: str, steps: int, config) -> dict:
+    import tempfile
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
+
+    from scripts.train.trainer import Trainer
+
     t = Trainer(cfg, Path("/nonexistent"), resuming=False, progress=False)
     model = MaskablePPO(t._policy_class(), venv, policy_kwargs=t._policy_kwargs(), seed=cfg.seed, device="cpu",
                         verbose=0, **t._ppo_kwargs())
+    # without a logger of its own, every learn() leaves an empty SB3-<date> directory in /tmp
+    model.set_logger(Logger(folder=None, output_formats=[]))
     if cfg.selfplay_on:
         # the 'self' entry plays the untrained policy: a snapshot costs the same as any other
-        import tempfile
-
         from agents.ppo import write_checkpoint
 
         t.model = model
-        tmp = Path(tempfile.mkdtemp()) / "snap.zip"
-        write_checkpoint(model, tmp, t.meta())
-        venv.env_method("sync_league", [str(tmp)])
+        with tempfile.TemporaryDirectory(prefix="tenk-bench-") as tmp:
+            snap = write_checkpoint(model, Path(tmp) / "snap.zip", t.meta())
+            venv.env_method("sync_league", [str(snap)])  # the league holds the weights in memory
 
     marks = {"collect": 0.0, "train": 0.0}
 
@@ -77,7 +89,6 @@ def time_training(config: str | Path, steps: int, overrides=()) -> dict:
     model.learn(max(steps, rollout), callback=Clock(), reset_num_timesteps=False)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     n = model.num_timesteps - n0
-    venv.close()
     return {"steps": n, "wall": wall, "cpu": cpu, "backend": backend, "n_envs": cfg.env.n_envs,
             "collect": marks["collect"], "train": marks["train"], "config": str(config), "cfg": cfg}
 

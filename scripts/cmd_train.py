@@ -17,6 +17,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("give --config FILE for a new run or --resume runs/NAME to continue one, not both")
     if not args.resume and not args.config:
         raise ValueError("give --config FILE (e.g. configs/ppo_demo.yaml) or --resume runs/NAME")
+    if args.resume and args.force:
+        raise ValueError("--force starts a new run over (with --config); --resume continues one and deletes nothing")
     from scripts.train.trainer import resume, train
 
     progress = not args.no_progress
@@ -54,8 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override a config key (dotted, YAML value), e.g. --set total_steps=2e6 "
                         "--set ppo.learning_rate=1e-3; repeatable")
     s.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (e.g. runs/ppo_demo) "
-                                                        "from its last checkpoint")
-    s.add_argument("--force", action="store_true", help="start over when runs/NAME already exists (deletes it)")
+                                                        "from its newest checkpoint that loads")
+    s.add_argument("--force", metavar="RUN_DIR",
+                   help="start over in RUN_DIR, deleting the run it holds (listed before it goes); RUN_DIR must "
+                        "be the directory the config writes (runs_dir/name), written out")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (evaluation lines still print)")
     s.add_argument("--help-config", action="store_true", help="list every config key with its default and exit")
     s.set_defaults(func=cmd_train)

@@ -10,18 +10,24 @@ A run directory ``RUNS_DIR/NAME/`` is complete on its own:
 ``tb/``               TensorBoard events: ``eval/win_rate/<opponent>`` with
                       ``eval/ci_low/...`` and ``eval/ci_high/...``, ``game/*``,
                       ``rollout/*`` (training games), SB3's ``train/*`` losses,
-                      hyperparameters, a custom-scalars chart of all win rates
+                      hyperparameters, custom-scalars charts; ``tb/vs_<opponent>/``
+                      holds each opponent's ``by_opponent/*`` curves as a run of
+                      its own, because TensorBoard colours lines by run
 ``eval.csv``          one row per evaluation match
 ``checkpoints/``      ``step_N.zip`` every ``checkpoint.every`` steps (last few kept)
 ``last.zip``          the latest checkpoint (what ``--resume`` continues)
 ``best.zip``          the highest win rate against ``eval.best_by`` so far
 ``league/``           frozen snapshots the ``self`` opponent draws from
 ``state.json``        progress: step, best, league, whether the run finished
+``.lock``             held by the one ``tenk train`` writing the directory
 ====================  ===========================================================
 
 Every file is written atomically. Ctrl-C (or SIGTERM) stops at the next step, saves a
 checkpoint, and the run continues with ``tenk train --resume runs/NAME``; a second Ctrl-C
-quits at once.
+quits at once. A killed run (``kill -9``, a crash, a full disk) resumes from its newest
+checkpoint that loads (``last.zip``, else the newest ``checkpoints/step_N.zip``), or from
+step 0 in place when it was killed before its first one; what the killed session did past
+that checkpoint (evaluation rows, snapshots, TensorBoard points) is replayed, not kept.
 
 Evaluation, snapshots and checkpoints happen at the start of a rollout, after the previous
 rollout's gradient steps, so a checkpoint's weights and step count always agree.
@@ -46,7 +52,7 @@ import numpy as np
 import yaml
 
 from scripts.train.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
-from tenk_env.io import atomic_write_bytes, atomic_write_text
+from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.obs import OBS_VERSION, n_actions
 
 __all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "package_versions", "tag_name",
@@ -183,10 +189,13 @@ class Trainer:
     """One training run (new or resumed). Use :func:`train` / :func:`resume`."""
 
     def __init__(self, cfg: TrainConfig, run_dir: Path, *, resuming: bool, progress: bool = True,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, start: Path | None = None):
         self.cfg = cfg
         self.dir = Path(run_dir)
+        # resuming: the directory holds an earlier session's files (rows and TensorBoard points
+        # past the start are replayed); start: the checkpoint it continues (None: a new model)
         self.resuming = resuming
+        self.start = start
         self.progress = progress
         self._log = log
         self.state: dict[str, Any] = {"step": 0, "best": None, "league": [], "finished": False,
@@ -195,6 +204,8 @@ class Trainer:
         self.latest: dict[str, EvalRow] = {}
         self.model = None
         self.writer = None
+        self.opp_writers: dict[str, Any] = {}
+        self._purge_step: int | None = None
         self.bar = None
         self.venv = None
         self.backend = ""
@@ -230,9 +241,7 @@ class Trainer:
     # ------------------------------------------------------------------ files
     def _write_snapshot_files(self, argv: list[str]) -> None:
         p = self.paths
-        header = (f"# tenk train: resolved config of run {self.cfg.name!r} (every key, the ruleset field by field).\n"
-                  f"# Replay it with: tenk train --config {p['config']} --set name=NEW_NAME\n")
-        atomic_write_text(p["config"], header + yaml.safe_dump(config_to_dict(self.cfg), sort_keys=False))
+        atomic_write_text(p["config"], _config_text(self.cfg, p["config"]))
         r = self.cfg.ruleset
         info = {"run": self.cfg.name, "ruleset_name": r.name, "ruleset_hash": r.hash, "n_players": self.cfg.n_players,
                 "obs_version": OBS_VERSION, "n_actions": n_actions(r), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -268,20 +277,26 @@ class Trainer:
         self._save_state()
 
     # ------------------------------------------------------------------ league
+    def _league_names(self) -> list[str]:
+        # state.json keeps file names: a copied or renamed run directory uses its own snapshots
+        # (older runs stored full paths, which may name the original directory)
+        return [Path(x).name for x in self.state["league"] if Path(x).name != "best.zip"]
+
     def snapshot(self) -> None:
         """Freeze the learner into the league and hand the league to the envs."""
         p = self.paths
-        path = self._save_model(p["league"] / f"step_{self.step:010d}.zip")
-        kept = [x for x in self.state["league"] if Path(x) != path and Path(x).name != "best.zip"]
-        kept = (kept + [str(path)])[-self.cfg.selfplay.league_size:]
+        name = f"step_{self.step:010d}.zip"
+        self._save_model(p["league"] / name)
+        kept = [x for x in self._league_names() if x != name]
+        kept = (kept + [name])[-self.cfg.selfplay.league_size:]
         for old in p["league"].glob("step_*.zip"):
-            if str(old) not in kept:
+            if old.name not in kept:
                 old.unlink(missing_ok=True)
-        self.state["league"] = kept
+        self.state["league"] = [f"league/{x}" for x in kept]
         self._sync_league()
 
     def league_paths(self) -> list[str]:
-        paths = list(self.state["league"])
+        paths = [str(self.paths["league"] / x) for x in self._league_names()]
         if self.cfg.selfplay.include_best and self.paths["best"].is_file():
             paths.append(str(self.paths["best"]))
         return paths
@@ -340,6 +355,11 @@ class Trainer:
             put(f"eval/margin/{t}", r.mean_margin)
             put(f"game/points_per_turn/{t}", r.points_per_turn)
             put(f"game/bust_rate/{t}", r.bust_rate)
+            ow = self.opp_writer(r.opponent)
+            for tag, value in (("eval_win_rate", r.win_rate), ("points_per_turn", r.points_per_turn),
+                               ("bust_rate", r.bust_rate), ("turns_per_game", r.turns_per_game)):
+                ow.add_scalar(f"by_opponent/{tag}", float(value), step)
+            ow.flush()
         # pooled over the evaluation opponents: one curve for the summary
         for tag, attr in (("game/points_per_turn", "points_per_turn"), ("game/bust_rate", "bust_rate"),
                           ("game/turns_per_game", "turns_per_game")):
@@ -400,24 +420,49 @@ class Trainer:
         fmt = _TB(str(tb), purge_step)
         self.model.set_logger(Logger(str(tb), [fmt]))
         self.writer = fmt.writer
+        self._purge_step = purge_step
         self._write_layout()
+
+    def opp_writer(self, opponent: str) -> Any:
+        """The writer of ``tb/vs_<opponent>/``: TensorBoard colours the lines of a chart by run
+        (a custom-scalars Multiline chart colours every tag of one run alike), so each opponent's
+        curves live in a run of their own, under the same ``by_opponent/*`` tags."""
+        w = self.opp_writers.get(opponent)
+        if w is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            w = SummaryWriter(log_dir=str(self.paths["tb"] / f"vs_{tag_name(opponent)}"),
+                              purge_step=self._purge_step)
+            self.opp_writers[opponent] = w
+        return w
 
     def _write_layout(self) -> None:
         from torch.utils.tensorboard.summary import hparams
 
         cfg = self.cfg
         opps = [tag_name(o) for o in cfg.eval_opponents]
+
+        def lines(tag: str, training: str | None = None) -> list[str]:
+            # A Multiline chart colours its lines by run, so each chart takes at most one tag per run:
+            # the opponents' by_opponent/* tags (one run each, tb/vs_<opponent>) and, from the main
+            # run, the figure over all training games.
+            return [f"^by_opponent/{tag}$"] + ([f"^{training}$"] if training else [])
+
         layout = {
             "win rates": {
-                "eval win rate, every opponent": ["Multiline", [r"^eval/win_rate/"]],
+                "eval win rate, every opponent": ["Multiline", lines("eval_win_rate")],
                 **{f"vs {o} (95% interval)": ["Margin", [f"eval/win_rate/{o}", f"eval/ci_low/{o}",
                                                          f"eval/ci_high/{o}"]] for o in opps},
-                "training games won, by pool entry": ["Multiline", [r"^rollout/win_rate"]],
+                "training games won: each pool entry, and all (main run)": [
+                    "Multiline", lines("training_win_rate", "rollout/win_rate")],
             },
             "game": {
-                "points per turn": ["Multiline", [r"^game/points_per_turn"]],
-                "bust rate": ["Multiline", [r"^game/bust_rate"]],
-                "turns per game": ["Multiline", [r"^game/turns_per_game", r"^rollout/turns_per_game"]],
+                "points per turn: eval vs each opponent, and training games (main run)": [
+                    "Multiline", lines("points_per_turn", "rollout/points_per_turn")],
+                "bust rate: eval vs each opponent, and training games (main run)": [
+                    "Multiline", lines("bust_rate", "rollout/bust_rate")],
+                "turns per game: eval vs each opponent, and training games (main run)": [
+                    "Multiline", lines("turns_per_game", "rollout/turns_per_game")],
             },
         }
         self.writer.add_custom_scalars(layout)
@@ -445,21 +490,23 @@ class Trainer:
         step0 = int(self.state["step"])
         # resumed runs draw new games: the seed moves with the step count
         self.venv, self.backend = make_vec_env(cfg, cfg.seed + step0)
-        if self.resuming:
-            self.model = MaskablePPO.load(p["last"], env=self.venv, device="cpu", **self._ppo_kwargs())
-            if self.model.num_timesteps != self.state.get("checkpoint_step", self.model.num_timesteps):
-                self.log(f"note: last.zip is at step {self.model.num_timesteps:,}, state.json said "
-                         f"{self.state.get('checkpoint_step'):,}; continuing from last.zip")
+        if self.start is not None:
+            try:
+                self.model = MaskablePPO.load(self.start, env=self.venv, device="cpu", **self._ppo_kwargs())
+            except Exception as e:  # resume() verified the file; this names it if SB3 still refuses
+                raise RunError(f"checkpoint {str(self.start)!r} cannot be loaded ({type(e).__name__}: {e})") from None
             self.model.set_random_seed(cfg.seed + step0)
         else:
             self.model = MaskablePPO(self._policy_class(), self.venv, policy_kwargs=self._policy_kwargs(), seed=cfg.seed,
                                      device="cpu", verbose=0, **self._ppo_kwargs())
         step = self.step
-        # forget evaluations a killed session made after the checkpoint it resumes from
-        self.rows = [r for r in self.rows if int(r["step"]) <= step]
+        if self.resuming:
+            # forget what a killed session did after the point this one starts from
+            self.rows = [r for r in self.rows if int(r["step"]) <= step] if self.start is not None else []
+            self.state["league"] = [f"league/{x}" for x in self._league_names()
+                                    if (p["league"] / x).is_file() and _file_step(x) <= step]
         self._setup_logger(purge_step=step if self.resuming else None)
         if cfg.selfplay_on:
-            self.state["league"] = [x for x in self.state["league"] if Path(x).is_file()]
             if not self.state["league"]:
                 self.snapshot()
             self._sync_league()
@@ -530,6 +577,7 @@ class Trainer:
                     w.add_scalar("rollout/win_rate", float(np.mean(won)), step)
                     for o, v in self.games.items():
                         w.add_scalar(f"rollout/win_rate/{tag_name(o)}", float(np.mean(v)), step)
+                        trainer.opp_writer(o).add_scalar("by_opponent/training_win_rate", float(np.mean(v)), step)
                     w.add_scalar("rollout/turns_per_game", float(np.mean(self.turns)), step)
                     w.add_scalar("rollout/points_per_turn", self.banked / max(self.own_turns, 1e-9), step)
                     w.add_scalar("rollout/bust_rate", self.busts / max(self.own_turns, 1e-9), step)
@@ -549,7 +597,7 @@ class Trainer:
             try:
                 remaining = cfg.total_steps - self.step
                 if remaining > 0:
-                    self.model.learn(remaining, callback=Callback(), reset_num_timesteps=not self.resuming,
+                    self.model.learn(remaining, callback=Callback(), reset_num_timesteps=self.start is None,
                                      progress_bar=False)
                 interrupted = stop.requested
                 if not interrupted and not self.state.get("finished"):
@@ -576,6 +624,8 @@ class Trainer:
                 if self.writer is not None:
                     self.writer.flush()
                     self.writer.close()
+                for w in self.opp_writers.values():
+                    w.close()
                 if self.venv is not None:
                     self.venv.close()
         final_rows = [self.latest[o] for o in cfg.eval_opponents if o in self.latest]
@@ -595,69 +645,326 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+# --------------------------------------------------------------------------- the run directory
+#: what a run directory holds; --force deletes nothing else
+RUN_ENTRIES = ("config.yaml", "run.yaml", "state.json", "eval.csv", "tb", "checkpoints", "league", "best.zip",
+               "last.zip", ".lock")
+_STEP_FILE = re.compile(r"^step_(\d+)\.zip$")
+
+
+def _file_step(name: str) -> int:
+    m = _STEP_FILE.match(Path(name).name)
+    return int(m.group(1)) if m else -1
+
+
+def _rel(run_dir: Path, path: Path) -> str:
+    return str(path.relative_to(run_dir))
+
+
+def _aside(path: Path) -> Path:
+    """Where a damaged file is kept: NAME.damaged, or NAME.2.damaged... if that is taken."""
+    out, n = path.with_name(path.name + ".damaged"), 1
+    while out.exists():
+        n += 1
+        out = path.with_name(f"{path.name}.{n}.damaged")
+    return out
+
+
+def _say(log: Callable[[str], None] | None) -> Callable[[str], None]:
+    return log if log is not None else (lambda m: print(m, flush=True))
+
+
+def _new_run_hint(run_dir: Path) -> str:
+    # a new name in this directory's parent: never a command that deletes anything
+    return (f"tenk train --config {run_dir / 'config.yaml'} --set runs_dir={_parent(run_dir)} "
+            "--set name=NEW_NAME")
+
+
+def _name(run_dir: Path) -> str:
+    return run_dir.name if run_dir.name not in ("", ".", "..") else run_dir.resolve().name
+
+
+def _parent(run_dir: Path) -> Path:
+    return run_dir.parent if run_dir.name not in ("", ".", "..") else run_dir.resolve().parent
+
+
+def _state_problem(state: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of a state.json that parsed (None: nothing)."""
+    checks = {"step": lambda v: isinstance(v, int) and v >= 0,
+              "league": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+              "best": lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("step"), int)
+                                              and isinstance(v.get("win_rate"), (int, float))),
+              "finished": lambda v: isinstance(v, bool),
+              "wall_seconds": lambda v: isinstance(v, (int, float)),
+              "evals": lambda v: isinstance(v, int)}
+    for key, ok in checks.items():
+        if key in state and not ok(state[key]):
+            return f"field {key!r} holds {state[key]!r}"
+    return None
+
+
+def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(state, None), or (None, why it cannot be used)."""
+    if not path.is_file():
+        return None, f"{path.name} is missing"
+    try:
+        state = read_json(path, "run state")
+    except StateFileError as e:
+        return None, str(e)
+    problem = _state_problem(state)
+    if problem:
+        return None, f"run state {str(path)!r} is damaged: {problem}"
+    return state, None
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of eval.csv; RunError naming the file and the line when it is damaged."""
+    if not path.is_file():
+        return []
+    fix = (f"fix or delete the damaged lines by hand (the header is {','.join(CSV_FIELDS)}), or move the file "
+           f"aside (mv {path} {path}.damaged) to resume without the earlier evaluation rows")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise RunError(f"evaluation rows {str(path)!r} are damaged (not text); {fix}") from None
+    try:
+        reader = csv.DictReader(io.StringIO(text))
+        header = reader.fieldnames or []
+        if not {"step", "kind", "opponent"} <= set(header) or not set(header) <= set(CSV_FIELDS):
+            raise RunError(f"evaluation rows {str(path)!r} are damaged: the header is {','.join(header)!r}; {fix}")
+        rows = []
+        for r in reader:
+            if None in r or None in r.values() or not r["step"].isdigit():
+                raise RunError(f"evaluation rows {str(path)!r} are damaged at line {reader.line_num}; {fix}")
+            rows.append(r)
+    except csv.Error as e:
+        raise RunError(f"evaluation rows {str(path)!r} are damaged ({e}); {fix}") from None
+    return rows
+
+
+@dataclass
+class _Start:
+    """Where a resume starts: the checkpoint, its metadata, and what was wrong on the way."""
+
+    path: Path | None
+    meta: dict[str, Any]
+    damaged: list[tuple[Path, str]]
+    last_problem: str = ""
+
+
+def _pick_checkpoint(run_dir: Path) -> _Start:
+    """The newest checkpoint that loads: last.zip, or a checkpoints/step_N.zip when last.zip is
+    missing, damaged, or older (a session killed between the two writes)."""
+    from agents.ppo import CheckpointError, verify_checkpoint
+
+    last = run_dir / "last.zip"
+    steps = sorted((run_dir / "checkpoints").glob("step_*.zip"), key=lambda q: _file_step(q.name), reverse=True)
+    good: list[tuple[int, int, Path, dict[str, Any]]] = []
+    damaged: list[tuple[Path, str]] = []
+    for rank, path in enumerate([last] + steps):
+        if not path.is_file():
+            continue
+        try:
+            meta = verify_checkpoint(path)
+        except CheckpointError as e:
+            damaged.append((path, str(e)))
+            continue
+        good.append((meta["num_timesteps"], -rank, path, meta))
+    if not good:
+        return _Start(None, {}, damaged)
+    step, _, path, meta = max(good, key=lambda g: g[:2])
+    problem = ""
+    if path != last:
+        if not last.is_file():
+            problem = "last.zip is missing"
+        elif any(d == last for d, _ in damaged):
+            problem = "last.zip is damaged"
+        else:
+            problem = f"last.zip holds step {next(g[0] for g in good if g[2] == last):,} only"
+    return _Start(path, meta, damaged, problem)
+
+
+def _rebuild_state(run_dir: Path, cfg: TrainConfig, step: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A state.json's content from what else the directory holds (its own copy was lost)."""
+    from agents.ppo import CheckpointError, read_meta
+
+    state: dict[str, Any] = {"step": step, "best": None, "league": [], "finished": False, "wall_seconds": 0.0,
+                             "evals": len({(r["step"], r["kind"]) for r in rows if int(r["step"]) <= step})}
+    best = run_dir / "best.zip"
+    if best.is_file():
+        try:
+            meta = read_meta(best)
+        except CheckpointError:
+            meta = {}
+        rate = (meta.get("eval") or {}).get(cfg.best_by)
+        if isinstance(rate, (int, float)) and isinstance(meta.get("num_timesteps"), int):
+            b = {"step": meta["num_timesteps"], "opponent": cfg.best_by, "win_rate": float(rate),
+                 "ci_low": float("nan"), "ci_high": float("nan")}
+            for r in rows:
+                if int(r["step"]) == b["step"] and r["opponent"] == cfg.best_by:
+                    b["ci_low"], b["ci_high"] = float(r["ci_low"]), float(r["ci_high"])
+            state["best"] = b
+    league = sorted((q.name for q in (run_dir / "league").glob("step_*.zip") if _file_step(q.name) <= step),
+                    key=_file_step)
+    state["league"] = [f"league/{x}" for x in league[-cfg.selfplay.league_size:]]
+    return state
+
+
+def _config_text(cfg: TrainConfig, config_path: Path, note: str = "") -> str:
+    return (f"# tenk train: resolved config of run {cfg.name!r} (every key, the ruleset field by field){note}.\n"
+            f"# Replay it with: tenk train --config {config_path} --set name=NEW_NAME\n"
+            + yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
+
+
+def _clear_force(run_dir: Path, say: Callable[[str], None]) -> None:
+    """--force: delete the run held in ``run_dir`` (the lock file stays: this process holds it),
+    after saying what goes. A directory holding anything a run does not write is left alone."""
+    held = sorted(q for q in run_dir.iterdir() if q.name != ".lock")
+    strange = [q.name for q in held if q.name not in RUN_ENTRIES and not q.name.endswith((".tmp", ".damaged"))]
+    if strange or not (run_dir / "config.yaml").is_file():
+        what = f"holds {', '.join(strange[:5])}" if strange else "has no config.yaml"
+        raise RunError(f"--force {run_dir}: the directory {what}, so it is not (only) a tenk run; "
+                       "nothing was deleted. Move those files out, or pick another name with --set name=NEW")
+    state, _ = _read_state(run_dir / "state.json")
+    at = f" at step {state['step']:,}" if state and "step" in state else ""
+    parts = []
+    for q in held:
+        n = sum(1 for x in q.rglob("*") if x.is_file()) if q.is_dir() else 0
+        parts.append(f"{q.name}/ ({n} files)" if q.is_dir() else q.name)
+    say(f"--force: deleting the run in {run_dir}{at}: {', '.join(parts)}")
+    for q in held:
+        if q.is_dir() and not q.is_symlink():
+            shutil.rmtree(q)
+        else:
+            q.unlink()
+
+
 # --------------------------------------------------------------------------- entry points
 def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = None,
-          log: Callable[[str], None] | None = None, force: bool = False) -> RunResult:
-    """Start a new run of ``cfg`` in ``cfg.runs_dir/cfg.name``."""
+          log: Callable[[str], None] | None = None, force: str | Path | None = None) -> RunResult:
+    """Start a new run of ``cfg`` in ``cfg.runs_dir/cfg.name``. ``force``: the run directory the
+    caller named to be started over (it must be that one); what it holds is deleted first."""
     run_dir = Path(cfg.runs_dir) / cfg.name
-    if run_dir.exists() and any(run_dir.iterdir()):
-        if not force:
-            raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
-                           f"`tenk train --resume {run_dir}`, pick another name with `--set name=NEW`, "
-                           "or start it over with --force (deletes it)")
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    t = Trainer(cfg, run_dir, resuming=False, progress=progress, log=log)
-    t._write_snapshot_files(argv or [])
-    t.build()
-    return t.run()
+    if force is not None and Path(force).resolve() != run_dir.resolve():
+        raise RunError(f"--force {force}: this config writes the run directory {str(run_dir)!r} (runs_dir/name), "
+                       f"not {str(force)!r}; nothing was deleted. --force deletes only the directory the run "
+                       "writes, named exactly")
+    with DirLock(run_dir, "run directory"):
+        if any(q.name != ".lock" for q in run_dir.iterdir()):
+            if force is None:
+                raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
+                               f"`tenk train --resume {run_dir}`, or pick another name with `--set name=NEW`")
+            _clear_force(run_dir, _say(log))
+        t = Trainer(cfg, run_dir, resuming=False, progress=progress, log=log)
+        t._write_snapshot_files(argv or [])
+        t.build()
+        return t.run()
 
 
 def resume(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True,
            log: Callable[[str], None] | None = None) -> RunResult:
-    """Continue the run in ``run_dir`` from its last checkpoint (``overrides`` may change,
-    e.g., ``total_steps`` or PPO hyperparameters, never the game or the network)."""
+    """Continue the run in ``run_dir`` from its newest checkpoint that loads (``overrides`` may
+    change, e.g., ``total_steps`` or PPO hyperparameters, never the game or the network).
+    The run trains in ``run_dir`` whatever its config.yaml says (a copied or renamed run)."""
     run_dir = Path(run_dir)
-    cfg_path, state_path, last = run_dir / "config.yaml", run_dir / "state.json", run_dir / "last.zip"
-    if not cfg_path.is_file():
+    if not (run_dir / "config.yaml").is_file():
         raise RunError(f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
                        "made by `tenk train --config FILE`")
-    if not last.is_file() or not state_path.is_file():
-        raise RunError(f"run {str(run_dir)!r} has no checkpoint yet (it stopped before its first save); "
-                       f"start it over: tenk train --config {cfg_path} --force")
+    with DirLock(run_dir, "run directory"):
+        return _resume(run_dir, list(overrides), progress, log)
+
+
+def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[str], None] | None) -> RunResult:
+    say = _say(log)
+    cfg_path, state_path = run_dir / "config.yaml", run_dir / "state.json"
     raw = read_yaml(cfg_path)
-    new = apply_overrides(raw, list(overrides))
+    new = apply_overrides(raw, overrides)
     for key in ("rules", "n_players", "name"):
         if new.get(key) != raw.get(key):
             raise RunError(f"--set {key}: a resumed run keeps its {key}; start a new run for another one "
-                           f"(tenk train --config {cfg_path} --set name=NEW --set {key}=...)")
+                           f"({_new_run_hint(run_dir)} --set {key}=...)")
     for key in ("net_arch", "activation", "policy"):
         if (new.get("ppo") or {}).get(key) != (raw.get("ppo") or {}).get(key):
             raise RunError(f"--set ppo.{key}: a resumed run keeps its network; start a new run")
-    new["runs_dir"] = str(run_dir.parent)
+    # the run lives where it is now, whatever its config.yaml says (a copied or renamed directory)
+    moved = raw.get("name") != _name(run_dir)
+    new.update(runs_dir=str(_parent(run_dir)), name=_name(run_dir))
     cfg = parse_config(new, source=f"config {str(cfg_path)!r}")
-    from agents.ppo import check_meta, read_meta
 
-    meta = read_meta(last)
-    check_meta(meta, cfg.ruleset, cfg.n_players, where=f"checkpoint {str(last)!r}")
-    from agents.ppo import KEEP_FEATURES_VERSION
+    # ---- read and check everything first: an error leaves the directory as it was
+    rows = _read_rows(run_dir / "eval.csv")
+    state, state_problem = _read_state(state_path)
+    start = _pick_checkpoint(run_dir)
+    notes = []
+    if start.path is None:
+        if start.damaged:
+            listed = "; ".join(msg for _, msg in start.damaged)
+            raise RunError(f"run {str(run_dir)!r} has no checkpoint that loads ({listed}); nothing was changed. "
+                           f"Restore the checkpoints from a backup, or start a new run from its config: "
+                           f"{_new_run_hint(run_dir)}")
+        if state is not None and state.get("checkpoint_step") is not None:
+            raise RunError(f"run {str(run_dir)!r}: state.json records a checkpoint at step "
+                           f"{state['checkpoint_step']:,}, but last.zip and checkpoints/ hold none "
+                           "(moved or deleted?); nothing was changed. Put them back, or start a new run from its config: "
+                           f"{_new_run_hint(run_dir)}")
+        step = 0
+    else:
+        from agents.ppo import KEEP_FEATURES_VERSION, check_meta
 
-    if meta.get("policy") == "keep_aware" and meta.get("keep_features_version") != KEEP_FEATURES_VERSION:
-        raise RunError(f"checkpoint {str(last)!r} has keep-aware features version {meta.get('keep_features_version')}, "
-                       f"this tenk builds version {KEEP_FEATURES_VERSION}: the network's shape changed, so the run "
-                       f"cannot continue; start a new one (tenk train --config {cfg_path} --set name=NEW)")
-    t = Trainer(cfg, run_dir, resuming=True, progress=progress, log=log)
-    t.state.update(json.loads(state_path.read_text()))
-    if t.state.get("finished") and cfg.total_steps <= t.state["step"]:
-        raise RunError(f"run {str(run_dir)!r} already finished at step {t.state['step']:,}; train it further "
-                       f"with --set total_steps=N (N > {t.state['step']:,})")
-    t.state["finished"] = False
-    if t.paths["csv"].is_file():
-        with open(t.paths["csv"], newline="") as f:
-            t.rows = list(csv.DictReader(f))
+        meta = start.meta
+        check_meta(meta, cfg.ruleset, cfg.n_players, where=f"checkpoint {str(start.path)!r}")
+        if meta.get("policy") == "keep_aware" and meta.get("keep_features_version") != KEEP_FEATURES_VERSION:
+            raise RunError(f"checkpoint {str(start.path)!r} has keep-aware features version "
+                           f"{meta.get('keep_features_version')}, this tenk builds version {KEEP_FEATURES_VERSION}: "
+                           f"the network's shape changed, so the run cannot continue; start a new one "
+                           f"({_new_run_hint(run_dir)})")
+        step = int(meta["num_timesteps"])
+    if state is not None and state.get("finished") and cfg.total_steps <= step:
+        raise RunError(f"run {str(run_dir)!r} already finished at step {step:,}; train it further "
+                       f"with --set total_steps=N (N > {step:,})")
+    if state is None:
+        if start.path is not None or state_path.exists():
+            source = _rel(run_dir, start.path) if start.path else "scratch"
+            kept = f"; the damaged file is kept as {_aside(state_path).name}" if state_path.exists() else ""
+            notes.append(f"note: {state_problem}; rebuilt it from {source} (step {step:,}), best.zip, league/ and "
+                         f"eval.csv; the time trained so far restarts at 0{kept}")
+        state = _rebuild_state(run_dir, cfg, step, rows)
+
+    # ---- now change things
+    if start.path is not None:
+        extra = f"; {start.last_problem}" if start.last_problem else ""
+        head = f"resuming {run_dir} from step {step:,} ({_rel(run_dir, start.path)}{extra})"
+    else:
+        head = (f"resuming {run_dir} from step 0: it stopped before its first checkpoint, so training starts "
+                "over in this directory (config.yaml kept)")
     if overrides:
-        t.log(f"resuming {run_dir} with {', '.join(overrides)}")
-        atomic_write_text(cfg_path, f"# tenk train: resolved config of run {cfg.name!r} (resumed with "
-                                    f"{' '.join(overrides)})\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
+        head += f" with {', '.join(overrides)}"
+    say(head)
+    if moved:
+        say(f"note: config.yaml names this run {raw.get('name')!r} (under {raw.get('runs_dir')}); it trains here, "
+            f"in {run_dir}, as {cfg.name!r}, and its config.yaml now says so")
+    for path, msg in start.damaged:
+        aside = _aside(path)
+        path.replace(aside)
+        notes.append(f"note: {msg}; moved it aside to {_rel(run_dir, aside)}")
+    stale = [q for d in (run_dir, run_dir / "checkpoints", run_dir / "league") if d.is_dir()
+             for q in d.glob(".*.tmp")]
+    for q in stale:  # half-written files of a killed session (every file is written atomically)
+        q.unlink(missing_ok=True)
+    if stale:
+        notes.append(f"note: removed {len(stale)} half-written temporary file(s) a killed session left")
+    if state_path.exists() and state_problem:
+        shutil.copyfile(state_path, _aside(state_path))
+    for n in notes:
+        say(n)
+    if overrides or moved:
+        why = f" (resumed with {' '.join(overrides)})" if overrides else ""
+        atomic_write_text(cfg_path, _config_text(cfg, cfg_path, why))
+
+    t = Trainer(cfg, run_dir, resuming=True, progress=progress, log=log, start=start.path)
+    t.state.update(state)
+    t.state["step"] = step
+    t.state["finished"] = False
+    t.rows = rows
     t.build()
     return t.run()

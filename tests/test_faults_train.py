@@ -1,0 +1,426 @@
+"""tenk train under faults: kills, damaged files, copied directories, two writers.
+
+Every run here is tiny (1,024 to 1,536 steps of a 16-unit network, 4-game evaluations on
+the scalar engine), so the module's cost is mostly importing torch once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from agents.base import make_agent
+from agents.ppo import CheckpointError, read_meta
+from scripts.cli import main
+from scripts.train.config import parse_config
+from scripts.train.trainer import RunError, resume, train
+from tenk_env.io import DirLock, LockedError, file_sha256
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+TINY = {
+    "name": "tiny", "rules": "classic", "seed": 5, "total_steps": 1024,
+    "opponents": {"random": 1, "self": 1},
+    "env": {"n_envs": 4, "backend": "dummy"},
+    "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+    "selfplay": {"snapshot_every": 256, "league_size": 2},
+    "eval": {"every": 512, "games": 4, "opponents": ["random", "hold:300"], "best_by": "random",
+             "final_games": 4, "backend": "scalar"},
+    "checkpoint": {"every": 256, "keep": 3},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    """A finished 1,024-step run; tests work on copies of it."""
+    runs = tmp_path_factory.mktemp("tiny")
+    res = train(parse_config({**TINY, "runs_dir": str(runs)}), progress=False, log=lambda m: None)
+    assert res.finished and res.step == 1024
+    return runs / "tiny"
+
+
+def _copy(run: Path, dest: Path) -> Path:
+    shutil.copytree(run, dest)
+    return dest
+
+
+def _contents(d: Path) -> dict[str, str]:
+    """Every file under ``d`` (but the lock file, which each taker rewrites) by content."""
+    return {str(p.relative_to(d)): file_sha256(p) for p in sorted(d.rglob("*"))
+            if p.is_file() and p.name != ".lock"}
+
+
+def _damage_weights(path: Path) -> None:
+    """Rewrite a checkpoint as a valid zip whose policy.pth is garbage."""
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    members["policy.pth"] = b"not torch weights " * 20
+    with zipfile.ZipFile(path, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+
+
+def _rows(run: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(run / "eval.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# ---------------------------------------------------------------- defect 2: resume falls back
+def test_resume_falls_back_to_the_newest_checkpoint_that_loads(tiny_run, tmp_path):
+    run = _copy(tiny_run, tmp_path / "tiny")
+    (run / "last.zip").unlink()                                 # e.g. a disk that filled up during the save
+    _damage_weights(run / "checkpoints" / "step_0000001024.zip")
+    rows_before = [r for r in _rows(run) if int(r["step"]) <= 768]
+    logs: list[str] = []
+    res = resume(run, ["total_steps=1280"], progress=False, log=logs.append)
+    assert logs[0] == (f"resuming {run} from step 768 (checkpoints/step_0000000768.zip; last.zip is missing) "
+                       "with total_steps=1280")
+    assert logs[1].startswith(f"note: checkpoint {str(run / 'checkpoints' / 'step_0000001024.zip')!r} is damaged: "
+                              "its weights (policy.pth) are not a torch state dict (UnpicklingError: ")
+    assert logs[1].endswith("); moved it aside to checkpoints/step_0000001024.zip.damaged")
+    assert not any("--force" in line for line in logs)
+    assert res.finished and res.step == 1280
+    assert (run / "checkpoints" / "step_0000001024.zip.damaged").is_file()   # kept, out of the way
+    assert read_meta(run / "last.zip")["num_timesteps"] == 1280
+    # the evaluations up to the checkpoint stay as they were; the later ones are played again
+    rows = _rows(run)
+    assert rows[:len(rows_before)] == rows_before
+    assert [(r["step"], r["kind"]) for r in rows[len(rows_before):]] == [("1024", "eval")] * 2 + [("1280", "final")] * 2
+
+
+def test_resume_of_a_copied_run_trains_in_the_copy(tiny_run, tmp_path):
+    copy = _copy(tiny_run, tmp_path / "elsewhere" / "renamed")
+    (copy / "last.zip").unlink()
+    original = _contents(tiny_run)
+    logs: list[str] = []
+    res = resume(copy, ["total_steps=1280"], progress=False, log=logs.append)
+    assert logs[:2] == [
+        f"resuming {copy} from step 1,024 (checkpoints/step_0000001024.zip; last.zip is missing) with total_steps=1280",
+        f"note: config.yaml names this run 'tiny' (under {tiny_run.parent}); it trains here, in {copy}, as "
+        "'renamed', and its config.yaml now says so"]
+    assert not any("--force" in line for line in logs)
+    assert res.step == 1280 and res.run_dir == copy
+    assert _contents(tiny_run) == original                    # the original is never touched
+    cfg = yaml.safe_load((copy / "config.yaml").read_text())
+    assert (cfg["name"], cfg["runs_dir"]) == ("renamed", str(copy.parent))
+    state = json.loads((copy / "state.json").read_text())
+    assert state["league"] and all(x.startswith("league/") and (copy / x).is_file() for x in state["league"])
+    assert read_meta(copy / "last.zip")["run"] == "renamed"
+
+
+def test_force_deletes_only_the_directory_it_names(tiny_run, tmp_path, capsys):
+    runs = tmp_path / "runs"
+    a = _copy(tiny_run, runs / "tiny")
+    before, original = _contents(a), _contents(tiny_run)
+    # the copy's config.yaml still names the original directory: --force on the copy is refused
+    with pytest.raises(RunError) as e:
+        train(parse_config(yaml.safe_load((a / "config.yaml").read_text())), progress=False, force=a)
+    assert str(e.value) == (f"--force {a}: this config writes the run directory {str(tiny_run)!r} (runs_dir/name), "
+                            f"not {str(a)!r}; nothing was deleted. --force deletes only the directory the run "
+                            "writes, named exactly")
+    assert _contents(a) == before and _contents(tiny_run) == original
+    # without --force an existing run is never offered a deleting command
+    args = ["train", "--config", str(a / "config.yaml"), "--set", f"runs_dir={runs}", "--no-progress"]
+    assert main(args) == 2
+    out = " ".join(capsys.readouterr().out.split())  # rich wraps the error line
+    assert "already holds a run" in out and "--resume" in out and "--force" not in out
+    # --force naming the directory the config writes: it says what goes, then starts over
+    assert main(args + ["--set", "total_steps=256", "--force", str(a)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"--force: deleting the run in {a} at step 1,024: best.zip, checkpoints/ (3 files), "
+                      "config.yaml, eval.csv, last.zip, league/ (2 files), run.yaml, state.json, tb/ (4 files)")
+    assert out[1].startswith("step          0 eval:")
+    assert json.loads((a / "state.json").read_text())["step"] == 256
+    assert main(["train", "--resume", str(a), "--force", str(a)]) == 2
+    # a directory holding what no run writes is not deleted, even when named
+    other = tmp_path / "mine" / "tiny"
+    other.mkdir(parents=True)
+    (other / "notes.txt").write_text("mine")
+    cfg = parse_config({**TINY, "runs_dir": str(other.parent)})
+    with pytest.raises(RunError, match=r"the directory holds notes.txt, so it is not \(only\) a tenk run; "
+                                       "nothing was deleted"):
+        train(cfg, progress=False, force=other, log=lambda m: None)
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+# ---------------------------------------------------------------- defect 3: one writer
+def test_a_second_writer_is_refused_and_changes_nothing(tiny_run, tmp_path, capsys):
+    run = _copy(tiny_run, tmp_path / "tiny")
+    before = _contents(run)
+    with DirLock(run, "run directory"):
+        with pytest.raises(LockedError) as e:
+            resume(run, ["total_steps=1280"], progress=False, log=lambda m: None)
+        assert str(e.value).startswith(f"run directory {str(run)!r} is in use by process {os.getpid()} on ")
+        assert str(e.value).endswith("; wait for it to finish or stop it, then run again (one writer per directory)")
+        assert main(["train", "--resume", str(run), "--set", "total_steps=1280", "--no-progress"]) == 2
+        assert "is in use by process" in " ".join(capsys.readouterr().out.split())  # rich wraps lines
+        # a new run in a directory another process holds is refused too
+        cfg = parse_config({**TINY, "runs_dir": str(tmp_path), "name": "tiny"})
+        with pytest.raises(LockedError):
+            train(cfg, progress=False, log=lambda m: None)
+    assert _contents(run) == before
+
+
+# ---------------------------------------------------------------- defect 7: damaged state files
+@pytest.mark.parametrize("content, why", [
+    ("[1, 2]", "is damaged: expected a JSON dict, found list"),
+    ('{"step": 10', "is damaged (not valid JSON: Expecting ',' delimiter: line 1 column 12 (char 11))"),
+])
+def test_a_damaged_state_json_is_rebuilt_with_a_note(tiny_run, tmp_path, content, why):
+    run = _copy(tiny_run, tmp_path / "tiny")
+    (run / "state.json").write_text(content)
+    logs: list[str] = []
+    res = resume(run, ["total_steps=1280"], progress=False, log=logs.append)
+    assert logs[:2] == [
+        f"resuming {run} from step 1,024 (last.zip) with total_steps=1280",
+        f"note: run state {str(run / 'state.json')!r} {why}; rebuilt it from last.zip (step 1,024), best.zip, "
+        "league/ and eval.csv; the time trained so far restarts at 0; the damaged file is kept as state.json.damaged"]
+    assert (run / "state.json.damaged").read_text() == content
+    state = json.loads((run / "state.json").read_text())
+    assert res.finished and state["step"] == 1280 and state["finished"]
+    assert state["best"]["opponent"] == "random"
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"\xff\xfe\x00garbage", "are damaged (not text)"),
+    (b"step,kind,opponent,games\n0,eval,random\n", "are damaged at line 2"),
+    (b"wins;losses\n1;2\n", "are damaged: the header is 'wins;losses'"),
+])
+def test_a_damaged_eval_csv_is_named_with_the_fix(tiny_run, tmp_path, data, why):
+    run = _copy(tiny_run, tmp_path / "tiny")
+    (run / "eval.csv").write_bytes(data)
+    before = _contents(run)
+    with pytest.raises(RunError) as e:
+        resume(run, ["total_steps=1280"], progress=False, log=lambda m: None)
+    csv_path = run / "eval.csv"
+    assert str(e.value).startswith(f"evaluation rows {str(csv_path)!r} {why}; fix or delete the damaged lines by hand")
+    assert str(e.value).endswith(f"or move the file aside (mv {csv_path} {csv_path}.damaged) to resume without the "
+                                 "earlier evaluation rows")
+    assert _contents(run) == before
+
+
+def test_no_checkpoint_at_all(tiny_run, tmp_path):
+    """Killed before its first checkpoint: starts over in place. Checkpoints that existed and
+    are gone: an error that changes nothing and suggests nothing that deletes."""
+    run = _copy(tiny_run, tmp_path / "tiny")
+    (run / "last.zip").unlink()
+    shutil.rmtree(run / "checkpoints")
+    before = _contents(run)
+    with pytest.raises(RunError) as e:
+        resume(run, progress=False, log=lambda m: None)
+    assert str(e.value) == (
+        f"run {str(run)!r}: state.json records a checkpoint at step 1,024, but last.zip and checkpoints/ hold none "
+        "(moved or deleted?); nothing was changed. Put them back, or start a new run from its config: "
+        f"tenk train --config {run / 'config.yaml'} --set runs_dir={tmp_path} --set name=NEW_NAME")
+    assert _contents(run) == before
+    state = json.loads((run / "state.json").read_text())
+    del state["checkpoint_step"]                                # as a run killed before its first one
+    (run / "state.json").write_text(json.dumps(state))
+    logs: list[str] = []
+    res = resume(run, progress=False, log=logs.append)
+    assert logs[0] == (f"resuming {run} from step 0: it stopped before its first checkpoint, so training starts "
+                       "over in this directory (config.yaml kept)")
+    assert res.finished and res.step == 1024
+    assert [(r["step"], r["kind"]) for r in _rows(run)] == [("0", "eval")] * 2 + [("512", "eval")] * 2 + \
+        [("1024", "final")] * 2
+
+
+# ---------------------------------------------------------------- defect 11: weights, temp dirs
+def test_corrupted_weights_are_named(tiny_run, tmp_path):
+    path = tmp_path / "best.zip"
+    shutil.copyfile(tiny_run / "best.zip", path)
+    _damage_weights(path)
+    with pytest.raises(CheckpointError) as e:
+        make_agent(f"ppo:{path}")
+    assert str(e.value).startswith(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a "
+                                   "torch state dict (UnpicklingError: ")
+    assert main(["evaluate", str(path), "--games", "2", "--opponents", "random"]) == 2
+    # a run whose every checkpoint is damaged: named, nothing changed, no deleting command offered
+    run = _copy(tiny_run, tmp_path / "tiny")
+    for p in [run / "last.zip", *(run / "checkpoints").glob("step_*.zip")]:
+        _damage_weights(p)
+    before = _contents(run)
+    with pytest.raises(RunError) as e:
+        resume(run, progress=False, log=lambda m: None)
+    msg = str(e.value)
+    assert msg.startswith(f"run {str(run)!r} has no checkpoint that loads (checkpoint {str(run / 'last.zip')!r} "
+                          "is damaged: its weights (policy.pth)")
+    assert msg.count("is damaged") == 4 and "nothing was changed" in msg and "--force" not in msg
+    assert msg.endswith(f"--set runs_dir={tmp_path} --set name=NEW_NAME")
+    assert _contents(run) == before
+
+
+def test_bench_train_leaves_no_temporary_directories(tmp_path, monkeypatch):
+    from scripts.bench_train import time_training
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    r = time_training(CONFIGS / "ppo_demo.yaml", 64, ["env.n_envs=4", "env.backend=dummy", "ppo.n_steps=16",
+                                                      "ppo.batch_size=64", "ppo.net_arch=[8]", "ppo.policy=mlp",
+                                                      "opponents=[random, self]"])
+    assert r["steps"] >= 64
+    # torch makes its own compile cache (torchinductor_USER) there once per machine: not ours
+    assert [p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_")] == []
+
+
+# ---------------------------------------------------------------- defect 10: TensorBoard colours
+def test_win_rate_chart_has_one_run_per_opponent(tiny_run):
+    """A custom-scalars Multiline chart colours its lines by run: one tag of the chart per run
+    means one colour per opponent (and the run list is the legend)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.custom_scalar import layout_pb2
+
+    def load(d: Path) -> EventAccumulator:
+        ea = EventAccumulator(str(d), size_guidance={"scalars": 0, "tensors": 0})
+        ea.Reload()
+        return ea
+
+    tb = tiny_run / "tb"
+    main_run = load(tb)
+    layout = layout_pb2.Layout.FromString(main_run.Tensors("custom_scalars__config__")[0].tensor_proto.string_val[0])
+    charts = {c.title: c for cat in layout.category for c in cat.chart}
+    regex = re.compile("|".join(f"({t})" for t in charts["eval win rate, every opponent"].multiline.tag))
+    runs = {".": main_run, **{d.name: load(d) for d in sorted(tb.iterdir()) if d.is_dir()}}
+    matched = {name: [t for t in ea.Tags()["scalars"] if regex.match(t)] for name, ea in runs.items()}
+    assert all(len(tags) <= 1 for tags in matched.values()), matched
+    lines = {name: tags[0] for name, tags in matched.items() if tags}
+    assert sorted(lines) == ["vs_hold:300", "vs_random"]
+    for opp in ("random", "hold:300"):
+        want = [(int(r["step"]), float(r["win_rate"])) for r in _rows(tiny_run) if r["opponent"] == opp]
+        got = [(e.step, round(e.value, 6)) for e in runs[f"vs_{opp}"].Scalars(lines[f"vs_{opp}"])]
+        assert got == want
+    # every Multiline chart takes at most one tag from each run
+    for title, chart in charts.items():
+        if chart.HasField("multiline"):
+            rx = re.compile("|".join(f"({t})" for t in chart.multiline.tag))
+            for name, ea in runs.items():
+                assert len([t for t in ea.Tags()["scalars"] if rx.match(t)]) <= 1, (title, name)
+
+
+# ---------------------------------------------------------------- fault injection
+def _session(argv: list[str], out: Path) -> int:
+    """Run ``tenk ARGV`` in a forked copy of this process (torch is imported already, which
+    saves seconds a fresh interpreter spends) with its output to ``out``; returns the pid."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        rc = 99
+        try:
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            import sys
+
+            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
+            rc = main(argv)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(rc)
+    return pid
+
+
+def _wait(pid: int, until: float) -> int | None:
+    """The exit status once ``pid`` ends, or None if it still runs at time ``until``."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= until:
+            return None
+        time.sleep(0.01)
+
+
+def test_killed_at_random_points_ends_like_an_uninterrupted_run(tmp_path):
+    """SIGKILL at seeded random moments, resume, again: the run ends at the same step with the
+    same checkpoints, snapshots and evaluation rows (step, kind, opponent, games) as one that
+    was never interrupted, and nothing it should keep is gone. The figures of the step-0
+    evaluation match too; later ones need not: a resumed session deals new games (the envs'
+    games in progress are not in a checkpoint), so its training differs from the point it
+    resumed from."""
+    cfg = {**TINY, "name": "fault", "total_steps": 2048}
+    ref = train(parse_config({**cfg, "runs_dir": str(tmp_path / "ref")}), progress=False, log=lambda m: None)
+    ref_dir = tmp_path / "ref" / "fault"
+    cfg_file = tmp_path / "fault.yaml"
+    cfg_file.write_text(yaml.safe_dump({**cfg, "runs_dir": str(tmp_path / "killed")}))
+    run = tmp_path / "killed" / "fault"
+
+    def newest() -> int:
+        return max((int(p.name[5:-4]) for p in (run / "checkpoints").glob("step_*.zip")), default=-1)
+
+    def alive_until(pid: int, done: Callable[[], bool], deadline: float) -> int | None:
+        while not done():
+            if (rc := _wait(pid, time.monotonic())) is not None:
+                return rc
+            assert time.monotonic() < deadline, "a session made no progress for 2 minutes"
+            time.sleep(0.01)
+        return None
+
+    # Each kill waits for 0 to 2 more checkpoints (a point in the run, not a time, so a slow
+    # machine kills at the same places), then for a random fraction of a second.
+    rng = random.Random(14)
+    argv = ["train", "--config", str(cfg_file), "--no-progress"]
+    kills, logs = 0, []
+    for session in range(12):
+        out = tmp_path / f"session{session}.log"
+        out.touch()
+        pid = _session(argv, out)
+        deadline = time.monotonic() + 120
+        # the first line: the imports are done and the session is under way
+        rc = alive_until(pid, lambda: out.stat().st_size > 0, deadline)
+        if rc is None and kills < 5:
+            target = newest() + 256 * rng.choice([0, 1, 1, 2]) if session else -1  # the first: before any
+            rc = alive_until(pid, lambda: newest() >= target, deadline)
+            if rc is None:
+                rc = _wait(pid, time.monotonic() + rng.uniform(0, 0.3))
+            if rc is None:
+                os.kill(pid, signal.SIGKILL)
+                kills += 1
+        if rc is None:
+            rc = _wait(pid, deadline)
+            assert rc is not None, "a session ran for 2 minutes"
+        logs.append(out.read_text())
+        if rc == 0:
+            break
+        assert rc == -signal.SIGKILL, logs[-1]
+        state = run / "state.json"
+        if state.is_file() and json.loads(state.read_text()).get("finished"):
+            break  # killed after its last save
+        argv = ["train", "--resume", str(run), "--no-progress"]
+    assert kills >= 3, logs
+    for text in logs[1:]:
+        assert re.match(rf"resuming {re.escape(str(run))} from step (0: it stopped before its first checkpoint|"
+                        r"[\d,]+ \((last\.zip|checkpoints/step_\d+\.zip; "
+                        r"last\.zip (is missing|holds step [\d,]+ only))\))", text), text
+    assert "Traceback" not in "".join(logs)
+
+    state, ref_state = (json.loads((d / "state.json").read_text()) for d in (run, ref_dir))
+    assert state["finished"] and state["step"] == ref_state["step"] == ref.step
+    assert read_meta(run / "last.zip")["num_timesteps"] == ref.step
+    # the same files (checkpoints, snapshots, best, last...), none half-written or set aside
+    files = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*")  # noqa: E731
+                             if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
+    assert files(run) == files(ref_dir)
+    assert sorted(p.name for p in (run / "tb").iterdir() if p.is_dir()) == \
+        sorted(p.name for p in (ref_dir / "tb").iterdir() if p.is_dir())
+    rows, ref_rows = _rows(run), _rows(ref_dir)
+    key = lambda r: (r["step"], r["kind"], r["opponent"], r["games"])  # noqa: E731
+    assert [key(r) for r in rows] == [key(r) for r in ref_rows]
+    figures = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
+    assert [figures(r) for r in rows if r["step"] == "0"] == [figures(r) for r in ref_rows if r["step"] == "0"]
