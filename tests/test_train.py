@@ -63,6 +63,8 @@ def test_shipped_configs_validate():
     ({"env": {"shaping_potential": "score"}}, ["env.shaping_potential", "margin"]),
     ({"n_players": 9}, ["n_players"]),
     ({"name": "a/b"}, ["name", "plain directory name"]),
+    ({"seed": -1}, ["seed = -1", "0 to 2**32 - 1"]),
+    ({"eval": {"seed": 2**32}}, ["eval.seed", "0 to 2**32 - 1"]),
 ])
 def test_config_errors_name_the_key(data, words):
     with pytest.raises(ConfigError) as e:

@@ -272,6 +272,12 @@ def _positive(key: str, v: float, zero_ok: bool = False) -> None:
         raise ConfigError(f"{key} = {v!r}: must be {'0 or more' if zero_ok else 'positive'}")
 
 
+def _seed(key: str, v: int) -> None:
+    # numpy and SB3 take seeds below 2**32 only, and would say so after the run directory exists
+    if not 0 <= v < 2**32:
+        raise ConfigError(f"{key} = {v!r}: give a seed from 0 to 2**32 - 1, e.g. {key}=1")
+
+
 def _unit(key: str, v: float, closed: bool = True) -> None:
     if not (0 <= v <= 1 if closed else 0 < v <= 1):
         raise ConfigError(f"{key} = {v!r}: must lie in {'[0, 1]' if closed else '(0, 1]'}")
@@ -352,6 +358,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(f"n_players = {cfg.n_players}: choose {MIN_PLAYERS} to {MAX_PLAYERS}")
     if cfg.name is not None and (not cfg.name or "/" in cfg.name or cfg.name in (".", "..")):
         raise ConfigError(f"name = {cfg.name!r}: give a plain directory name (no '/'), e.g. ppo_demo")
+    _seed("seed", cfg.seed)
     _positive("total_steps", cfg.total_steps)
     _positive("torch_threads", cfg.torch_threads)
     e, p, s, ev, c = cfg.env, cfg.ppo, cfg.selfplay, cfg.eval, cfg.checkpoint
@@ -402,6 +409,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(f"eval.games = {ev.games}: a seat-balanced match needs at least 2 games")
     _positive("eval.final_games", ev.final_games, zero_ok=True)
     _positive("eval.workers", ev.workers)
+    _seed("eval.seed", ev.seed)
     _choice("eval.backend", ev.backend, ("scalar", "batched", "auto"))
     _positive("checkpoint.every", c.every)
     _positive("checkpoint.keep", c.keep)
