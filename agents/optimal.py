@@ -5,7 +5,9 @@ Both decide from the exact solutions in :mod:`tenk_env.solve`, loaded from the o
 cache (solved on first use if missing: seconds for ``maxscore``, minutes for
 ``optimal`` under a 10,000 target). They choose with :func:`tenk_env.solve.policy.pick`,
 the solver kernels' own tie-break, so :func:`tenk_env.solve.evaluate.evaluate` gives the
-exact win rate of exactly the moves they play.
+exact win rate of exactly the moves they play. ``optimal`` reads its within-turn values
+from :class:`tenk_env.solve.regret.TurnTables` (the turn DP's values, one table per
+turn-start state, cached), which the regret analysis shares.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from tenk_env.game import Game
 from tenk_env.rules import Ruleset
 from tenk_env.solve._spec import SolverError
 from tenk_env.solve.policy import pick
+from tenk_env.solve.regret import TurnTables, state_key
 from tenk_env.tables import Keep
 
 __all__ = ["MaxScoreAgent", "OptimalAgent"]
@@ -81,7 +84,7 @@ class OptimalAgent:
     name = "optimal"
 
     #: turn-start states whose value tables are kept (least recently used dropped). A
-    #: table costs ~0.5 ms to compute and ~10 KB under classic; 16,384 (~160 MB at most)
+    #: table costs ~0.2-1 ms to compute and ~10 KB under classic; 16,384 (~160 MB at most)
     #: holds every state 2,000 games visit, and computes 35% fewer tables than 2,048 did.
     CACHE_SIZE = 16_384
 
@@ -97,39 +100,26 @@ class OptimalAgent:
         except SolverError as e:
             raise AgentError(f"agent 'optimal' cannot play: {e}") from None
 
-    def _values(self, sol, key, make):
-        got = self._cache.get(key)
+    def tables(self, game: Game):
+        """The :class:`~tenk_env.solve.regret.TurnTables` of ``game``'s current turn, from this
+        agent's cache: the regret analysis (:mod:`agents.analysis`) reads the same tables, so
+        a state both need is computed once."""
+        sol = _game_solution(game.rules)
+        key = state_key(sol, game)
+        cache = self._cache
+        got = cache.get(key)
         if got is None:
-            got = make()
-            self._cache[key] = got
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            got = cache[key] = TurnTables(sol, key)
+            if len(cache) > self._cache_size:
+                cache.popitem(last=False)
         else:
-            self._cache.move_to_end(key)
+            cache.move_to_end(key)
         return got
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         if game.n_players != 2:
             raise AgentError(f"agent 'optimal' plays 2-player games (this one has {game.n_players})")
-        rules = game.rules
-        sol = _game_solution(rules)
-        u = sol.unit
-        p = game.current
-        o = 1 - p
-        a, b = game.scores[p] // u, game.scores[o] // u
-        fa, fb = int(game.on_board[p]), int(game.on_board[o])
-        if not rules.entry_threshold:
-            fa = fb = 1
-        if game.final_round and game.trigger != p:
-            # the last turn: beat the leader's score (d units ahead of ours)
-            d = (game.scores[game.trigger] - game.scores[p]) // u
-            key = (rules.hash, "final", d, fa)
-            V, bv, Tcap, beta, forced = self._values(sol, key, lambda: sol.final_values(d, fa))
-        else:
-            key = (rules.hash, a, b, fa, fb)
-            V, bv, Tcap, beta, forced = self._values(sol, key, lambda: sol.turn_values(a, b, fa, fb))
-        n_bv = bv.shape[0] - 1
-        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+        return self.tables(game).pick(game)
 
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         raise AgentError("agent 'optimal' does not play piggyback rulesets (its solver does not model them)")

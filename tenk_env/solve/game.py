@@ -122,6 +122,29 @@ class GameSolution:
         return u
 
     # ------------------------------------------------------------------ one turn's values
+    def bank_value(self, a: int, b: int, fb: int, T: int) -> float:
+        """The mover's win probability after banking a turn total of T units at state
+        (a, b, ., fb), for any T: the formula of :func:`_kernels.game_bank_values`, which
+        fills the tables only up to the DP's cap (the regret analysis needs it past the cap)."""
+        s = a + T
+        if s < self.target_units:
+            return 1.0 - float(self.W[fb, 1, b, s])
+        if self.spec.prm[P_END] == END_IMMEDIATE:
+            return 1.0
+        return 1.0 - float(self.R[fb, min(s - b, self.R.shape[1] - 1)])
+
+    def final_bank_value(self, d: int, T: int) -> float:
+        """The final-turn player's win probability after banking T units, d units behind."""
+        if T > d:
+            return 1.0
+        return 0.5 if (T == d and bool(self.spec.prm[P_SHARED])) else 0.0
+
+    def forced_roll(self, final: bool = False) -> tuple[float, float]:
+        """(fA, fB): a forced roll past the DP's cap is worth fA + fB * beta (fA < 0: no forced
+        rolls under this ruleset); ``final`` for the trailing player's final turn."""
+        s = self.spec
+        return _forced(_final_prm(s) if final else s.prm, s)
+
     def turn_values(self, a: int, b: int, fa: int, fb: int):
         """Optimal within-turn values of the mover at turn-start state (a, b, fa, fb) (units).
 

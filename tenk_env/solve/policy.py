@@ -2,22 +2,88 @@
 
 :func:`pick` applies exactly the kernel's tie-break (see :mod:`tenk_env.solve._kernels`),
 so an agent built on it plays the policy that :mod:`tenk_env.solve.evaluate` evaluates.
+It is :func:`choose` over :func:`move_values`: the regret analysis
+(:mod:`tenk_env.solve.regret`) values the legal moves with the same function, so the
+optimal agent's move is by construction the one the analysis ranks first.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
 from tenk_env.game import Game
 from tenk_env.tables import Keep
 
-__all__ = ["pick", "roll_index"]
+__all__ = ["pick", "move_values", "choose", "roll_index"]
 
 
 def roll_index(max_rolls: int, rolls_used: int) -> tuple[bool, int]:
     """(may roll on, index of the rolls axis for the next roll) after ``rolls_used`` rolls."""
     can_roll = max_rolls == 0 or rolls_used < max_rolls
     return can_roll, (0 if max_rolls == 0 else (rolls_used if can_roll else 0))
+
+
+def move_values(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref, forfeit_pref: float,
+                max_rolls: int, self_valued: bool, forced_pref: float | None = None,
+                past_cap: Callable[[int, int, int], float] | None = None) -> list[tuple[Keep, float | None,
+                                                                                     float | None]]:
+    """Every keep of the roll, in the kernel's tie order (points descending, then dice
+    ascending), as ``(keep, roll, end)``: the value of setting it aside and rolling on, and
+    of setting it aside and ending the turn; None where that move is illegal. Ending is
+    legal when banking is (``end`` = ``bank_pref(T)``) or when rolling on is not (a
+    forfeit, ``forfeit_pref``).
+
+    Rolling on to a total T (units) up to ``roll_cap`` is ``roll_pref[r, n, T]``. Past the
+    cap it is ``past_cap(rolls used, n, T)`` when given (the analysis: exact values);
+    else, when ``self_valued`` (the solver's own values, which prove banking best there),
+    the bank value, or ``forced_pref`` for a roll that may not bank; else -inf (a table
+    policy never rolls past its table).
+    """
+    N = game.rules.num_dice
+    T0 = game.turn_total // unit
+    rolls = game.rolls
+    _, r2i = roll_index(max_rolls, rolls)
+    keeps = sorted(game.info.keeps, key=lambda k: (-k.points, k.n))
+    out = []
+    for k in keeps:
+        can_roll, can_bank = game.options(k)
+        T2 = T0 + k.points // unit
+        n2 = game.dice_left - k.n
+        if n2 == 0:
+            n2 = N
+        rv = ev = None
+        if can_roll:
+            if T2 <= roll_cap:
+                rv = float(roll_pref[r2i, n2, T2])
+            elif past_cap is not None:
+                rv = past_cap(rolls, n2, T2)
+            elif self_valued:
+                rv = forced_pref if (forced_pref is not None and not can_bank) else bank_pref(T2)
+            else:
+                rv = -np.inf
+        if can_bank:
+            ev = bank_pref(T2)
+        elif not can_roll:
+            ev = forfeit_pref
+        out.append((k, rv, ev))
+    return out
+
+
+def choose(rows: list[tuple[Keep, float | None, float | None]]) -> tuple[Keep, bool]:
+    """The kernel's choice among :func:`move_values` rows: within a keep, ending the turn wins
+    a tie with rolling on; across keeps only a strictly better one replaces the first."""
+    best = None
+    best_c = -np.inf
+    for k, rv, ev in rows:
+        cv = -np.inf if rv is None else rv
+        end = False
+        if ev is not None and (rv is None or ev >= cv):
+            cv, end = ev, True
+        if best is None or cv > best_c:
+            best, best_c = (k, end), cv
+    return best
 
 
 def pick(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref, forfeit_pref: float,
@@ -30,31 +96,5 @@ def pick(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref,
     as banking when ``self_valued`` (the solver's own values), else never preferred; a
     forced roll there (no banking allowed) is worth ``forced_pref`` when given.
     """
-    N = game.rules.num_dice
-    T0 = game.turn_total // unit
-    _, r2i = roll_index(max_rolls, game.rolls)
-    keeps = sorted(game.info.keeps, key=lambda k: (-k.points, k.n))
-    best = None
-    best_c = -np.inf
-    for k in keeps:
-        can_roll, can_bank = game.options(k)
-        T2 = T0 + k.points // unit
-        n2 = game.dice_left - k.n
-        if n2 == 0:
-            n2 = N
-        cv = -np.inf
-        end = False
-        if can_roll:
-            if T2 <= roll_cap:
-                cv = float(roll_pref[r2i, n2, T2])
-            elif self_valued:
-                cv = forced_pref if (forced_pref is not None and not can_bank) else bank_pref(T2)
-        if can_bank:
-            ce = bank_pref(T2)
-            if ce >= cv or not can_roll:
-                cv, end = ce, True
-        elif not can_roll:
-            cv, end = forfeit_pref, True
-        if best is None or cv > best_c:
-            best, best_c = (k, end), cv
-    return best
+    return choose(move_values(game, unit, roll_pref, roll_cap, bank_pref, forfeit_pref, max_rolls, self_valued,
+                              forced_pref))

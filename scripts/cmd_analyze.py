@@ -1,0 +1,108 @@
+"""`tenk analyze SPEC`: an agent's exact regret against perfect play, and where it comes from.
+
+Plays seat-balanced duplicate games of the agent against ``optimal`` and scores each of its
+decisions with its exact regret (:mod:`agents.analysis`); prints the regret per game, the
+implied and the empirical win rate against ``optimal`` with their intervals, the kinds of
+mistake and the costliest ones, and writes report.json, breakdown.csv, atlas.png,
+mistakes.jsonl and mistakes/NN.jsonl (game records up to each mistake: ``tenk replay``
+prints one) under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _rules_for(spec: str, rules: str | None):
+    from tenk_env.rules import load_ruleset
+
+    if rules:
+        return load_ruleset(rules)
+    if spec.startswith("ppo:"):
+        # a checkpoint plays the ruleset it was trained on
+        from agents.ppo import read_meta
+        from tenk_env.rules import Ruleset
+
+        return Ruleset.from_dict(read_meta(spec[4:])["ruleset"], source=f"checkpoint {spec[4:]}")
+    return load_ruleset("classic")
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from rich.console import Console
+
+    from agents.analysis import KINDS, _check, analyse, check_out_dir, default_out_dir, write_outputs
+    from tenk_env.solve import cache_dir
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
+
+    rules = _rules_for(args.spec, args.rules)
+    # everything that can be wrong is found before the games start
+    _check(args.spec, rules, args.games, args.workers, args.top)
+    out = check_out_dir(args.out or default_out_dir(args.spec, rules))
+    a = analyse(args.spec, rules, args.games, args.seed, workers=args.workers, top=args.top, progress=args.progress)
+    r = a.report
+    pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
+    ci = lambda c: f"[{pp(c[0])}, {pp(c[1])}]"  # noqa: E731
+    console.print(f"[bold]{r.agent}[/bold] vs optimal on {r.rules} (hash {r.rules_hash}): {r.games:,} games "
+                  f"({r.deals:,} deals, seed {r.seed}), {r.decisions:,} decisions scored, {r.mistakes:,} mistakes; "
+                  f"{r.seconds:.1f} s ({r.games / max(r.seconds, 1e-9):,.0f} games/s, {r.workers} worker(s))",
+                  highlight=False)
+    t = Table(title="win probability (percentage points); 95% intervals over deals")
+    first = "" if rules.turn_order == "highest_die" else " (moves first)"
+    for col in ("", f"seat 1{first}", "seat 2 (komi)" if rules.komi else "seat 2", "balanced"):
+        t.add_column(col, justify="right")
+    t.add_row("regret per game", pp(r.regret_seat[0]), pp(r.regret_seat[1]),
+              f"{pp(r.regret_per_game)} {ci(r.regret_ci)}")
+    t.add_row("optimal's own win rate", pp(r.optimal_seat[0]), pp(r.optimal_seat[1]),
+              pp(sum(r.optimal_seat) / 2))
+    t.add_row("implied win rate", f"{pp(r.implied_seat[0])} {ci(r.implied_seat_ci[0])}",
+              f"{pp(r.implied_seat[1])} {ci(r.implied_seat_ci[1])}", f"{pp(r.implied_win_rate)} {ci(r.implied_ci)}")
+    t.add_row("empirical win rate", f"{pp(r.empirical_seat[0])} {ci(r.empirical_seat_ci[0])}",
+              f"{pp(r.empirical_seat[1])} {ci(r.empirical_seat_ci[1])}",
+              f"{pp(r.empirical_win_rate)} {ci(r.empirical_ci)}")
+    console.print(t)
+    if r.width_ratio is None:
+        console.print("the regret interval has width 0 (no regret in any game)", highlight=False)
+    else:
+        console.print(f"the regret interval is {r.width_ratio:.1f} times narrower than the empirical one "
+                      f"(Wilson over games, as `tenk evaluate`: {ci(r.empirical_wilson)})", highlight=False)
+    console.print("regret per game by kind: " + "; ".join(f"{k} {pp(r.by_kind[k])}" for k in KINDS), highlight=False)
+    if a.mistakes:
+        m = Table(title=f"the {len(a.mistakes)} costliest mistakes (W* in %)")
+        for col in ("#", "scores (own-opp)", "turn total", "roll", "move", "W*", "best", "W*", "regret"):
+            m.add_column(col, justify="right")
+        for d in a.mistakes[:args.show]:
+            pos, p = d["position"], d["position"]["player"]
+            mv = lambda x: f"{' '.join(map(str, x['keep']))} {'bank' if x['end'] else 'roll'}"  # noqa: E731
+            flags = " final" if pos["final_turn"] else ""
+            m.add_row(str(d["rank"]), f"{pos['scores'][p]:,}-{pos['scores'][1 - p]:,}{flags}",
+                      f"{pos['turn_total']:,}", " ".join(map(str, pos["dice"])), mv(d["move"]),
+                      pp(d["move"]["value"]), mv(d["best"]), pp(d["best"]["value"]), pp(d["regret"]))
+        console.print(m)
+    paths = write_outputs(a, out)
+    console.print(f"wrote {out}/: " + ", ".join(p.name for p in paths.values())
+                  + f"  (game solution cached in {cache_dir()})", highlight=False)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("analyze", help="an agent's exact regret against optimal play, and where it comes from",
+                       description="Play seat-balanced duplicate games of an agent against `optimal` and score "
+                                   "each of its decisions with its exact regret (win probability given away). "
+                                   "2-player rulesets the game solver covers.")
+    s.add_argument("spec", help="agent spec: dicenow, hold:300, maxscore, ppo:runs/NAME/best.zip, ...")
+    s.add_argument("--rules", help="ruleset preset or YAML (default: classic; a ppo checkpoint: its own)")
+    s.add_argument("--games", type=int, default=1000, help="games, half in each seat (default 1000)")
+    s.add_argument("--seed", type=int, default=0, help="dice seed: deal d has the dice of `tenk evaluate`'s deal d "
+                                                       "under the same seed (default 0)")
+    s.add_argument("--workers", type=int, default=0, help="processes (default: up to 2)")
+    s.add_argument("--out", help="output directory (default runs/analysis/AGENT-RULESET)")
+    s.add_argument("--top", type=int, default=20, help="costliest mistakes to keep with their game records "
+                                                       "(default 20)")
+    s.add_argument("--show", type=int, default=10, help="of which to print (default 10)")
+    s.add_argument("--progress", action="store_true", help="show a progress bar")
+    s.set_defaults(func=cmd_analyze)

@@ -1,0 +1,331 @@
+"""Exact values of every legal move in any in-turn state of a solved 2-player game (issue 11).
+
+The value of a move is W*: the mover's win probability under optimal play by both players
+from the position right after it, chance included. The game solution gives it directly
+for most moves: ending the turn is worth the turn-start value of the position it hands
+over (:meth:`GameSolution.bank_value`; a bust or forfeit hands over the same scores), and
+rolling on to a total T at or below the in-turn DP's cap is the DP's own value
+``V[rolls used, dice, T]`` (:meth:`GameSolution.turn_values`, :meth:`final_values`;
+:func:`optimal_values` computes the same floats faster).
+
+Past the cap the DP stores nothing: it proves that banking is best there (see
+:func:`tenk_env.solve._kernels.opt_tcap`), so the optimal player never rolls on and the
+kernel values an after-keep state past the cap as banking. Any other player may roll on,
+and that move's W* is one step of expectation over the next roll
+(:func:`roll_past_cap`): every successor of that roll is past the cap too (totals only
+grow), where W* is known exactly: banking when the rules allow it, the closed-form forced
+roll (mandatory hot dice, a zilch pay-out) when they do not, the forfeit when the roll
+limit is reached and banking is not allowed; a bust is worth the bust value beta, an
+instant win 1. This is the kernel's own recursion (:func:`_kernels.turn_dp`) written for
+one state, so the values agree with it wherever both exist.
+
+:class:`TurnTables` holds one turn-start state's tables (the optimal agent caches them per
+state, :class:`agents.optimal.OptimalAgent`); :meth:`TurnTables.pick` is the optimal
+agent's move and :meth:`TurnTables.values` the exact value of every legal move, both from
+:func:`tenk_env.solve.policy.move_values` on the same tables. Up to the cap the two value
+the moves alike, so the optimal move is by construction the first-ranked one; past it the
+optimal player banks, which the solver proves best to within its tolerance EPS, and
+regrets below :data:`REGRET_TOL` (= EPS) count as 0: the optimal agent's regret is 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from tenk_env.game import Game
+from tenk_env.solve import _kernels as K
+from tenk_env.solve._spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N, P_SHARED, P_ZILCH, WIN, ZILCH
+from tenk_env.solve.game import EPS, GameSolution, _final_prm
+from tenk_env.solve.policy import choose, move_values, pick
+from tenk_env.tables import Keep
+
+__all__ = ["TurnTables", "turn_tables", "state_key", "roll_past_cap", "MoveRegret", "regret_of", "REGRET_TOL"]
+
+#: regrets below this count as 0: the solver's values are exact to its truncation
+#: tolerance EPS, so a smaller difference between two moves is not a measured mistake
+REGRET_TOL = EPS
+
+NEG = -1e300
+
+
+@njit(cache=True)
+def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr, n, T, bank_seg, beta, forf,
+                  fA, fB):
+    """W* of rolling ``n`` dice at turn total ``T`` (units) past the DP's cap, with ``r``
+    rolls used before this roll and ``maxr`` allowed (0: unlimited).
+
+    ``bank_seg[j]`` is the value of banking ``T + j`` (j up to the largest step), ``beta``
+    of a bust, ``forf`` of a forfeited total; a forced roll is worth ``fA + fB * beta``
+    (fA < 0: none under these rules). Every successor is past the cap, where the optimal
+    continuation is the kernel's (:func:`tenk_env.solve._kernels.turn_dp` past ``Tcap``):
+    bank when allowed, else the forced roll or the forfeit.
+    """
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    can_roll = maxr == 0 or r + 1 < maxr
+    v = 0.0
+    for c in range(cstart[n], cstart[n + 1]):
+        p = c_prob[c]
+        kind = c_kind[c]
+        if kind == BUST:
+            v += p * beta
+        elif kind == WIN:
+            v += p
+        elif kind == ZILCH:
+            T2 = T + z
+            if can_roll:
+                v += p * ((fA + fB * beta) if fA >= 0.0 else bank_seg[z])
+            elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                v += p * bank_seg[z]
+            else:
+                v += p * forf
+        else:
+            best = NEG
+            for o in range(c_os[c], c_oe[c]):
+                j = o_p[o]
+                T2 = T + j
+                hot = n - o_d[o] == 0
+                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+                if can_bank:
+                    ev = bank_seg[j]
+                elif can_roll:
+                    ev = (fA + fB * beta) if fA >= 0.0 else bank_seg[j]
+                else:
+                    ev = forf
+                if ev > best:
+                    best = ev
+            v += p * best
+    return v
+
+
+@njit(cache=True)
+def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
+    """``V[r, n, T]`` for T <= Tcap exactly as :func:`tenk_env.solve._kernels.turn_dp` computes
+    it with ``choose_self`` (the same sums in the same order, so the same floats and the
+    optimal agent's same moves), several times faster for what the agents need.
+
+    ``turn_dp`` also computes the bust slope Q that the game solve needs, and re-derives the
+    best action after each keep inside its loop over the rolls' options. That action
+    depends only on (rolls used, dice left after the keep, total after it), so here it is
+    worked out once per total, as ``A[r, k, T2]`` (k dice left, 0 for hot dice), as soon
+    as the totals above it are done; a roll's options are then a max over ``A``.
+    ``A`` must cover totals up to ``Tcap + max_step``, ``bv`` the same.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    top = A.shape[2] - 1
+    for T2 in range(top, -1, -1):
+        if T2 <= Tcap:
+            # the rolls' values at T2, from the after-keep values above it
+            for n in range(1, N + 1):
+                for r in range(nr):
+                    r2 = r + 1
+                    can_roll = maxr == 0 or r2 < maxr
+                    r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                    v = 0.0
+                    for c in range(cstart[n], cstart[n + 1]):
+                        p = c_prob[c]
+                        kind = c_kind[c]
+                        if kind == BUST:
+                            v += p * beta
+                        elif kind == WIN:
+                            v += p
+                        elif kind == ZILCH:
+                            Tz = T2 + z
+                            if can_roll:
+                                if Tz <= Tcap:
+                                    v += p * V[r2i, N, Tz]
+                                elif fA >= 0.0:
+                                    v += p * (fA + fB * beta)
+                                else:
+                                    v += p * bv[Tz]
+                            elif (fa == 1 or Tz >= entry) and Tz >= minbank:
+                                v += p * bv[Tz]
+                            else:
+                                v += p * forf
+                        else:
+                            best = NEG
+                            for o in range(c_os[c], c_oe[c]):
+                                x = A[r, n - o_d[o], T2 + o_p[o]]
+                                if x > best:
+                                    best = x
+                            v += p * best
+                    V[r, n, T2] = v
+        # the best action after a keep that leaves T2 on the table (what turn_dp's option loop picks)
+        for r in range(nr):
+            r2 = r + 1
+            can_roll = maxr == 0 or r2 < maxr
+            r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+            for k in range(N):
+                hot = k == 0
+                n2 = N if hot else k
+                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+                ev = NEG
+                cv = NEG
+                if can_roll:
+                    if T2 <= Tcap:
+                        ev = V[r2i, n2, T2]
+                    elif fA >= 0.0 and not can_bank:
+                        ev = fA + fB * beta
+                    else:
+                        ev = bv[T2]
+                    cv = ev
+                if can_bank:
+                    if bv[T2] >= cv or not can_roll:
+                        ev = bv[T2]
+                elif not can_roll:
+                    ev = forf
+                A[r, k, T2] = ev
+
+
+def state_key(sol: GameSolution, game: Game) -> tuple:
+    """The turn-start state whose tables decide ``game``'s current turn (a cache key)."""
+    rules = game.rules
+    u = sol.unit
+    p = game.current
+    o = 1 - p
+    fa, fb = (int(game.on_board[p]), int(game.on_board[o])) if rules.entry_threshold else (1, 1)
+    if game.final_round and game.trigger != p:
+        # the last turn: beat the leader's score (d units ahead of ours)
+        return (rules.hash, "final", (game.scores[game.trigger] - game.scores[p]) // u, fa)
+    return (rules.hash, game.scores[p] // u, game.scores[o] // u, fa, fb)
+
+
+class TurnTables:
+    """Optimal within-turn values of one turn-start state (see the module docstring).
+
+    ``V[r, n, T]``: value of rolling n dice at total T (units) after r rolls, up to
+    ``Tcap``; ``bv[T]``: of banking T, up to ``Tcap + max_step``; ``beta``: of a bust or a
+    forfeit; ``forced``: of a forced roll past the cap (None: no forced rolls). A final
+    turn (``final``) is d units behind the leader; otherwise the state is (a, b, fa, fb).
+    """
+
+    __slots__ = ("sol", "key", "V", "bv", "Tcap", "beta", "forced", "final", "a", "b", "fa", "fb", "d", "maxr",
+                 "fA", "fB", "_filled")
+
+    def __init__(self, sol: GameSolution, key: tuple):
+        self.sol, self.key = sol, key
+        s = sol.spec
+        N, step = s.n_dice, s.max_step
+        if key[1] == "final":
+            # as GameSolution.final_values
+            _, _, d, fa = key
+            self.final, self.d, self.fa = True, int(d), int(fa)
+            self.a = self.b = self.fb = 0
+            prm = _final_prm(s)
+            self.fA, self.fB = _forced_of(sol, True)
+            self.beta = 0.0
+            Tcap = max(self.d + 1, int(K.bankable_from(prm, self.fa)))
+            T = np.arange(Tcap + step + 2)
+            self.bv = np.where(T > self.d, 1.0, np.where((T == self.d) & bool(prm[P_SHARED]), 0.5, 0.0))
+            self._filled = self.bv.shape[0]
+        else:
+            # as GameSolution.turn_values (the cap and bank values from the same kernels)
+            _, a, b, fa, fb = key
+            self.final, self.d = False, 0
+            self.a, self.b, self.fa, self.fb = int(a), int(b), int(fa), int(fb)
+            prm = s.prm
+            self.fA, self.fB = _forced_of(sol, False)
+            self.beta = 1.0 - float(sol.W[fb, fa, b, a])
+            Tcap = int(K.opt_tcap(prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, self.beta))
+            self.bv = np.zeros(Tcap + step + 2)
+            K.game_bank_values(prm, sol.W, sol.R, a, b, fb, Tcap + step + 1, self.bv)
+            # game_bank_values fills bv up to Tcap + max_step; the last slot stays 0
+            self._filled = Tcap + step + 1
+        self.Tcap = Tcap
+        self.maxr = int(prm[P_MAXROLLS])
+        nr = max(1, self.maxr)
+        self.V = np.zeros((nr, N + 1, Tcap + 1))
+        A = np.empty((nr, N, Tcap + step + 1))
+        optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa, Tcap, self.bv,
+                       self.beta, self.beta, self.fA, self.fB, self.V, A)
+        self.forced = self.fA + self.fB * self.beta if self.fA >= 0 else None
+
+    # ------------------------------------------------------------------ the optimal agent
+    def pick(self, game: Game) -> tuple[Keep, bool]:
+        """The optimal agent's move: the solver's own values and tie-break.
+
+        Banking is valued by :meth:`bank` at every total. (Reading ``bv`` clamped to its
+        last slot, as the agent once did, gave 0 to a bank more than ``max_step`` past the
+        cap, where the kernels never look but a forced roll past the cap can take the
+        agent: it then rolled on instead of banking a win.)"""
+        return pick(game, self.sol.unit, self.V, self.Tcap, self.bank, self.beta, game.max_rolls, True, self.forced)
+
+    # ------------------------------------------------------------------ exact values
+    def bank(self, T: int) -> float:
+        """W* of ending the turn with T units banked (any T)."""
+        if T < self._filled:
+            return float(self.bv[T])
+        if self.final:
+            return self.sol.final_bank_value(self.d, T)
+        return self.sol.bank_value(self.a, self.b, self.fb, T)
+
+    def roll(self, rolls: int, n: int, T: int) -> float:
+        """W* of rolling n dice at total T (units) with ``rolls`` rolls used, for any T."""
+        if T <= self.Tcap:
+            return float(self.V[0 if self.maxr == 0 else rolls, n, T])
+        s = self.sol.spec
+        seg = np.array([self.bank(T + j) for j in range(s.max_step + 1)])
+        return float(roll_past_cap(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa,
+                                   rolls, self.maxr, n, T, seg, self.beta, self.beta, self.fA, self.fB))
+
+    def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
+        """W* of every legal move of ``game``'s current decision, as
+        :func:`tenk_env.solve.policy.move_values` rows ``(keep, roll on, end the turn)``."""
+        return move_values(game, self.sol.unit, self.V, self.Tcap, self.bank, self.beta, game.max_rolls, True,
+                           self.forced, past_cap=self.roll)
+
+
+_FORCED: dict = {}
+
+
+def _forced_of(sol: GameSolution, final: bool) -> tuple[float, float]:
+    key = (sol.rules.hash, final)
+    if key not in _FORCED:
+        _FORCED[key] = sol.forced_roll(final)
+    return _FORCED[key]
+
+
+def turn_tables(sol: GameSolution, game: Game) -> TurnTables:
+    """The :class:`TurnTables` of ``game``'s current turn (computed: callers cache them)."""
+    return TurnTables(sol, state_key(sol, game))
+
+
+class MoveRegret(NamedTuple):
+    """One decision scored: the move made and the best move with their W*, and the regret
+    (best minus made, 0 below :data:`REGRET_TOL`)."""
+
+    keep: Keep
+    end: bool
+    value: float
+    best_keep: Keep
+    best_end: bool
+    best_value: float
+    regret: float
+
+
+def regret_of(tables: TurnTables, game: Game, keep: Keep, end: bool) -> MoveRegret:
+    """Score the move (``keep``, ``end``) at ``game``'s current decision."""
+    rows = tables.values(game)
+    best_keep, best_end = choose(rows)
+    value = best_value = None
+    for k, rv, ev in rows:
+        if k is best_keep or k.counts == best_keep.counts:
+            best_value = ev if best_end else rv
+        if k is keep or k.counts == keep.counts:
+            value = ev if end else rv
+    if value is None:
+        raise ValueError(f"move {list(keep.dice)} {'end' if end else 'roll'} is not legal in {game!r}")
+    regret = best_value - value
+    return MoveRegret(keep, bool(end), value, best_keep, best_end, best_value,
+                      regret if regret >= REGRET_TOL else 0.0)
