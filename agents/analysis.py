@@ -34,10 +34,8 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import multiprocessing
 import os
 import re
-import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -47,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentError, Policy, make_agent
-from agents.match import agent_label, deal_keys, seatings, wilson
+from agents.match import (_die_with_parent, _mp_context, _Progress, agent_label, deal_keys, default_workers, seatings,
+                          wilson)
 from agents.optimal import OptimalAgent, _game_solution
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
@@ -233,12 +232,13 @@ class _Scored:
 _W: dict[str, Any] = {}
 
 
-def _init_worker(agent: "str | Policy", top: int, pool_worker: bool = False) -> None:
-    if pool_worker:
+def _init_worker(agent: "str | Policy", top: int, parent: int | None = None) -> None:
+    if parent is not None:
         import signal
 
         # Ctrl-C reaches the whole process group: the parent alone handles it
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with_parent(parent)
     _W["agent"] = make_agent(agent)
     _W["top"] = top
     _optimal()
@@ -268,14 +268,6 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
     return {"start": start, "rows": scored.rows, "games": games, "heap": scored.heap}
 
 
-def _mp_context():
-    # as agents.match: fork unless torch is loaded (its OpenMP threads can deadlock a fork)
-    method = "forkserver" if "torch" in sys.modules or sys.platform != "linux" else "fork"
-    if method not in multiprocessing.get_all_start_methods():
-        method = "spawn"
-    return multiprocessing.get_context(method)
-
-
 def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: int, advance) -> list[dict]:
     out = []
     if workers <= 1 or len(tasks) == 1:
@@ -293,7 +285,7 @@ def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: 
             raise AgentError(f"agent {agent_label(agent)!r} cannot be sent to worker processes ({e}); "
                              "give it as a spec string or use workers=1") from None
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
-                             initializer=_init_worker, initargs=(agent, top, True)) as pool:
+                             initializer=_init_worker, initargs=(agent, top, os.getpid())) as pool:
         pending = {pool.submit(_work, t) for t in tasks}
         try:
             while pending:
@@ -334,15 +326,15 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     ``workers``. The game solution is solved on first use if not cached (minutes)."""
     rules = load_ruleset(rules)
     scored_agent = _check(agent, rules, games, workers, top)
-    workers = int(workers) or _default_workers()
+    workers = int(workers) or default_workers()
     deals = -(-int(games) // 2)
     sol = _game_solution(rules)
     label = agent_label(agent)
     tasks = [dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
              for s in range(0, deals, CHUNK_DEALS)]
     t0 = time.perf_counter()
-    with _progress(2 * deals, f"analysing {label}", progress) as advance:
-        parts = _run(tasks, agent, top, workers, advance)
+    with _Progress(2 * deals, f"analysing {label}", progress) as bar:
+        parts = _run(tasks, agent, top, workers, bar.advance)
     parts.sort(key=lambda r: r["start"])
     rows = [r for p in parts for r in p["rows"]]
     cols = list(zip(*rows)) if rows else [()] * len(DECISION_FIELDS)
@@ -363,30 +355,6 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
         report.agent_sha256 = file_sha256(Path(agent[4:]))
     mistakes = _with_records(rules, scored_agent, int(seed), [x[2] for x in heap])
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
-
-
-def _default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
-
-
-class _progress:
-    def __init__(self, total: int, description: str, enabled: bool):
-        self.total, self.description, self.enabled, self.bar = total, description, enabled, None
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda k: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
-                            TimeElapsedColumn())
-        self.bar.__enter__()
-        task = self.bar.add_task(self.description, total=self.total)
-        return lambda k: self.bar.advance(task, k)
-
-    def __exit__(self, *exc):
-        if self.bar:
-            self.bar.__exit__(*exc)
 
 
 def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarray], seat: np.ndarray,
