@@ -2,8 +2,9 @@
 
 Plays a seat-balanced match (2 players; a rotated table for more) of a ``tenk train``
 checkpoint against each opponent, under the ruleset it was trained on, and prints win
-rates with 95% Wilson intervals. ``--csv`` writes the rows (the columns of a run's
-``eval.csv``).
+rates with 95% Wilson intervals, then, where the game solver covers the ruleset (2 players),
+the exact regret against perfect play over ``--regret-games`` analysed games (what ``tenk
+analyze`` reports). ``--csv`` writes the match rows (the columns of a run's ``eval.csv``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import io
 from pathlib import Path
 
 from scripts.args import check_output_file, seed_arg
+from tenk_env.solve.game import is_solvable
 
 
 def _checkpoint(path: str) -> Path:
@@ -58,8 +60,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
-    console.print(f"{path}: trained {meta.get('num_timesteps', 0):,} steps on {meta['ruleset_name']} "
-                  f"(hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
+    from tenk_env.io import file_sha256
+
+    console.print(f"{path} (sha256 {file_sha256(path)}): trained {meta.get('num_timesteps', 0):,} steps on "
+                  f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
                   f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
                   highlight=False)
     table = Table("opponent", "games", "win rate [95% interval]", "margin", "points/turn (opp.)", "busts",
@@ -72,6 +76,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       f"{r.mean_margin:+,.0f}", _num(r.points_per_turn, r.opp_points_per_turn),
                       f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
     console.print(table)
+    if args.regret_games > 0 and is_solvable(rules, n_players):
+        from agents.analysis import analyse
+
+        rep = analyse(f"ppo:{path}", rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
+        pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
+        console.print(f"regret against perfect play ({rep.games:,} games vs optimal, seed {args.seed}): "
+                      f"{pp(rep.regret_per_game)} points of win probability per game [{pp(rep.regret_ci[0])}, "
+                      f"{pp(rep.regret_ci[1])}]; implied win rate vs optimal {pp(rep.implied_win_rate)}% "
+                      f"[{pp(rep.implied_ci[0])}, {pp(rep.implied_ci[1])}] (details: tenk analyze ppo:{path})",
+                      highlight=False)
     if args.csv:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
@@ -96,5 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--backend", choices=("scalar", "batched", "auto"), default="auto",
                    help="auto (default): the batched engine against opponents it has batched forms of, the "
                         "scalar engine otherwise; both play the same games")
+    s.add_argument("--regret-games", type=int, default=1000, metavar="N",
+                   help="games analysed against optimal for the exact regret, where the game solver covers the "
+                        "ruleset (default 1000; 0: skip; the first use solves the game once)")
     s.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
     s.set_defaults(func=cmd_evaluate)

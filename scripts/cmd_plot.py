@@ -5,6 +5,8 @@ points a killed session wrote past the checkpoint a resumed session restarted fr
 writes, under ``runs/NAME/plots/`` (or ``--out``):
 
 * ``win_rates.png``: ``eval/win_rate/<opponent>`` with its 95% interval as a band;
+* ``regret.png``: ``eval/regret``, the exact win probability given away per game against
+  perfect play, with its 95% interval as a band (runs on rulesets the game solver covers);
 * ``game.png``: points per turn, bust rate and turns per game (evaluation games);
 * ``training.png``: training-game win rates by pool entry and SB3's losses.
 """
@@ -111,6 +113,23 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
         az.set_title(f"vs {close}, after the first evaluation (zoomed)")
         az.legend(loc="lower right", fontsize=9)
         save(fig, "win_rates.png")
+
+    if "eval/regret" in s:
+        x, y = s["eval/regret"]
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        (line,) = ax.plot(x, 100 * y, marker="o", ms=3, label="regret per game")
+        if "eval/regret_ci_low" in s and "eval/regret_ci_high" in s:
+            (xl, lo), (xh, hi) = s["eval/regret_ci_low"], s["eval/regret_ci_high"]
+            if len(xl) == len(x) == len(xh):
+                ax.fill_between(x, 100 * lo, 100 * hi, color=line.get_color(), alpha=0.18, lw=0,
+                                label="95% interval (over deals)")
+        ax.axhline(0, color="grey", lw=0.8, ls="--")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("win probability given away per game (points)")
+        ax.set_title(f"{name}: exact regret against perfect play")
+        ax.legend(fontsize=9)
+        _steps_axis(ax)
+        save(fig, "regret.png")
 
     panels = [("game/points_per_turn", "points per turn"), ("game/bust_rate", "bust rate"),
               ("game/turns_per_game", "turns per game")]

@@ -152,7 +152,7 @@ SMOKE = {
     "ppo": {"n_steps": 128, "batch_size": 256, "n_epochs": 2, "net_arch": [32, 32], "learning_rate": 1e-3},
     "selfplay": {"snapshot_every": 512, "league_size": 2},
     "eval": {"every": 1024, "games": 20, "opponents": ["random", "hold:300"], "best_by": "random",
-             "final_games": 40},
+             "final_games": 40, "regret_games": 0},  # regret needs classic solved: tested on a small game
     "checkpoint": {"every": 1024, "keep": 2},
 }
 
@@ -289,7 +289,7 @@ def test_evaluate_and_plot_commands(smoke_run, tmp_path, capsys):
     run = smoke_run[0]
     out = tmp_path / "ev.csv"
     assert main(["evaluate", str(run), "--games", "10", "--opponents", "random", "--workers", "1",
-                 "--csv", str(out)]) == 0
+                 "--regret-games", "0", "--csv", str(out)]) == 0
     assert "win rate" in capsys.readouterr().out
     assert out.read_text().splitlines()[1].split(",")[2] == "random"
     assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
@@ -437,7 +437,8 @@ def test_vector_backend_trains_with_selfplay_league(tmp_path):
                         "env": {"n_envs": 64, "backend": "vector", "shaping": 1.0},
                         "ppo": {"n_steps": 16, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
                         "selfplay": {"snapshot_every": 1024, "league_size": 2},
-                        "eval": {"every": 2048, "games": 10, "opponents": ["random"], "backend": "batched"},
+                        "eval": {"every": 2048, "games": 10, "opponents": ["random"], "backend": "batched",
+                                 "regret_games": 0},
                         "checkpoint": {"every": 2048}})
     res = train(cfg, progress=False, log=lambda m: None)
     assert res.finished and res.backend == "vector"
@@ -448,3 +449,52 @@ def test_vector_backend_trains_with_selfplay_league(tmp_path):
     assert {"rollout/win_rate/self", "rollout/win_rate/hold:300", "eval/win_rate/random"} <= tags
     # the batched engine keeps per-game rows: every game statistic is logged
     assert {"game/points_per_turn/random", "game/bust_rate/random", "game/turns_per_game"} <= tags
+
+
+SOLVED = {"base": "classic", "target": 1000, "end": "immediate"}   # solves in about a second
+
+
+def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, capsys):
+    import csv
+
+    from agents.analysis import analyse
+    from scripts.cmd_plot import plot_run, read_scalars
+
+    cfg = parse_config({
+        "name": "reg", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,
+        "opponents": ["random"], "env": {"n_envs": 4, "backend": "dummy"},
+        "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+        "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 6},
+        "checkpoint": {"every": 256}})
+    assert cfg.regret_on
+    assert not parse_config({"rules": "zilch"}).regret_on            # bust penalty: no game solution
+    assert not parse_config({"eval": {"regret_games": 0}}).regret_on
+    res = train(cfg, progress=False, log=lambda m: None)
+    assert res.finished
+    run = tmp_path / "reg"
+    with open(run / "regret.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["step"], r["kind"], r["games"]) for r in rows] == [("0", "eval", "6"), ("256", "eval", "6"),
+                                                                   ("512", "final", "6")]
+    # the last row is the analysis of the weights the run ended with (same deals, same figures)
+    again = analyse(f"ppo:{run / 'last.zip'}", cfg.ruleset, games=6, seed=cfg.eval.seed, top=0).report
+    assert float(rows[-1]["regret"]) == pytest.approx(again.regret_per_game, rel=1e-5, abs=1e-9)
+    assert float(rows[-1]["regret_ci_low"]) <= float(rows[-1]["regret"]) <= float(rows[-1]["regret_ci_high"])
+    steps, values = read_scalars(run / "tb")["eval/regret"]
+    assert steps.tolist() == [0, 256, 512]
+    assert values[-1] == pytest.approx(again.regret_per_game, rel=1e-5, abs=1e-9)
+    assert "regret.png" in [q.name for q in plot_run(run, tmp_path / "plots")]
+    # tenk evaluate prints the same figure for the same games
+    capsys.readouterr()
+    assert main(["evaluate", str(run / "last.zip"), "--games", "4", "--opponents", "random", "--workers", "1",
+                 "--regret-games", "6", "--seed", str(cfg.eval.seed)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"regret against perfect play (6 games vs optimal, seed {cfg.eval.seed}): " \
+           f"{100 * again.regret_per_game:.2f} points of win probability per game" in out
+    # a resume forgets the rows a killed session wrote past its checkpoint, as for eval.csv
+    with open(run / "regret.csv", "a") as f:
+        f.write("9999,eval,6,0.5,0.4,0.6,0.1,0.0,0.2,0.1,1\n")
+    (run / "state.json").write_text(json.dumps({**json.loads((run / "state.json").read_text()), "finished": False}))
+    resume(run, ["total_steps=768"], progress=False, log=lambda m: None)
+    with open(run / "regret.csv", newline="") as f:
+        assert [r["step"] for r in csv.DictReader(f)] == ["0", "256", "512", "768"]

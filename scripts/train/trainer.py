@@ -14,6 +14,9 @@ A run directory ``RUNS_DIR/NAME/`` is complete on its own:
                       holds each opponent's ``by_opponent/*`` curves as a run of
                       its own, because TensorBoard colours lines by run
 ``eval.csv``          one row per evaluation match
+``regret.csv``        one row per evaluation where the game solver covers the
+                      ruleset: the exact win probability the learner gives away
+                      per game against perfect play (``eval/regret`` in TensorBoard)
 ``checkpoints/``      ``step_N.zip`` every ``checkpoint.every`` steps (last few kept)
 ``last.zip``          the latest checkpoint (what ``--resume`` continues)
 ``best.zip``          the highest win rate against ``eval.best_by`` so far
@@ -58,6 +61,8 @@ from tenk_env.obs import OBS_VERSION, n_actions
 __all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "package_versions", "tag_name",
            "LinearSchedule", "RunError"]
 
+REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
+                 "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
 CSV_FIELDS = ["step", "kind", "opponent", "games", "wins", "losses", "ties", "win_rate", "ci_low", "ci_high",
               "mean_margin", "points_per_turn", "opp_points_per_turn", "bust_rate", "turns_per_game",
               "seconds"]
@@ -201,6 +206,7 @@ class Trainer:
         self.state: dict[str, Any] = {"step": 0, "best": None, "league": [], "finished": False,
                                       "wall_seconds": 0.0, "evals": 0}
         self.rows: list[dict[str, Any]] = []
+        self.regret_rows: list[dict[str, Any]] = []
         self.latest: dict[str, EvalRow] = {}
         self.model = None
         self.writer = None
@@ -223,7 +229,8 @@ class Trainer:
     def paths(self) -> dict[str, Path]:
         d = self.dir
         return {"config": d / "config.yaml", "run": d / "run.yaml", "state": d / "state.json",
-                "csv": d / "eval.csv", "tb": d / "tb", "ckpt": d / "checkpoints", "league": d / "league",
+                "csv": d / "eval.csv", "regret": d / "regret.csv", "tb": d / "tb", "ckpt": d / "checkpoints",
+                "league": d / "league",
                 "best": d / "best.zip", "last": d / "last.zip"}
 
     def meta(self, **extra: Any) -> dict[str, Any]:
@@ -254,11 +261,14 @@ class Trainer:
         atomic_write_text(self.paths["state"], json.dumps(self.state, indent=1))
 
     def _save_csv(self) -> None:
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(self.rows)
-        atomic_write_text(self.paths["csv"], buf.getvalue())
+        for path, fields, rows in ((self.paths["csv"], CSV_FIELDS, self.rows),
+                                   (self.paths["regret"], REGRET_FIELDS, self.regret_rows)):
+            if rows or path.exists():
+                buf = io.StringIO()
+                w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+                w.writeheader()
+                w.writerows(rows)
+                atomic_write_text(path, buf.getvalue())
 
     def _save_model(self, path: Path, **extra: Any) -> Path:
         from agents.ppo import write_checkpoint
@@ -324,6 +334,7 @@ class Trainer:
         if not rows:
             return rows
         self._log_eval(rows, step)
+        regret = self._regret(agent, step, kind) if cfg.regret_on and not (stop and stop.requested) else None
         self._save_csv()
         self.state["evals"] += 1
         self.state["last_eval"] = {"step": step, "kind": kind,
@@ -337,6 +348,9 @@ class Trainer:
             self._sync_league()
         self._save_state()
         text = "  ".join(f"{r.opponent} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]" for r in rows)
+        if regret is not None:
+            lo, hi = regret.regret_ci
+            text += f"  regret {100 * regret.regret_per_game:.2f} [{100 * lo:.2f}, {100 * hi:.2f}] points/game"
         self.log(f"step {step:>10,} {kind}: {text}")
         self._bar_postfix()
         return rows
@@ -366,6 +380,26 @@ class Trainer:
             if rows:
                 put(tag, float(np.average([getattr(r, attr) for r in rows], weights=[r.games for r in rows])))
         w.flush()
+
+    def _regret(self, agent: Any, step: int, kind: str):
+        """The learner's exact regret against perfect play over ``eval.regret_games`` analysed
+        games (the same deals every time): logged, added to regret.csv, returned."""
+        from agents.analysis import analyse
+
+        cfg = self.cfg
+        r = analyse(agent, cfg.ruleset, games=cfg.eval.regret_games, seed=cfg.eval.seed, workers=1, top=0).report
+        w = self.writer
+        for tag, value in (("eval/regret", r.regret_per_game), ("eval/regret_ci_low", r.regret_ci[0]),
+                           ("eval/regret_ci_high", r.regret_ci[1]),
+                           ("eval/implied_win_rate/optimal", r.implied_win_rate)):
+            w.add_scalar(tag, float(value), step)
+        w.flush()
+        self.regret_rows.append({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in {
+            "step": step, "kind": kind, "games": r.games, "regret": r.regret_per_game,
+            "regret_ci_low": r.regret_ci[0], "regret_ci_high": r.regret_ci[1], "implied_win_rate": r.implied_win_rate,
+            "implied_ci_low": r.implied_ci[0], "implied_ci_high": r.implied_ci[1],
+            "empirical_win_rate": r.empirical_win_rate, "seconds": r.seconds}.items()})
+        return r
 
     def _anneal_shaping(self, step: int) -> None:
         e = self.cfg.env
@@ -455,6 +489,8 @@ class Trainer:
                                                          f"eval/ci_high/{o}"]] for o in opps},
                 "training games won: each pool entry, and all (main run)": [
                     "Multiline", lines("training_win_rate", "rollout/win_rate")],
+                **({"regret against perfect play, win probability given away per game (95% interval)": [
+                    "Margin", ["eval/regret", "eval/regret_ci_low", "eval/regret_ci_high"]]} if cfg.regret_on else {}),
             },
             "game": {
                 "points per turn: eval vs each opponent, and training games (main run)": [
@@ -472,6 +508,8 @@ class Trainer:
         hp = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in flat.items()
               if v is not None}
         metrics = {f"eval/win_rate/{o}": 0.0 for o in opps}
+        if cfg.regret_on:
+            metrics["eval/regret"] = 0.0
         exp, ssi, sei = hparams(hp, metrics)
         fw = self.writer._get_file_writer()
         for s in (exp, ssi, sei):
@@ -503,6 +541,8 @@ class Trainer:
         if self.resuming:
             # forget what a killed session did after the point this one starts from
             self.rows = [r for r in self.rows if int(r["step"]) <= step] if self.start is not None else []
+            self.regret_rows = ([r for r in self.regret_rows if int(r["step"]) <= step]
+                                if self.start is not None else [])
             self.state["league"] = [f"league/{x}" for x in self._league_names()
                                     if (p["league"] / x).is_file() and _file_step(x) <= step]
         self._setup_logger(purge_step=step if self.resuming else None)
@@ -647,8 +687,8 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- the run directory
 #: what a run directory holds; --force deletes nothing else
-RUN_ENTRIES = ("config.yaml", "run.yaml", "state.json", "eval.csv", "tb", "checkpoints", "league", "best.zip",
-               "last.zip", ".lock")
+RUN_ENTRIES = ("config.yaml", "run.yaml", "state.json", "eval.csv", "regret.csv", "tb", "checkpoints", "league",
+               "best.zip", "last.zip", ".lock")
 _STEP_FILE = re.compile(r"^step_(\d+)\.zip$")
 
 
@@ -717,11 +757,12 @@ def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return state, None
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of eval.csv; RunError naming the file and the line when it is damaged."""
+def _read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any]]:
+    """The rows of eval.csv (or regret.csv, with its ``fields``); RunError naming the file
+    and the line when it is damaged."""
     if not path.is_file():
         return []
-    fix = (f"fix or delete the damaged lines by hand (the header is {','.join(CSV_FIELDS)}), or move the file "
+    fix = (f"fix or delete the damaged lines by hand (the header is {','.join(fields)}), or move the file "
            f"aside (mv {path} {path}.damaged) to resume without the earlier evaluation rows")
     try:
         text = path.read_text()
@@ -730,7 +771,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     try:
         reader = csv.DictReader(io.StringIO(text))
         header = reader.fieldnames or []
-        if not {"step", "kind", "opponent"} <= set(header) or not set(header) <= set(CSV_FIELDS):
+        if not set(fields[:2]) <= set(header) or not set(header) <= set(fields):
             raise RunError(f"evaluation rows {str(path)!r} are damaged: the header is {','.join(header)!r}; {fix}")
         rows = []
         for r in reader:
@@ -893,6 +934,7 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
 
     # ---- read and check everything first: an error leaves the directory as it was
     rows = _read_rows(run_dir / "eval.csv")
+    regret_rows = _read_rows(run_dir / "regret.csv", REGRET_FIELDS)
     state, state_problem = _read_state(state_path)
     start = _pick_checkpoint(run_dir)
     notes = []
@@ -965,6 +1007,6 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     t.state.update(state)
     t.state["step"] = step
     t.state["finished"] = False
-    t.rows = rows
+    t.rows, t.regret_rows = rows, regret_rows
     t.build()
     return t.run()

@@ -39,7 +39,7 @@ from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_MAXROLLS, P_SHAR
                                   Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
 
-__all__ = ["GameSolution", "solve_game", "check_game_rules", "GAME_VERSION", "EPS", "TOL"]
+__all__ = ["GameSolution", "solve_game", "check_game_rules", "is_solvable", "GAME_VERSION", "EPS", "TOL"]
 
 GAME_VERSION = 1
 #: truncation tolerance (probability mass ignored past the caps)
@@ -72,6 +72,15 @@ def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
     if rules.four_twos_lose_all:
         raise SolverError(f"{name}: four_twos_lose_all wipes banked scores; the game solver does not model it "
                           "(set four_twos_lose_all: false)")
+
+
+def is_solvable(rules: Ruleset, n_players: int = 2) -> bool:
+    """Whether the 2-player game solver covers ``rules`` (see :func:`check_game_rules`)."""
+    try:
+        check_game_rules(rules, n_players)
+    except SolverError:
+        return False
+    return True
 
 
 @dataclass
