@@ -37,7 +37,7 @@ TINY = {
     "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
     "selfplay": {"snapshot_every": 256, "league_size": 2},
     "eval": {"every": 512, "games": 4, "opponents": ["random", "hold:300"], "best_by": "random",
-             "final_games": 4, "backend": "scalar"},
+             "final_games": 4, "backend": "scalar", "regret_games": 0},
     "checkpoint": {"every": 256, "keep": 3},
 }
 
