@@ -4,13 +4,16 @@ Plays seat-balanced duplicate games of the agent against ``optimal`` and scores 
 decisions with its exact regret (:mod:`agents.analysis`); prints the regret per game, the
 implied and the empirical win rate against ``optimal`` with their intervals, the kinds of
 mistake and the costliest ones, and writes report.json, breakdown.csv, atlas.png,
-mistakes.jsonl and mistakes/NN.jsonl (game records up to each mistake: ``tenk replay``
-prints one) under ``--out``.
+mistakes.jsonl and mistakes/NN.jsonl (game records up to each mistake: ``tenk replay`` prints
+one and where it stands, exiting 1 as for any record that ends before its game does;
+``tenk_env.records.replay`` loads it into a Game at that decision) under ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+
+from scripts.args import seed_arg
 
 
 def _rules_for(spec: str, rules: str | None):
@@ -97,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("spec", help="agent spec: dicenow, hold:300, maxscore, ppo:runs/NAME/best.zip, ...")
     s.add_argument("--rules", help="ruleset preset or YAML (default: classic; a ppo checkpoint: its own)")
     s.add_argument("--games", type=int, default=1000, help="games, half in each seat (default 1000)")
-    s.add_argument("--seed", type=int, default=0, help="dice seed: deal d has the dice of `tenk evaluate`'s deal d "
+    s.add_argument("--seed", type=seed_arg, default=0, help="dice seed: deal d has the dice of `tenk evaluate`'s deal d "
                                                        "under the same seed (default 0)")
     s.add_argument("--workers", type=int, default=0, help="processes (default: up to 2)")
     s.add_argument("--out", help="output directory (default runs/analysis/AGENT-RULESET)")
