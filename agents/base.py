@@ -66,6 +66,7 @@ AGENTS: dict[str, str] = {
     "breakeven": "agents.heuristic:_breakeven",
     "human": "agents.human:_human",
     "ppo": "agents.ppo:_ppo",
+    "br": "agents.exact:make_br",
 }
 
 

@@ -1,4 +1,4 @@
-"""`tenk solve turn|game|eval RULESET`: the exact solvers (tenk_env.solve)."""
+"""`tenk solve turn|game|eval|best-response RULESET`: the exact solvers (tenk_env.solve, agents.exact)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.table import Table
 from scripts.cli import console
 from scripts.args import check_output_file
 from tenk_env.io import atomic_write_text
-from tenk_env.rules import did_you_mean, load_ruleset
+from tenk_env.rules import load_ruleset
 
 
 def cmd_turn(args: argparse.Namespace) -> int:
@@ -84,34 +84,49 @@ def cmd_game(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from tenk_env.solve import evaluate
+    from agents.exact import check_exact_spec, exact_eval
 
-    r = load_ruleset(args.ruleset)
     for p in (args.a, args.b):  # before the game solve, which takes minutes
-        _check_policy(p)
-    e = evaluate(r, args.a, args.b)
+        check_exact_spec(p)
+    r = load_ruleset(args.ruleset)
+    t0 = time.perf_counter()
+    e = exact_eval(r, args.a, args.b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
     t.add_column(f"{e.a} moves first", justify="right")
     t.add_column(f"{e.a} moves second", justify="right")
     t.add_column("seat-balanced", justify="right")
     t.add_row(f"{e.p_a_first:.6f}", f"{e.p_a_second:.6f}", f"{e.p_a:.6f}")
     console.print(t)
-    console.print(f"({e.seconds:.1f} s)")
+    console.print(f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})")
     return 0
 
 
-def _check_policy(name: str) -> None:
-    """Refuse a policy name the exact evaluator does not know (tenk_env.solve.evaluate)."""
-    if name in ("optimal", "maxscore"):
-        return
-    if name.startswith("hold:"):
-        arg = name.split(":", 1)[1]
-        if not (arg.isdigit() and arg.isascii()):
-            raise ValueError(f"policy {name!r}: the bar of hold:N must be a whole number of points >= 0, "
-                             "e.g. hold:300")
-        return
-    raise ValueError(f"policy {name!r}{did_you_mean(name, ('optimal', 'maxscore', 'hold:300'))}: the exact "
-                     "evaluator follows optimal, maxscore or hold:N (bank at a turn total of N points)")
+def cmd_best_response(args: argparse.Namespace) -> int:
+    from agents.exact import best_response, check_exact_spec, exact_eval
+
+    check_exact_spec(args.bot)
+    r = load_ruleset(args.ruleset)
+    t0 = time.perf_counter()
+    br = best_response(r, args.bot)
+    opt = exact_eval(r, "optimal", args.bot)
+    t = Table(title=f"the exact ceiling against {args.bot}, {r.name}: P(win) seat by seat")
+    t.add_column("player", justify="left")
+    t.add_column("moves first", justify="right")
+    t.add_column("moves second", justify="right")
+    t.add_column("seat-balanced", justify="right")
+    t.add_row(f"br:{args.bot} (best response)", f"{br.p_first:.6f}", f"{br.p_second:.6f}", f"{br.p:.6f}")
+    t.add_row("optimal", f"{opt.p_a_first:.6f}", f"{opt.p_a_second:.6f}", f"{opt.p_a:.6f}")
+    console.print(t)
+    console.print(f"{args.bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
+                  f"play the best response as agent br:{args.bot}  ({time.perf_counter() - t0:.1f} s; cached in "
+                  f"{_cache()})", highlight=False)
+    return 0
+
+
+def _cache():
+    from tenk_env.solve import cache_dir
+
+    return cache_dir()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -127,8 +142,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
     g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     g.set_defaults(func=cmd_game)
-    e = ss.add_parser("eval", help="exact win probability of policy A against B, seat by seat")
+    who = "optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N] or br:BOT"
+    e = ss.add_parser("eval", help="exact win probability of agent A against B, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
-    e.add_argument("a", help="optimal, maxscore or hold:N")
-    e.add_argument("b", help="optimal, maxscore or hold:N")
+    e.add_argument("a", help=who)
+    e.add_argument("b", help=who)
     e.set_defaults(func=cmd_eval)
+    b = ss.add_parser("best-response", help="the exact best response to a bot: the most anyone can win against it")
+    b.add_argument("ruleset", help="preset name or YAML file")
+    b.add_argument("bot", help=who)
+    b.set_defaults(func=cmd_best_response)

@@ -45,17 +45,23 @@ def test_evaluate_csv_is_checked_before_the_games(tmp_path, afile, monkeypatch, 
 def test_solve_outputs_and_policy_names_are_checked_before_solving(tmp_path, afile, monkeypatch, capsys):
     for name in ("solve_turn", "solve_game", "evaluate"):
         monkeypatch.setattr(f"tenk_env.solve.{name}", _never(name))
+    for name in ("exact_eval", "best_response"):
+        monkeypatch.setattr(f"agents.exact.{name}", _never(name))
     assert main(["solve", "turn", "classic", "--out", str(tmp_path)]) == 2
     assert f"error: --out {str(tmp_path)!r} is a directory; give a file path, e.g. " \
            f"{str(tmp_path / 'classic-turn.csv')!r}" in _out(capsys)
     assert main(["solve", "game", "classic", "--plot", str(afile / "p.png")]) == 2
     assert f"--plot {str(afile / 'p.png')!r} cannot be written: {str(afile)!r} is a file" in _out(capsys)
     assert main(["solve", "eval", "classic", "optimal", "nosuch"]) == 2
-    assert "error: policy 'nosuch': the exact evaluator follows optimal, maxscore or hold:N" in _out(capsys)
+    assert "error: unknown agent 'nosuch'; the exact evaluator follows optimal, maxscore, dicenow" in _out(capsys)
     assert main(["solve", "eval", "classic", "optimall", "maxscore"]) == 2
-    assert "policy 'optimall' (did you mean 'optimal'?)" in _out(capsys)
+    assert "unknown agent 'optimall' (did you mean 'optimal'?)" in _out(capsys)
     assert main(["solve", "eval", "classic", "hold:-5", "maxscore"]) == 2
-    assert "policy 'hold:-5': the bar of hold:N must be a whole number of points >= 0" in _out(capsys)
+    assert "agent 'hold:-5': the bar must be a whole number of points >= 0" in _out(capsys)
+    assert main(["solve", "eval", "classic", "random", "dicenow"]) == 2
+    assert "agent 'random' cannot be evaluated exactly: it draws its moves at random" in _out(capsys)
+    assert main(["solve", "best-response", "classic", "ppo:x.zip"]) == 2
+    assert "agent 'ppo:x.zip' cannot be evaluated exactly" in _out(capsys)
 
 
 def test_output_directories_are_checked(afile, capsys):

@@ -276,3 +276,22 @@ def test_cache_round_trip(tmp_path):
     assert len(files) == 1 and rules.hash in files[0].name
     b = solve_game(rules)
     assert b.stats.get("cached") and np.array_equal(a.W, b.W) and b.fair == a.fair
+
+
+def test_solve_eval_and_best_response_commands_print_the_exact_figures(tmp_path, monkeypatch, capsys):
+    from agents.exact import best_response, exact_eval
+    from scripts.cli import main
+
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "small.yaml"
+    path.write_text("base: classic\ntarget: 500\nend: immediate\n")
+    assert main(["solve", "eval", str(path), "dicenow", "hold:300"]) == 0
+    out = capsys.readouterr().out
+    e = exact_eval(str(path), "dicenow", "hold:300")
+    assert f"{e.p_a_first:.6f}" in out and f"{e.p_a_second:.6f}" in out and f"{e.p_a:.6f}" in out
+    assert main(["solve", "best-response", str(path), "dicenow"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    br, opt = best_response(str(path), "dicenow"), exact_eval(str(path), "optimal", "dicenow")
+    assert br.p >= opt.p_a - 1e-12
+    assert f"{br.p:.6f}" in out and f"{opt.p_a:.6f}" in out
+    assert f"dicenow can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes" in out

@@ -5,7 +5,11 @@
 * :func:`solve_game`: win-probability-optimal play for two players, P(first player wins),
   the fair komi (:mod:`tenk_env.solve.game`).
 * :func:`evaluate`: exact win probability of one fixed policy against another, seat by
-  seat (:mod:`tenk_env.solve.evaluate`).
+  seat (:mod:`tenk_env.solve.evaluate`); :func:`evaluate_policies` for any deterministic
+  policy, bots whose moves depend on the scores included (:mod:`agents.exact` adapts the
+  zoo's agents).
+* :func:`solve_best_response`: the policy that wins most often against a fixed one, and
+  its exact win rate (:mod:`tenk_env.solve.best_response`).
 * :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
 
 Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk``). The
@@ -14,11 +18,14 @@ inner loops are compiled with numba (cached too, so only the first run compiles)
 
 from tenk_env.solve._spec import SolverError
 from tenk_env.solve.cache import cache_dir
-from tenk_env.solve.evaluate import EvalResult, TablePolicy, evaluate, hold_policy, maxscore_policy
+from tenk_env.solve.best_response import BestResponse, solve_best_response
+from tenk_env.solve.evaluate import (EvalResult, ExactPolicy, SelfValued, Tabulated, TablePolicy, evaluate,
+                                     evaluate_policies, hold_policy, maxscore_policy, optimal_policy)
 from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
 from tenk_env.solve.plot import plot_policy
 from tenk_env.solve.turn import TurnSolution, solve_turn
 
 __all__ = ["SolverError", "cache_dir", "solve_turn", "TurnSolution", "solve_game", "GameSolution",
            "check_game_rules", "evaluate", "EvalResult", "TablePolicy", "maxscore_policy", "hold_policy",
-           "plot_policy"]
+           "plot_policy", "evaluate_policies", "ExactPolicy", "SelfValued", "Tabulated", "optimal_policy",
+           "solve_best_response", "BestResponse"]

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N,
-                                  P_TARGET, P_ZILCH, WIN, ZILCH)
+from tenk_env.solve._spec import (BUST, END_IMMEDIATE, NORMAL, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK,
+                                  P_N, P_TARGET, P_ZILCH, WIN, ZILCH)
 
 NEG = -1e300
 
@@ -420,3 +420,374 @@ def eval_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, mask,
                     x = (cA + qA - qA * (cB + qB)) / (1.0 - qA * qB)
                     WA[fa, fb, a, b] = x
                     WB[fb, fa, b, a] = cB + qB * (1.0 - x)
+
+
+# ---------------------------------------------------------------------------- general exact evaluation
+# Final-turn tables here are indexed by both scores, RF[f, b, s - target]: the chance that
+# the final-turn player (own score b, on board f) wins against a leader at s. A fixed bot's
+# final turn may depend on both scores, not only on the lead as the optimal one does.
+@njit(cache=True)
+def bank_values_rf(prm, W, RF, a, b, fb, length, bv):
+    """bv[T] for T < length: the mover's win probability after banking a+T (opponent to move)."""
+    tu = prm[P_TARGET]
+    J = RF.shape[2]
+    for T in range(length):
+        s = a + T
+        if s < tu:
+            bv[T] = 1.0 - W[fb, 1, b, s]
+        elif prm[P_END] == END_IMMEDIATE:
+            bv[T] = 1.0
+        else:
+            bv[T] = 1.0 - RF[fb, b, min(s - tu, J - 1)]
+
+
+@njit(cache=True)
+def self_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b, fa, fb, Wn, RFn, Rsup, pbmin,
+               eps, Lx, beta, V, Q, bv, fA, fB):
+    """The best value and bust slope of the mover's turn against fixed opponent values Wn/RFn.
+
+    The cap of :func:`opt_tcap` holds for any opponent, not only the optimal one: no final
+    turn beats the optimal final turn, so Rsup bounds the opponent's chance from above.
+    """
+    Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
+    bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
+    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
+            True, V, bv, beta, Tcap, V, Q, fA, fB)
+    N = prm[P_N]
+    return V[0, N, 0], Q[0, N, 0], Tcap
+
+
+@njit(cache=True)
+def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, bv, V, Q, M):
+    """A turn played by tabulated decisions: (c, q, m), its value being c + q * beta.
+
+    ``rows[r, n, T]`` is the row of ``dec`` holding the decisions at that state (-1: not
+    reached, the tabulation pruned it), ``dec[row, j]`` = 2 * option + end for the j-th class
+    of n dice. beta is the value of a bust or a forfeited total (the opponent then moves at
+    the mirror state); m is the chance of reaching a pruned state, valued 0, so the true
+    value lies within m above. ``bv`` must cover totals up to the last row + max_step.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    nr = rows.shape[0]
+    Tt = rows.shape[2] - 1
+    for T in range(Tt, -1, -1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                row = rows[r, n, T]
+                if row < 0:
+                    continue
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                v = 0.0
+                q = 0.0
+                m = 0.0
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c]
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        q += p
+                        continue
+                    if kind == WIN:
+                        v += p
+                        continue
+                    hot = False
+                    if kind == ZILCH:
+                        T2 = T + z
+                        n2 = N
+                        end = not can_roll
+                    else:
+                        code = dec[row, c - cstart[n]]
+                        o = c_os[c] + (code >> 1)
+                        end = (code & 1) == 1 or not can_roll
+                        T2 = T + o_p[o]
+                        n2 = n - o_d[o]
+                        if n2 == 0:
+                            hot = True
+                            n2 = N
+                    if end:
+                        if (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll):
+                            v += p * bv[T2]
+                        else:
+                            q += p
+                    else:
+                        row2 = rows[r2i, n2, T2] if T2 <= Tt else -1
+                        if row2 >= 0:
+                            v += p * V[r2i, n2, T2]
+                            q += p * Q[r2i, n2, T2]
+                            m += p * M[r2i, n2, T2]
+                        else:
+                            m += p
+                V[r, n, T] = v
+                Q[r, n, T] = q
+                M[r, n, T] = m
+    return V[0, N, 0], Q[0, N, 0], M[0, N, 0]
+
+
+@njit(cache=True)
+def tab_frontier(mass, T, theta, pruned, sel_k, sel_r, sel_n):
+    """The tabulation's states at total T: (k, r, n) reached with probability >= theta are
+    selected; smaller masses are dropped and added to pruned[k]. Returns how many."""
+    cnt = 0
+    for k in range(mass.shape[0]):
+        for n in range(1, mass.shape[2]):
+            for r in range(mass.shape[1]):
+                m = mass[k, r, n, T]
+                if m <= 0.0:
+                    continue
+                if m < theta:
+                    pruned[k] += m
+                    continue
+                sel_k[cnt] = k
+                sel_r[cnt] = r
+                sel_n[cnt] = n
+                cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def tab_entries(cnt, sel_n, cstart, c_kind, e_sel, e_c):
+    """The decisions asked at the selected states: one per class of rolls that offers a keep."""
+    ne = 0
+    for i in range(cnt):
+        n = sel_n[i]
+        for c in range(cstart[n], cstart[n + 1]):
+            if c_kind[c] == NORMAL:
+                e_sel[ne] = i
+                e_c[ne] = c
+                ne += 1
+    return ne
+
+
+@njit(cache=True)
+def tab_apply(T, cnt, sel_k, sel_r, sel_n, ne, e_sel, e_c, pts, nd, end, maxr_k, z, cstart, c_prob, c_kind, c_os,
+              c_oe, o_p, o_d, mass, rows, row0, dec):
+    """Store the decisions of the selected states (rows row0.. of dec) and carry their
+    probability forward. Returns the highest total reached, or -1 - e when decision e is
+    not one of its roll's keeps."""
+    N = mass.shape[2] - 1
+    hi = T
+    for i in range(cnt):
+        rows[sel_k[i], sel_r[i], sel_n[i], T] = row0 + i
+    for e in range(ne):
+        i = e_sel[e]
+        c = e_c[e]
+        found = -1
+        for o in range(c_os[c], c_oe[c]):
+            if o_p[o] == pts[e] and o_d[o] == nd[e]:
+                found = o
+                break
+        if found < 0:
+            return -1 - e
+        k = sel_k[i]
+        r = sel_r[i]
+        n = sel_n[i]
+        dec[row0 + i, c - cstart[n]] = 2 * (found - c_os[c]) + (1 if end[e] else 0)
+        maxr = maxr_k[k]
+        can_roll = maxr == 0 or r + 1 < maxr
+        if end[e] or not can_roll:
+            continue
+        r2i = 0 if maxr == 0 else r + 1
+        T2 = T + o_p[found]
+        n2 = n - o_d[found]
+        if n2 == 0:
+            n2 = N
+        mass[k, r2i, n2, T2] += mass[k, r, n, T] * c_prob[c]
+        if T2 > hi:
+            hi = T2
+    if z > 0:
+        for i in range(cnt):
+            n = sel_n[i]
+            k = sel_k[i]
+            r = sel_r[i]
+            maxr = maxr_k[k]
+            if maxr != 0 and r + 1 >= maxr:
+                continue
+            r2i = 0 if maxr == 0 else r + 1
+            for c in range(cstart[n], cstart[n + 1]):
+                if c_kind[c] == ZILCH:
+                    mass[k, r2i, N, T + z] += mass[k, r, n, T] * c_prob[c]
+                    if T + z > hi:
+                        hi = T + z
+    return hi
+
+
+@njit(cache=True)
+def table_decide(prm, cstart, c_os, c_oe, o_p, o_d, maxr_k, fa_k, k, r, n, T, c, cq_roll, cq_bank, cq_forf, out):
+    """A table policy's move at each asked state, by the choice rule of :func:`turn_dp` with
+    fixed preference tables (the same comparisons and tie-break): out[i] = 2 * option + end."""
+    N = prm[P_N]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    nbank = cq_bank.shape[0] - 1
+    cq_Tcap = cq_roll.shape[3] - 1
+    for i in range(len(k)):
+        fa = fa_k[k[i]]
+        maxr = maxr_k[k[i]]
+        r2 = r[i] + 1
+        can_roll = maxr == 0 or r2 < maxr
+        r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+        ci = c[i]
+        bc = NEG
+        best = -1
+        for o in range(c_os[ci], c_oe[ci]):
+            T2 = T + o_p[o]
+            n2 = n[i] - o_d[o]
+            hot = n2 == 0
+            if hot:
+                n2 = N
+            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll))
+            cv = NEG
+            end = 0
+            if can_roll and T2 <= cq_Tcap:
+                cv = cq_roll[fa, r2i, n2, T2]
+            if can_bank:
+                ce = cq_bank[min(T2, nbank)]
+                if ce >= cv or not can_roll:
+                    cv = ce
+                    end = 1
+            elif not can_roll:
+                cv = cq_forf
+                end = 1
+            if best < 0 or cv > bc:
+                bc = cv
+                best = 2 * (o - c_os[ci]) + end
+        out[i] = best
+
+
+@njit(cache=True)
+def self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
+    """One sweep for a self-valued player in an evaluation: each move is chosen on the
+    player's own values (bank values bv2, bust value bo: :func:`turn_dp` with choose_self,
+    its comparisons and tie-break, as :func:`tenk_env.solve.policy.pick` plays them) and
+    valued against the opponent being evaluated (bank values bv): V = c, Q = q with the
+    evaluated value c + q * beta. Half the work of two turn_dp passes."""
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    for T in range(Tcap, -1, -1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                v2 = 0.0
+                q2 = 0.0
+                v = 0.0
+                q = 0.0
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c]
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        v2 += p * bo
+                        q2 += p
+                        q += p
+                    elif kind == WIN:
+                        v2 += p
+                        v += p
+                    elif kind == ZILCH:
+                        T2 = T + z
+                        if can_roll:
+                            if T2 <= Tcap:
+                                v2 += p * V2[r2i, N, T2]
+                                q2 += p * Q2[r2i, N, T2]
+                                v += p * V[r2i, N, T2]
+                                q += p * Q[r2i, N, T2]
+                            elif fA >= 0.0:
+                                v2 += p * (fA + fB * bo)
+                                q2 += p * fB
+                                v += p * fA
+                                q += p * fB
+                            else:
+                                v2 += p * bv2[T2]
+                                v += p * bv[T2]
+                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                            v2 += p * bv2[T2]
+                            v += p * bv[T2]
+                        else:
+                            v2 += p * bo
+                            q2 += p
+                            q += p
+                    else:
+                        bc = NEG
+                        bq2 = 0.0
+                        be = 0.0
+                        bq = 0.0
+                        first = True
+                        for o in range(c_os[c], c_oe[c]):
+                            T2 = T + o_p[o]
+                            n2 = n - o_d[o]
+                            hot = n2 == 0
+                            if hot:
+                                n2 = N
+                            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank
+                                        and not (hot and hotmand and can_roll))
+                            cv = NEG
+                            cq = 0.0
+                            ev = 0.0
+                            eq = 0.0
+                            if can_roll:
+                                if T2 <= Tcap:
+                                    cv = V2[r2i, n2, T2]
+                                    cq = Q2[r2i, n2, T2]
+                                    ev = V[r2i, n2, T2]
+                                    eq = Q[r2i, n2, T2]
+                                elif fA >= 0.0 and not can_bank:
+                                    cv = fA + fB * bo
+                                    cq = fB
+                                    ev = fA
+                                    eq = fB
+                                else:
+                                    cv = bv2[T2]
+                                    ev = bv[T2]
+                            if can_bank:
+                                ce = bv2[T2]
+                                if ce >= cv or not can_roll:
+                                    cv = ce
+                                    cq = 0.0
+                                    ev = bv[T2]
+                                    eq = 0.0
+                            elif not can_roll:
+                                cv = bo
+                                cq = 1.0
+                                ev = 0.0
+                                eq = 1.0
+                            if first or cv > bc:
+                                bc = cv
+                                bq2 = cq
+                                be = ev
+                                bq = eq
+                                first = False
+                        v2 += p * bc
+                        q2 += p * bq2
+                        v += p * be
+                        q += p * bq
+                V2[r, n, T] = v2
+                Q2[r, n, T] = q2
+                V[r, n, T] = v
+                Q[r, n, T] = q
+
+
+@njit(cache=True)
+def self_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b, fa, fb, Wv, RFv, Wn, RFn, Rsup,
+              pbmin, eps, Lx, V, Q, bv, V2, Q2, bv2, fA, fB):
+    """(c, q) of a self-valued player (optimal, a best response) in an evaluation: its moves
+    come from its own values Wv/RFv, exactly as its agent picks them; they are then valued
+    against the opponent being evaluated (Wn/RFn)."""
+    N = prm[P_N]
+    bo = 1.0 - Wv[fb, fa, b, a]
+    Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, bo)
+    bank_values_rf(prm, Wv, RFv, a, b, fb, Tcap + max_step + 1, bv2)
+    bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
+    self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
+    return V[0, N, 0], Q[0, N, 0]
