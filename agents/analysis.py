@@ -37,16 +37,14 @@ import math
 import os
 import re
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import AgentError, Policy, make_agent
-from agents.match import (_die_with_parent, _mp_context, _Progress, agent_label, deal_keys, default_workers, seatings,
-                          wilson)
+from agents.base import Policy, make_agent
+from agents.match import _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
 from agents.optimal import OptimalAgent, _game_solution
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
@@ -232,13 +230,7 @@ class _Scored:
 _W: dict[str, Any] = {}
 
 
-def _init_worker(agent: "str | Policy", top: int, parent: int | None = None) -> None:
-    if parent is not None:
-        import signal
-
-        # Ctrl-C reaches the whole process group: the parent alone handles it
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _die_with_parent(parent)
+def _init_worker(agent: "str | Policy", top: int) -> None:
     _W["agent"] = make_agent(agent)
     _W["top"] = top
     _optimal()
@@ -269,34 +261,13 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: int, advance) -> list[dict]:
-    out = []
-    if workers <= 1 or len(tasks) == 1:
-        _init_worker(agent, top)
-        for t in tasks:
-            out.append(_work(t))
-            advance(2 * (t["stop"] - t["start"]))
-        return out
-    if not isinstance(agent, str):
-        import pickle
+    out: list[dict] = []
 
-        try:
-            pickle.dumps(agent)
-        except Exception as e:  # noqa: BLE001 - any pickling failure means the same thing
-            raise AgentError(f"agent {agent_label(agent)!r} cannot be sent to worker processes ({e}); "
-                             "give it as a spec string or use workers=1") from None
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
-                             initializer=_init_worker, initargs=(agent, top, os.getpid())) as pool:
-        pending = {pool.submit(_work, t) for t in tasks}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    r = f.result()
-                    out.append(r)
-                    advance(len(r["games"]))
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    def done(r: dict) -> None:
+        out.append(r)
+        advance(len(r["games"]))
+
+    run_pool(tasks, _work, _init_worker, (agent, top), [agent], workers, done)
     return out
 
 

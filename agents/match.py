@@ -57,7 +57,7 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 
 __all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
-           "deal_key", "deal_keys", "seatings", "run_chunks", "run_tasks", "task_engines", "CHUNK_DEALS",
+           "deal_key", "deal_keys", "seatings", "run_pool", "run_chunks", "run_tasks", "task_engines", "CHUNK_DEALS",
            "BACKENDS"]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
@@ -223,18 +223,19 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
 _WORKER_AGENTS: list[Policy] = []
 
 
-def _init_worker(agents: Sequence["str | Policy"], pool_worker: bool = False,
-                 parent: int | None = None) -> None:
+def _init_worker(agents: Sequence["str | Policy"]) -> None:
     global _WORKER_AGENTS
-    if pool_worker:
-        # Ctrl-C reaches the whole process group; only the parent should handle it (stop
-        # submitting, keep what finished), not every worker with a traceback of its own.
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if parent is not None:
-            _die_with_parent(parent)
     _WORKER_AGENTS = [make_agent(a) for a in agents]
+
+
+def _start_pool_worker(parent: int, init: Callable[..., None], *args: Any) -> None:
+    # Ctrl-C reaches the whole process group; only the parent should handle it (stop
+    # submitting, keep what finished), not every worker with a traceback of its own.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    init(*args)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -296,23 +297,20 @@ def _mp_context():
     return multiprocessing.get_context(method)
 
 
-def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], workers: int,
-               on_done: Callable[[Any, Chunk], None] | None = None) -> dict[Any, Chunk]:
-    """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
-    in ``workers`` processes (1: in this process); ``on_done(key, chunk)`` runs in this
-    process as each finishes (saving, progress). Returns {key: chunk}."""
-    out: dict[Any, Chunk] = {}
+def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..., None], init_args: tuple,
+             sent: Sequence["str | Policy"], workers: int, on_result: Callable[[Any], None]) -> None:
+    """``on_result(work(task))`` for every task, in this process as each finishes. With
+    ``workers`` <= 1 (or one task) everything runs here after ``init(*init_args)``; otherwise
+    in a process pool whose workers run ``init(*init_args)`` first and die with this process.
+    ``sent``: the agents the workers receive, checked for pickling before any work."""
     if not tasks:
-        return out
+        return
     if workers <= 1 or len(tasks) == 1:
-        _init_worker(agents)
+        init(*init_args)
         for t in tasks:
-            key, chunk = _work(t)
-            out[key] = chunk
-            if on_done:
-                on_done(key, chunk)
-        return out
-    for a in agents:
+            on_result(work(t))
+        return
+    for a in sent:
         if not isinstance(a, str):
             import pickle
 
@@ -322,19 +320,32 @@ def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"]
                 raise AgentError(f"agent {agent_label(a)!r} cannot be sent to worker processes ({e}); "
                                  "give it as a spec string or use workers=1") from None
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
-                             initializer=_init_worker, initargs=(list(agents), True, os.getpid())) as pool:
-        pending = {pool.submit(_work, t) for t in tasks}
+                             initializer=_start_pool_worker, initargs=(os.getpid(), init, *init_args)) as pool:
+        pending = {pool.submit(work, t) for t in tasks}
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    key, chunk = f.result()
-                    out[key] = chunk
-                    if on_done:
-                        on_done(key, chunk)
+                    on_result(f.result())
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], workers: int,
+               on_done: Callable[[Any, Chunk], None] | None = None) -> dict[Any, Chunk]:
+    """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
+    in ``workers`` processes (1: in this process); ``on_done(key, chunk)`` runs in this
+    process as each finishes (saving, progress). Returns {key: chunk}."""
+    out: dict[Any, Chunk] = {}
+
+    def done(result: tuple[Any, Chunk]) -> None:
+        key, chunk = result
+        out[key] = chunk
+        if on_done:
+            on_done(key, chunk)
+
+    run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done)
     return out
 
 
