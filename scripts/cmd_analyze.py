@@ -100,8 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("spec", help="agent spec: dicenow, hold:300, maxscore, ppo:runs/NAME/best.zip, ...")
     s.add_argument("--rules", help="ruleset preset or YAML (default: classic; a ppo checkpoint: its own)")
     s.add_argument("--games", type=int, default=1000, help="games, half in each seat (default 1000)")
-    s.add_argument("--seed", type=seed_arg, default=0, help="dice seed: deal d has the dice of `tenk evaluate`'s deal d "
-                                                       "under the same seed (default 0)")
+    s.add_argument("--seed", type=seed_arg, default=0,
+                   help="dice seed: deal d has the dice of `tenk evaluate`'s deal d under the same seed (default 0)")
     s.add_argument("--workers", type=int, default=0, help="processes (default: up to 2)")
     s.add_argument("--out", help="output directory (default runs/analysis/AGENT-RULESET)")
     s.add_argument("--top", type=int, default=20, help="costliest mistakes to keep with their game records "
