@@ -48,7 +48,10 @@ from agents.match import _Progress, agent_label, deal_keys, default_workers, run
 from agents.optimal import OptimalAgent, _game_solution
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
+from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
+from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.solve.game import check_game_rules
 from tenk_env.solve.regret import regret_of
 
 __all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown", "plot_atlas", "check_out_dir",
@@ -274,8 +277,6 @@ def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: 
 # ----------------------------------------------------------------------------- entry point
 def _check(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int) -> Policy:
     """Every input checked before any work, each failure with its own message."""
-    from tenk_env.solve.game import check_game_rules
-
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
         raise ValueError(f"games = {games!r}: the analysis needs at least 2 games (one deal played in both seats)")
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
@@ -321,8 +322,6 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     seconds = time.perf_counter() - t0
     report = _report(label, rules, sol, int(seed), decisions, game_seat, game_regret, game_win, seconds, workers)
     if isinstance(agent, str) and agent.startswith("ppo:"):
-        from tenk_env.io import file_sha256
-
         report.agent_sha256 = file_sha256(Path(agent[4:]))
     mistakes = _with_records(rules, scored_agent, int(seed), [x[2] for x in heap])
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
@@ -482,8 +481,6 @@ def plot_atlas(a: Analysis, path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tenk_env.io import atomic_write_bytes
-
     dec, rules = a.decisions, a.rules
     g = max(a.report.games, 1)
     reg = dec["regret"] * 100.0 / g
@@ -567,9 +564,6 @@ def write_outputs(a: Analysis, out: str | Path) -> dict[str, Path]:
     stands). Returns the paths."""
     import csv
     import io
-
-    from tenk_env.io import atomic_write_text
-    from tenk_env.records import save_jsonl
 
     out = check_out_dir(out)
     paths = {name: out / name for name in OUT_FILES}

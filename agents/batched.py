@@ -16,60 +16,42 @@ game:
 * ``random``: a uniformly random legal action.
 * a :class:`~agents.ppo.PPOAgent` (``ppo:PATH``): one forward pass for all the games.
 * any other :class:`~agents.base.Policy`: asked game by game through
-  :meth:`BatchedGame.to_game` (correct, but at scalar speed).
+  :meth:`BatchedGame.to_game` (:class:`tenk_env.registry.ScalarPolicyAdapter`: correct, but
+  at scalar speed).
 
-:func:`batched_agent` turns a spec or a Policy into a batched agent;
-:func:`play_deals_batched` plays the deals of matches and tournaments on the batched engine
-(:func:`agents.match.play_match` and the tournament runner call it). Without numba the
-bot loops run as plain Python: same decisions, scalar speed.
+:func:`batched_form` is this package's batcher, registered with :mod:`tenk_env.registry`
+through the ``tenk.batched`` entry point; :func:`batched_agent` (the registry's
+:func:`~tenk_env.registry.make_batched`) turns a spec or a Policy into a batched agent.
+:func:`agents.match.play_deals_batched` plays the deals of matches and tournaments with
+them. :class:`FusedOpponents` plays the bots inside the single-game envs' compiled step.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
-from agents.base import AgentError, Policy, RandomAgent, make_agent
+from agents.base import RandomAgent
 from agents.heuristic import BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, context
-from agents.optimal import MaxScoreAgent
-from tenk_env.rules import Ruleset, load_ruleset
+from agents.optimal import MaxScoreAgent, _turn_solution
+from tenk_env.registry import BatchedPolicy, ScalarPolicyAdapter, make_batched
+from tenk_env.rules import Ruleset
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (
-    table_arrays, F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_ONBOARD,
+    njit, table_arrays, F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_ONBOARD,
     P_BUSTS, P_SCORE, PH_DECIDE, PH_PIGGY, POPCOUNT, RC_END, RC_MAXROLLS, RC_P,
 )
+from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
+from tenk_env.vector.obs import encode_batch
+from tenk_env.vector.single import NEED_DICE, TO_OTHER, SingleGame, entry_point, k_single
 
-if TYPE_CHECKING:
-    from agents.match import Chunk
-
-try:
-    from numba import njit
-except ImportError:  # the same loops run as Python
-    def njit(*args, **kwargs):
-        if args and callable(args[0]):
-            return args[0]
-        return lambda f: f
 
 __all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedMaxScore", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
-           "batched_agent", "play_deals_batched", "bench_bot_games"]
-
-
-@runtime_checkable
-class BatchedPolicy(Protocol):
-    """The batched form of :class:`~agents.base.Policy`.
-
-    ``act`` is called with the games (int64 indices, ascending) that wait for a decision of
-    a seat this agent plays; it writes one action per game into ``out[games]`` (``out`` has
-    one entry per slot of the batch). Randomness comes from ``rng`` only.
-    """
-
-    name: str
-
-    def check(self, rules: Ruleset, n_players: int) -> None: ...
-
-    def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None: ...
+           "USES_RNG", "batched_form", "batched_agent"]
 
 
 # ---------------------------------------------------------------------- heuristic bots
@@ -273,6 +255,101 @@ def _tabs(engine: BatchedGame) -> _Tabs:
     return engine.tables.derived("vector.bots", _Tabs)
 
 
+# ---------------------------------------------------------------------- inside the single-game envs
+# On the numba engine, tenk_env.env.TenThousandEnv steps one game with
+# tenk_env.vector.single.SingleGame. Asking a bot's batched form for each decision from Python
+# would cost two compiled calls per decision, more than the rest of the step; FusedOpponents
+# plays every seat held by a bot inside one call instead (k_drive: the single-game step, then
+# the bot's kernel and the step again, until the learner or a seat played from Python is to
+# move). The env finds it through the forms' ``driver`` attribute: tenk_env never imports agents.
+#: a seat's kind in k_drive besides the heuristic kinds of agents.batched: maxscore; not a
+#: compiled bot (the learner, or an opponent asked from Python)
+MAXSCORE, NONE = 10, -1
+# k_drive's arguments keep one type: maxscore's tables where no seat plays maxscore
+_NO_SOLVER = (np.zeros((1, 64), np.int64), np.zeros((1, 1, 1, 1, 1)), 1)
+
+
+@structref.register
+class BotStateType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class BotState(structref.StructRefProxy):
+    """What :func:`k_drive` reads besides the game: each seat's bot and the bots' tables, in
+    one argument (see tenk_env.vector.single.SingleState for why)."""
+
+
+structref.define_proxy(BotState, BotStateType, ["kinds", "bars", "bust", "mean", "c", "keep_rank", "values", "unit"])
+
+
+@njit(cache=True, nogil=True)
+def k_drive(mode, action, seat, st, bt):
+    """k_single, then every decision of a seat with a compiled bot (kinds[seat] >= 0), until
+    another seat is to move, the game ends or the dice stream runs dry."""
+    ix0 = np.zeros(1, np.int64)
+    out = np.zeros(1, np.int64)
+    S, PS, rc = st.S, st.PS, st.rc
+    code = k_single(mode, action, seat, st)
+    while code == TO_OTHER:
+        p = S[F_CURRENT, 0]
+        kind = bt.kinds[p]
+        if kind == NONE:
+            break
+        if kind == MAXSCORE:
+            _maxscore_kernel(ix0, S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.keep_rank, bt.values, bt.unit,
+                             bt.c, out)
+        else:
+            _bot_kernel(ix0, kind, bt.bars[p], S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.bust, bt.mean,
+                        bt.c, out)
+        code = k_single(MODE_STEP_STREAM, out[0], seat, st)
+    return code
+
+
+class FusedOpponents:
+    """Plays the compiled bots' seats of a :class:`SingleGame` inside its compiled step.
+
+    ``seat_forms(forms)`` says which batched form sits in each seat (None: the learner, or an
+    opponent the env asks from Python); ``run`` is :meth:`SingleGame.run` with those seats'
+    decisions made on the way.
+    """
+
+    def __init__(self, core: SingleGame):
+        self.core = core
+        e = core.engine
+        t = _tabs(e)
+        self.kinds = np.full(core.n_players, NONE, np.int64)
+        self.bars = np.zeros(core.n_players, np.int64)
+        self._bots = (t.bust, t.mean, t.c)
+        self._solver: tuple | None = None
+        self._bt: BotState | None = None
+
+    def seat_forms(self, forms: Sequence[Any]) -> None:
+        for q, f in enumerate(forms):
+            if getattr(f, "driver", None) is not FusedOpponents:
+                self.kinds[q] = NONE
+                continue
+            self.kinds[q], self.bars[q] = f.kind, f.bar
+            if f.kind == MAXSCORE and (self._solver is None or self._solver is _NO_SOLVER):
+                st = self.core.engine.tables.derived("vector.maxscore", _SolverTabs)
+                self._solver = (st.keep_rank, st.values, st.unit)
+        if self._solver is None:
+            self._solver = _NO_SOLVER
+        if self._bt is None or self._bt_solver is not self._solver:
+            self._bt, self._bt_solver = BotState(self.kinds, self.bars, *self._bots, *self._solver), self._solver
+            # seat -1 stops at once at the decision the game waits at: no dice are taken
+            self._k = entry_point(k_drive, MODE_ADVANCE_STREAM, -1, -1, self.core.state, self._bt)
+        self._st = self.core.state  # new with every new dice stream
+
+    def run(self, action: int, seat: int) -> int:
+        st = self._st
+        code = self._k(MODE_STEP_STREAM if action >= 0 else MODE_ADVANCE_STREAM, action, seat, st, self._bt)
+        while code == NEED_DICE:
+            self.core.dice.refill()
+            code = self._k(MODE_ADVANCE_STREAM, -1, seat, st, self._bt)
+        return code
+
+
 class _BatchedForm:
     """The batched form of a scalar agent (``self.scalar``): it goes by the scalar agent's
     name and plays the rulesets the scalar agent plays."""
@@ -292,6 +369,7 @@ class BatchedHeuristic(_BatchedForm):
     """A heuristic bot of :mod:`agents.heuristic` over a batch (see the module docstring)."""
 
     KINDS = {HoldAgent: HOLD, GreedyAgent: GREEDY, DiceNowAgent: DICENOW, BreakEvenAgent: BREAKEVEN}
+    driver = FusedOpponents
 
     def __init__(self, scalar: Any):
         super().__init__(scalar)
@@ -361,8 +439,6 @@ class _SolverTabs:
     order) and the turn solution."""
 
     def __init__(self, tables: Any):
-        from agents.optimal import _turn_solution
-
         ta = table_arrays(tables.rules)
         self.keep_rank = np.zeros((ta.n_rolls, 64), np.int64)
         for r, info in enumerate(ta.infos):
@@ -376,6 +452,8 @@ class _SolverTabs:
 class BatchedMaxScore(_BatchedForm):
     """:class:`~agents.optimal.MaxScoreAgent` over a batch (one compiled loop over the games)."""
 
+    driver, kind, bar = FusedOpponents, MAXSCORE, 0
+
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         t, st = _tabs(engine), engine.tables.derived("vector.maxscore", _SolverTabs)
         _maxscore_kernel(np.asarray(games, np.int64), engine._S, engine._PS, engine._rc, t.keep_pts, t.keep_list,
@@ -386,6 +464,8 @@ class BatchedRandom:
     """Uniform over the legal actions (piggyback choices included)."""
 
     name = "random"
+    #: draws from the generator it is given (so it draws differently from the scalar agent)
+    uses_rng = True
 
     def check(self, rules: Ruleset, n_players: int) -> None:
         pass
@@ -398,8 +478,6 @@ class BatchedPPO(_BatchedForm):
     """A :class:`~agents.ppo.PPOAgent`: observations of all the games, one forward pass."""
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
-        from tenk_env.vector.obs import encode_batch
-
         games = np.asarray(games, np.int64)
         if not len(games):
             return
@@ -408,27 +486,10 @@ class BatchedPPO(_BatchedForm):
         out[games] = self.scalar.act(obs, masks)
 
 
-class ScalarPolicyAdapter(_BatchedForm):
-    """Any :class:`~agents.base.Policy`, asked one game at a time through
-    :meth:`BatchedGame.to_game` (correct for every agent, at scalar speed)."""
-
-    def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
-        for b in np.asarray(games, np.int64):
-            b = int(b)
-            g = engine.to_game(b)
-            if engine.phase[b] == PH_PIGGY:
-                out[b] = 128 if self.scalar.piggyback(g, rng) else 129
-            else:
-                k, end = self.scalar.decide(g, rng)
-                out[b] = k.mask | 64 if end else k.mask
-
-
-def batched_agent(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
-    """The batched agent for a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...), a
-    scalar :class:`Policy` or a batched one (returned as is)."""
-    if isinstance(spec, (_BatchedForm, BatchedRandom)):
-        return spec
-    agent = make_agent(spec) if isinstance(spec, str) else spec
+def batched_form(agent: Any) -> "BatchedPolicy | None":
+    """The batched form of one of this package's agents (heuristic bots, maxscore, random,
+    PPO), or None: the ``tenk.batched`` entry point, asked by
+    :func:`tenk_env.registry.make_batched`."""
     if type(agent) in BatchedHeuristic.KINDS:
         return BatchedHeuristic(agent)
     if type(agent) is RandomAgent:
@@ -437,245 +498,14 @@ def batched_agent(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
         return BatchedMaxScore(agent)
     if hasattr(agent, "act") and hasattr(agent, "logits") and hasattr(agent, "meta"):
         return BatchedPPO(agent)
-    if hasattr(agent, "act") and not hasattr(agent, "decide"):
-        return agent  # already batched
-    if isinstance(agent, Policy):
-        return ScalarPolicyAdapter(agent)
-    raise AgentError(f"agent {spec!r} is neither a Policy (decide/piggyback) nor a batched agent (act)")
+    return None
 
 
-# ---------------------------------------------------------------------- deals, as the scalar engine plays them
+#: the batched agent for a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...), a scalar
+#: Policy or a batched one (returned as is): :func:`tenk_env.registry.make_batched`
+batched_agent = make_batched
+
 #: agents whose decisions draw from the generator they are given: asked table by table,
 #: each table with its own generator, so that a chunk's games do not depend on which other
 #: chunks share its batch (a resumed tournament then replays an uninterrupted one exactly)
-_USES_RNG = (BatchedRandom, ScalarPolicyAdapter)
-
-
-def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
-                       tasks: Sequence[dict[str, Any]], *, max_turns: int = 100_000) -> list["Chunk"]:
-    """The per-game rows (:class:`agents.match.Chunk`) of the deals of several tasks of
-    one table size, every game in one batch of the batched engine.
-
-    A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table;
-    ``agents`` may hold None where no task uses it), ``seed``, ``start`` and ``stop``
-    (deals), as :func:`agents.match.chunk_tasks` makes them. Deal ``d`` is played in every rotation of the seats from dice key
-    :func:`agents.match.deal_key` (seed, d): the games :func:`agents.match.play_deals`
-    plays on the scalar engine, decision for decision, for agents that decide the same in
-    both forms (every heuristic bot; PPO agents up to floating-point ties). Agents that draw
-    random numbers draw from a generator of their own here, so their games differ from the
-    scalar engine's (same distribution).
-    """
-    from agents.match import Chunk, deal_keys, seatings
-    from agents.play import GameTooLongError
-
-    n = len(tasks[0]["agents"])
-    orders = np.array(seatings(n), np.int64)
-    rot = len(orders)
-    # slot b: task task_of[b], one of its deals, in seating seating[b]
-    size = [(t["stop"] - t["start"]) * rot for t in tasks]
-    task_of = np.repeat(np.arange(len(tasks)), size)
-    seating = np.concatenate([np.tile(np.arange(rot), t["stop"] - t["start"]) for t in tasks])
-    keys = np.concatenate([np.repeat(deal_keys(t["seed"], np.arange(t["start"], t["stop"])), rot) for t in tasks])
-    table = np.array([t["agents"] for t in tasks], np.int64)
-    # seat_agent[b, q]: which of `agents` sits in seat q of game b
-    seat_agent = table[task_of[:, None], orders[seating]]
-    B = len(task_of)
-    e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False)
-    rngs = [np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1)))
-            for t in tasks]
-    actions = np.zeros(B, np.int64)
-    playing = sorted({int(i) for i in table.ravel()})
-    bots = {i: batched_agent(agents[i]) for i in playing}
-    while True:
-        aw = np.flatnonzero(e.awaiting())
-        if not len(aw):
-            break
-        who = seat_agent[aw, e.current[aw]]
-        for i in playing:
-            g = aw[who == i]
-            if not len(g):
-                continue
-            bot = bots[i]
-            if isinstance(bot, _USES_RNG):
-                tk = task_of[g]
-                for k in np.unique(tk):
-                    bot.act(e, g[tk == k], rngs[k], actions)
-            else:
-                bot.act(e, g, rngs[0], actions)
-        e.step(actions, games=aw)
-        if e.turn[aw].max() > max_turns:
-            b = int(aw[np.argmax(e.turn[aw])])
-            raise GameTooLongError(f"game not over after {max_turns} turns (scores {e.scores[b].tolist()}; "
-                                   f"agents {[bots[i].name for i in seat_agent[b]]}); check the agents")
-    # back from seats to the table's agents: agent i of the table sat in seat seat_of[b, i]
-    seat_of = np.argsort(orders[seating], axis=1)
-    rows = np.arange(B)[:, None]
-    win = e.winners.astype(np.float64)
-    win /= win.sum(axis=1, keepdims=True)
-    turns = e.turn.astype(np.int64)
-    # Turns go round the table from the first mover, and the last turn is the one that ended
-    # the game, whose player is still the one to move.
-    first_seat = (e.current.astype(np.int64) - (turns - 1)) % n
-    by_agent = lambda a: a[rows, seat_of]  # noqa: E731
-    scores, win_a = by_agent(e.final_scores.astype(np.int64)), by_agent(win)
-    agent_turns, busts = by_agent(e.seat_turns.astype(np.int64)), by_agent(e.game_busts.astype(np.int64))
-    first = orders[seating, first_seat]
-    out = []
-    for k, t in enumerate(tasks):
-        m = task_of == k
-        out.append(Chunk(int(t["start"]), int(t["stop"]), seating[m], scores[m], win_a[m], turns[m],
-                         agent_turns[m], busts[m], first[m]))
-    return out
-
-
-def untrained_ppo(rules: "Ruleset | str" = "classic", n_players: int = 2, seed: int = 0):
-    """A PPOAgent with SB3's default (untrained) MLP policy: for benchmarks and tests."""
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo import PPOAgent, checkpoint_meta
-
-    rules = load_ruleset(rules)
-    venv = sb3_vec_env(2, rules, n_players, opponents="random")
-    model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu")
-    meta = checkpoint_meta(rules, n_players, activation="tanh", n_actions=venv.action_space.n)
-    return PPOAgent.from_policy(model.policy, meta, name="ppo:untrained")
-
-
-def bench_ppo_games(games: int, console) -> None:
-    """`tenk bench engine`'s PPO row: an (untrained) PPO policy vs dicenow, one forward pass a step."""
-    from agents.match import play_match
-
-    try:
-        ppo = untrained_ppo()
-    except ImportError as e:  # pragma: no cover
-        console.print(f"PPO row skipped: {e}")
-        return
-    play_match("classic", ppo, "dicenow", 200, seed=0)
-    r = play_match("classic", ppo, "dicenow", games, seed=1)
-    rate = r.games / r.seconds
-    console.print(f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow, {r.backend} engine: "
-                  f"{r.games:,} games in {r.seconds:.1f} s = {rate:,.0f} games/s")
-    import os
-
-    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        # measured on the 2-core machine under load: 15 ms per 2,000-row forward pass with
-        # OpenBLAS's threads, 0.4 ms with one (a threaded BLAS call waits for a busy core)
-        console.print("  (NumPy's BLAS runs threaded here; OPENBLAS_NUM_THREADS=1 is often much faster on 2 busy "
-                      "cores: try `OPENBLAS_NUM_THREADS=1 tenk bench engine`)")
-
-
-def bench_bot_games(games: int, console) -> None:
-    """`tenk bench engine`'s bot row: dicenow vs hold:300 on the batched engine, per-game rows kept
-    (the way matches and tournaments play them)."""
-    from agents.match import play_match
-
-    play_match("classic", "dicenow", "hold:300", 2_000, seed=0)  # compile
-    best = min((play_match("classic", "dicenow", "hold:300", games, seed=1) for _ in range(2)),
-               key=lambda r: r.seconds)
-    rate = best.games / best.seconds
-    console.print(f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice), {best.backend} "
-                  f"engine: {best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
-                  f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); dicenow wins {best.win_rate_a:.1%}")
-
-
-# ---------------------------------------------------------------------- Stable-Baselines3
-def sb3_vec_env(num_envs: int = 256, rules: "Ruleset | str" = "classic", n_players: int = 2, **kwargs: Any):
-    """An SB3 ``VecEnv`` over :class:`tenk_env.vector.envs.TenThousandVectorEnv` (same
-    arguments), which sb3-contrib's ``MaskablePPO`` takes directly::
-
-        from sb3_contrib import MaskablePPO
-        from agents.batched import sb3_vec_env
-        venv = sb3_vec_env(1024, "classic", opponents="dicenow")
-        MaskablePPO("MlpPolicy", venv).learn(1_000_000)
-
-    ``infos`` follow SB3: one dict per env, ``terminal_observation`` (and the finished
-    game's ``winners``, ``won``, ``final_scores``...) when a game ended; the observation
-    returned is then already the next game's. Imports stable-baselines3 (and torch) on call.
-    """
-    from tenk_env.vector.envs import TenThousandVectorEnv
-
-    return _sb3_class()(TenThousandVectorEnv(num_envs, rules, n_players, **kwargs))
-
-
-_SB3_CLASS: list[type] = []
-
-
-def _sb3_class() -> type:
-    if _SB3_CLASS:
-        return _SB3_CLASS[0]
-    from stable_baselines3.common.vec_env import VecEnv
-
-    class TenThousandSB3VecEnv(VecEnv):
-        """SB3 VecEnv face of a TenThousandVectorEnv (see :func:`sb3_vec_env`)."""
-
-        def __init__(self, venv: Any):
-            self.venv = venv
-            super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
-            self._actions: np.ndarray | None = None
-
-        def reset(self) -> np.ndarray:
-            seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
-            opts = self._options[0] if self._options and self._options[0] else None
-            obs, _ = self.venv.reset(seed=seed, options=opts)
-            self._reset_seeds()
-            self._reset_options()
-            return obs
-
-        def step_async(self, actions: np.ndarray) -> None:
-            self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
-
-        def step_wait(self):
-            obs, rew, term, trunc, info = self.venv.step(self._actions)
-            dones = term | trunc
-            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-            if dones.any():
-                fin = info["final_info"]
-                keys = [k for k in fin if not k.startswith("_")]
-                for b in np.flatnonzero(dones):
-                    d = infos[b]
-                    d["terminal_observation"] = info["final_obs"][b]
-                    d["TimeLimit.truncated"] = bool(trunc[b] and not term[b])
-                    for k in keys:
-                        v = fin[k][b]
-                        d[k] = v.tolist() if k == "winners" else v
-                    d["winners"] = [q for q, w in enumerate(d["winners"]) if w]
-            return obs, rew.astype(np.float32), dones, infos
-
-        def action_masks(self) -> np.ndarray:
-            return self.venv.action_masks()
-
-        def close(self) -> None:
-            self.venv.close()
-
-        def _idx(self, indices) -> list[int]:
-            if indices is None:
-                return list(range(self.num_envs))
-            if isinstance(indices, int):
-                return [indices]
-            return list(indices)
-
-        def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-            if attr_name == "action_masks":  # what sb3-contrib's is_masking_supported asks
-                return [self.action_masks for _ in self._idx(indices)]
-            value = getattr(self.venv, attr_name)
-            return [value for _ in self._idx(indices)]
-
-        def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-            setattr(self.venv, attr_name, value)
-
-        def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-            idx = self._idx(indices)
-            if method_name == "action_masks":  # one row per env, as get_action_masks stacks them
-                m = self.venv.action_masks()
-                return [m[i] for i in idx]
-            out = getattr(self.venv, method_name)(*method_args, **method_kwargs)
-            return [out for _ in idx]
-
-        def env_is_wrapped(self, wrapper_class: type, indices=None) -> list[bool]:
-            return [False for _ in self._idx(indices)]
-
-        def has_attr(self, attr_name: str) -> bool:
-            return attr_name == "action_masks" or hasattr(self.venv, attr_name)
-
-    _SB3_CLASS.append(TenThousandSB3VecEnv)
-    return TenThousandSB3VecEnv
+USES_RNG = (BatchedRandom, ScalarPolicyAdapter)

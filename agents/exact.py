@@ -32,6 +32,7 @@ from typing import Hashable
 import numpy as np
 from numba import njit
 
+from agents import batched as _batched, heuristic as _heuristic, optimal as _optimal
 from agents.base import AGENTS, AgentError, make_agent
 from agents.batched import batched_agent
 from agents.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, Situation, breakeven_weight,
@@ -44,6 +45,7 @@ from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_
 from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, Tabulated, cached_eval, class_rolls, code_hash,
                                      eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
 from tenk_env.solve.game import check_game_rules, solve_game
+from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import pick
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector import BatchedGame
@@ -90,12 +92,7 @@ def check_exact_spec(spec) -> None:
 
 # ---------------------------------------------------------------------- bots, asked move by move
 def _bot_code() -> str:
-    import agents.batched as batched
-    import agents.heuristic as heuristic
-    import agents.optimal as optimal
-    import tenk_env.solve.turn as turn
-
-    return code_hash(__file__, batched.__file__, heuristic.__file__, optimal.__file__, turn.__file__)
+    return code_hash(__file__, _batched.__file__, _heuristic.__file__, _optimal.__file__, _turn.__file__)
 
 
 class BotPolicy(Tabulated):

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from agents.base import AgentError, Policy, make_agent
+from agents.play import RngDice, play_game
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game
 from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
@@ -236,8 +237,6 @@ def play_terminal(rules: "Ruleset | str" = "classic", opponents: Sequence[str] =
     number, the last opponent is repeated. ``seat`` is 1-based. ``human`` as an opponent
     gives a hot-seat game on the same terminal.
     """
-    from agents.play import RngDice, play_game
-
     input_fn = input_fn or (lambda prompt: input(prompt))
     print_fn = print_fn or (lambda text: print(text))
     rules = load_ruleset(rules)

@@ -7,8 +7,8 @@ roll, the dice the other met in that seat. Seat advantage cancels exactly and mo
 dice luck cancels too. Tournaments (:mod:`agents.tournament`) use the same machinery for
 N-player tables (:func:`play_table`).
 
-Engines. Deals are played on the batched engine (:func:`agents.batched.play_deals_batched`,
-thousands of games per call) when it has every agent's batched form, else on the scalar
+Engines. Deals are played on the batched engine (:func:`play_deals_batched`, thousands of
+games per call) when it has every agent's batched form, else on the scalar
 one (:func:`play_deals`); :func:`task_engines` decides, ``backend`` overrides. Both deal
 the same dice from the same key and keep the same per-game rows (:class:`Chunk`), so
 agents that decide the same in both forms (the heuristic bots, PPO agents up to
@@ -50,15 +50,20 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from agents.base import AgentError, Policy, make_agent
-from agents.play import KeyedDice, play_game
+from agents.batched import (USES_RNG, BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
+                            batched_agent)
+from agents.play import GameTooLongError, KeyedDice, play_game
 from tenk_env.game import Phase
+from tenk_env.io import atomic_write_text
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
+from tenk_env.vector import BatchedGame
+from tenk_env.vector.layout import splitmix64
 
 __all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
-           "deal_key", "deal_keys", "seatings", "run_pool", "run_chunks", "run_tasks", "task_engines", "CHUNK_DEALS",
-           "BACKENDS"]
+           "deal_key", "deal_keys", "seatings", "play_deals", "play_deals_batched", "run_pool", "run_chunks",
+           "run_tasks", "task_engines", "CHUNK_DEALS", "BACKENDS"]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
 #: hundred milliseconds of play), small enough that two workers finish together and that an
@@ -99,8 +104,6 @@ def deal_keys(seed: int, deals: "np.ndarray | Sequence[int]") -> np.ndarray:
     (:class:`~agents.play.KeyedDice` on the scalar engine, a slot's dice key on the batched
     one): output ``d + 1`` of the splitmix64 stream of ``base``, the first 64 bits of
     ``SeedSequence(seed)``. Vectorised: a batch of thousands of deals costs microseconds."""
-    from tenk_env.vector.layout import splitmix64
-
     base = np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
     return splitmix64(base, np.asarray(deals, np.int64).astype(np.uint64) + np.uint64(1))
 
@@ -209,14 +212,87 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
                          [dice.busts[seat_of[i]] for i in range(n)], order[dice.first or 0]))
     if record_deals > start and record_dir is not None and labels is not None:
         # Which agent sat where in each recorded game (for `tenk replay --names`).
-        from tenk_env.io import atomic_write_text
-
         atomic_write_text(Path(record_dir) / "seats.txt", "".join(
             f"seating{s}: {','.join(labels[i] for i in order)}\n" for s, order in enumerate(orders)))
     g = len(rows)
     col = lambda j, dt: np.asarray([r[j] for r in rows], dt).reshape((g, n) if j in (1, 2, 4, 5) else (g,))  # noqa: E731
     return Chunk(start, stop, col(0, np.int64), col(1, np.int64), col(2, np.float64), col(3, np.int64),
                  col(4, np.int64), col(5, np.int64), col(6, np.int64))
+
+
+def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
+                       tasks: Sequence[dict[str, Any]], *, max_turns: int = 100_000) -> list[Chunk]:
+    """The per-game rows (:class:`Chunk`) of the deals of several tasks of one table size,
+    every game in one batch of the batched engine (agents in their batched forms,
+    :func:`agents.batched.batched_agent`).
+
+    A task is a dict with ``agents`` (indices into ``agents``, one per seat of the table;
+    ``agents`` may hold None where no task uses it), ``seed``, ``start`` and ``stop``
+    (deals), as :func:`chunk_tasks` makes them. Deal ``d`` is played in every rotation of
+    the seats from dice key :func:`deal_key` (seed, d): the games :func:`play_deals` plays
+    on the scalar engine, decision for decision, for agents that decide the same in both
+    forms (every heuristic bot; PPO agents up to floating-point ties). Agents that draw
+    random numbers draw from a generator of their own here, so their games differ from the
+    scalar engine's (same distribution).
+    """
+    n = len(tasks[0]["agents"])
+    orders = np.array(seatings(n), np.int64)
+    rot = len(orders)
+    # slot b: task task_of[b], one of its deals, in seating seating[b]
+    size = [(t["stop"] - t["start"]) * rot for t in tasks]
+    task_of = np.repeat(np.arange(len(tasks)), size)
+    seating = np.concatenate([np.tile(np.arange(rot), t["stop"] - t["start"]) for t in tasks])
+    keys = np.concatenate([np.repeat(deal_keys(t["seed"], np.arange(t["start"], t["stop"])), rot) for t in tasks])
+    table = np.array([t["agents"] for t in tasks], np.int64)
+    # seat_agent[b, q]: which of `agents` sits in seat q of game b
+    seat_agent = table[task_of[:, None], orders[seating]]
+    B = len(task_of)
+    e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False)
+    rngs = [np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1)))
+            for t in tasks]
+    actions = np.zeros(B, np.int64)
+    playing = sorted({int(i) for i in table.ravel()})
+    bots = {i: batched_agent(agents[i]) for i in playing}
+    while True:
+        aw = np.flatnonzero(e.awaiting())
+        if not len(aw):
+            break
+        who = seat_agent[aw, e.current[aw]]
+        for i in playing:
+            g = aw[who == i]
+            if not len(g):
+                continue
+            bot = bots[i]
+            if isinstance(bot, USES_RNG):
+                tk = task_of[g]
+                for k in np.unique(tk):
+                    bot.act(e, g[tk == k], rngs[k], actions)
+            else:
+                bot.act(e, g, rngs[0], actions)
+        e.step(actions, games=aw)
+        if e.turn[aw].max() > max_turns:
+            b = int(aw[np.argmax(e.turn[aw])])
+            raise GameTooLongError(f"game not over after {max_turns} turns (scores {e.scores[b].tolist()}; "
+                                   f"agents {[bots[i].name for i in seat_agent[b]]}); check the agents")
+    # back from seats to the table's agents: agent i of the table sat in seat seat_of[b, i]
+    seat_of = np.argsort(orders[seating], axis=1)
+    rows = np.arange(B)[:, None]
+    win = e.winners.astype(np.float64)
+    win /= win.sum(axis=1, keepdims=True)
+    turns = e.turn.astype(np.int64)
+    # Turns go round the table from the first mover, and the last turn is the one that ended
+    # the game, whose player is still the one to move.
+    first_seat = (e.current.astype(np.int64) - (turns - 1)) % n
+    by_agent = lambda a: a[rows, seat_of]  # noqa: E731
+    scores, win_a = by_agent(e.final_scores.astype(np.int64)), by_agent(win)
+    agent_turns, busts = by_agent(e.seat_turns.astype(np.int64)), by_agent(e.game_busts.astype(np.int64))
+    first = orders[seating, first_seat]
+    out = []
+    for k, t in enumerate(tasks):
+        m = task_of == k
+        out.append(Chunk(int(t["start"]), int(t["stop"]), seating[m], scores[m], win_a[m], turns[m],
+                         agent_turns[m], busts[m], first[m]))
+    return out
 
 
 # --------------------------------------------------------------------------- processes
@@ -532,10 +608,6 @@ def batched_supports(a: "str | Policy") -> bool:
     heuristic bots, maxscore, random, PPO agents); anything else it would ask game by game, at
     scalar speed, so ``backend="auto"`` gives those to the scalar engine."""
     try:
-        from agents.batched import BatchedHeuristic, BatchedMaxScore, BatchedPPO, BatchedRandom, batched_agent
-    except ImportError:
-        return False
-    try:
         return isinstance(batched_agent(a), (BatchedHeuristic, BatchedMaxScore, BatchedRandom, BatchedPPO))
     except (ValueError, TypeError, FileNotFoundError):
         return False
@@ -576,14 +648,12 @@ def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"],
               batch_games: int = BATCH_GAMES) -> dict[Any, Chunk]:
     """Play tasks (as :func:`chunk_tasks` makes them) on their engines (as
     :func:`task_engines` picks them, one per task): batched tasks in this process, up to
-    ``batch_games`` games per batch (:func:`agents.batched.play_deals_batched`), scalar
+    ``batch_games`` games per batch (:func:`play_deals_batched`), scalar
     tasks through :func:`run_chunks` in ``workers`` processes. ``on_done(key, chunk)`` runs
     as each chunk is ready."""
     batched = [t for t, e in zip(tasks, engines) if e == "batched"]
     out: dict[Any, Chunk] = {}
     if batched:
-        from agents.batched import batched_agent, play_deals_batched
-
         used = sorted({i for t in batched for i in t["agents"]})
         bots = [batched_agent(a) if i in used else None for i, a in enumerate(agents)]
         group: list[dict[str, Any]] = []

@@ -20,8 +20,10 @@ from agents.base import AgentError
 from tenk_env.game import Game
 from tenk_env.rules import Ruleset
 from tenk_env.solve._spec import SolverError
+from tenk_env.solve.game import check_game_rules, solve_game
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import TurnTables, state_key
+from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import Keep
 
 __all__ = ["MaxScoreAgent", "OptimalAgent"]
@@ -31,16 +33,12 @@ _GAME: dict[str, object] = {}
 
 
 def _turn_solution(rules: Ruleset):
-    from tenk_env.solve.turn import solve_turn
-
     if rules.hash not in _TURN:
         _TURN[rules.hash] = solve_turn(rules)
     return _TURN[rules.hash]
 
 
 def _game_solution(rules: Ruleset):
-    from tenk_env.solve.game import solve_game
-
     if rules.hash not in _GAME:
         _GAME[rules.hash] = solve_game(rules)
     return _GAME[rules.hash]
@@ -93,8 +91,6 @@ class OptimalAgent:
         self._cache_size = cache_size
 
     def check(self, rules: Ruleset, n_players: int) -> None:
-        from tenk_env.solve.game import check_game_rules
-
         try:
             check_game_rules(rules, n_players)
         except SolverError as e:

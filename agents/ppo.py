@@ -41,13 +41,16 @@ import numpy as np
 
 from agents.base import AgentError
 from tenk_env.game import Game
+from tenk_env.io import atomic_write_bytes
 from tenk_env.obs import OBS_VERSION, PIGGYBACK_TAKE, decode_action, encode, legal_mask, obs_size
-from tenk_env.rules import Ruleset
-from tenk_env.tables import Keep
+from tenk_env.obs import n_actions as _n_actions  # checkpoint_meta has an argument of that name
+from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.tables import Keep, get_tables
+from tenk_env.vector.sb3 import sb3_vec_env
 
 __all__ = ["PPOAgent", "CheckpointError", "META_NAME", "META_FORMAT", "read_meta", "verify_checkpoint",
            "write_checkpoint", "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS", "keep_features",
-           "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES"]
+           "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES", "untrained_ppo"]
 
 #: the zip member holding our metadata
 META_NAME = "tenk.json"
@@ -123,9 +126,6 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     got = _FEATURES.get(rules.hash)
     if got is not None:
         return got
-    from tenk_env.obs import n_actions as _n_actions
-    from tenk_env.tables import get_tables
-
     tables = get_tables(rules)
     nd = rules.num_dice
     rolls = sorted(tables.rolls)
@@ -173,8 +173,6 @@ def score_features(obs: np.ndarray, F: np.ndarray, target: float) -> np.ndarray:
 def write_checkpoint(model: Any, path: str | Path, meta: Mapping[str, Any]) -> Path:
     """Save an SB3 model with ``meta`` as ``tenk.json``, atomically (a crash or Ctrl-C never
     leaves a half-written checkpoint at ``path``)."""
-    from tenk_env.io import atomic_write_bytes
-
     buf = io.BytesIO()
     model.save(buf)
     with zipfile.ZipFile(buf, "a") as z:
@@ -435,3 +433,14 @@ def _ppo(arg: str | None) -> PPOAgent:
         raise AgentError("agent 'ppo' needs a checkpoint path: ppo:runs/NAME/best.zip")
     return PPOAgent.load(arg)
 
+
+def untrained_ppo(rules: "Ruleset | str" = "classic", n_players: int = 2, seed: int = 0) -> PPOAgent:
+    """A PPOAgent with SB3's default (untrained) MLP policy: for benchmarks and tests.
+    Imports sb3-contrib (and torch)."""
+    from sb3_contrib import MaskablePPO
+
+    rules = load_ruleset(rules)
+    venv = sb3_vec_env(2, rules, n_players, opponents="random")
+    model = MaskablePPO("MlpPolicy", venv, seed=seed, device="cpu")
+    meta = checkpoint_meta(rules, n_players, activation="tanh", n_actions=venv.action_space.n)
+    return PPOAgent.from_policy(model.policy, meta, name="ppo:untrained")

@@ -15,6 +15,12 @@ import argparse
 import os
 import time
 
+from agents.analysis import analyse
+from agents.optimal import _game_solution
+from agents.ppo import untrained_ppo
+from scripts.cli import console
+from tenk_env.rules import load_ruleset
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("bench analyze")
@@ -25,12 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from agents.analysis import analyse
-    from agents.batched import untrained_ppo
-    from agents.optimal import _game_solution
-    from scripts.cli import console
-    from tenk_env.rules import load_ruleset
-
     games = getattr(args, "analyze_games", 1000)
     if getattr(args, "quick", False):
         games = min(games, 200)

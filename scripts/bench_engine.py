@@ -27,9 +27,18 @@ repeats.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
+from rich.table import Table
+
+from agents.match import play_match
+from agents.ppo import untrained_ppo
+from scripts.cli import console
+from tenk_env.env import TenThousandEnv
+from tenk_env.vector import BatchedGame, numba_available
+from tenk_env.vector.envs import TenThousandVectorEnv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,8 +71,6 @@ def _best_rate(work, seconds: float, repeats: int = 3) -> tuple[float, float]:
 
 
 def bench_single_env(seconds: float) -> tuple[float, float]:
-    from tenk_env.env import TenThousandEnv
-
     env = TenThousandEnv("classic", 2, opponents="random", seat=0)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
@@ -84,8 +91,6 @@ def bench_single_env(seconds: float) -> tuple[float, float]:
 
 def decisions_per_game(backend: str) -> float:
     """Mean decisions of a random-play game, from 2,000 games in steady state."""
-    from tenk_env.vector import BatchedGame
-
     e = BatchedGame("classic", 2, 512, seed=1, backend=backend)
     rng = np.random.default_rng(1)
     a = np.zeros(512, np.int64)
@@ -95,8 +100,6 @@ def decisions_per_game(backend: str) -> float:
 
 
 def bench_batched(backend: str, batch: int, threads: int | None, seconds: float) -> float:
-    from tenk_env.vector import BatchedGame
-
     e = BatchedGame("classic", 2, batch, seed=0, backend=backend, threads=threads)
     rng = np.random.default_rng(0)
     a = np.zeros(batch, np.int64)
@@ -115,8 +118,6 @@ def bench_batched(backend: str, batch: int, threads: int | None, seconds: float)
 
 def bench_vector_env(num_envs: int, seconds: float) -> tuple[float, float]:
     """TenThousandVectorEnv: learner steps per second (random legal actions, dicenow inside)."""
-    from tenk_env.vector.envs import TenThousandVectorEnv
-
     venv = TenThousandVectorEnv(num_envs, "classic", 2, opponents="dicenow")
     venv.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -137,11 +138,6 @@ def bench_vector_env(num_envs: int, seconds: float) -> tuple[float, float]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from rich.table import Table
-
-    from scripts.cli import console
-    from tenk_env.vector import numba_available
-
     quick = getattr(args, "quick", False)
     seconds = 0.3 if quick else getattr(args, "engine_seconds", 2.0)
     batches = [int(x) for x in str(getattr(args, "engine_batches", "256,4096,16384")).split(",") if x.strip()]
@@ -172,7 +168,36 @@ def run(args: argparse.Namespace) -> None:
     if not numba_available():
         console.print("numba is not installed: the numba rows are missing (pip install numba)")
     console.print("target: 5,000,000 batched steps/s with random legal actions on 2 cores")
-    from agents.batched import bench_bot_games, bench_ppo_games
-
     bench_bot_games(bot_games, console)
     bench_ppo_games(2_000 if quick else 20_000, console)
+
+
+def bench_ppo_games(games: int, console) -> None:
+    """`tenk bench engine`'s PPO row: an (untrained) PPO policy vs dicenow, one forward pass a step."""
+    try:
+        ppo = untrained_ppo()
+    except ImportError as e:  # pragma: no cover
+        console.print(f"PPO row skipped: {e}")
+        return
+    play_match("classic", ppo, "dicenow", 200, seed=0)
+    r = play_match("classic", ppo, "dicenow", games, seed=1)
+    rate = r.games / r.seconds
+    console.print(f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow, {r.backend} engine: "
+                  f"{r.games:,} games in {r.seconds:.1f} s = {rate:,.0f} games/s")
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+        # measured on the 2-core machine under load: 15 ms per 2,000-row forward pass with
+        # OpenBLAS's threads, 0.4 ms with one (a threaded BLAS call waits for a busy core)
+        console.print("  (NumPy's BLAS runs threaded here; OPENBLAS_NUM_THREADS=1 is often much faster on 2 busy "
+                      "cores: try `OPENBLAS_NUM_THREADS=1 tenk bench engine`)")
+
+
+def bench_bot_games(games: int, console) -> None:
+    """`tenk bench engine`'s bot row: dicenow vs hold:300 on the batched engine, per-game rows kept
+    (the way matches and tournaments play them)."""
+    play_match("classic", "dicenow", "hold:300", 2_000, seed=0)  # compile
+    best = min((play_match("classic", "dicenow", "hold:300", games, seed=1) for _ in range(2)),
+               key=lambda r: r.seconds)
+    rate = best.games / best.seconds
+    console.print(f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice), {best.backend} "
+                  f"engine: {best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
+                  f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); dicenow wins {best.win_rate_a:.1%}")

@@ -13,11 +13,14 @@ import multiprocessing as mp
 import resource
 import time
 
+from rich.table import Table
+
+from scripts.cli import console
+from tenk_env.rules import load_ruleset
+from tenk_env.solve import solve_game, solve_turn
+
 
 def _child(name: str, target: int | None, q) -> None:
-    from tenk_env.rules import load_ruleset
-    from tenk_env.solve import solve_game, solve_turn
-
     r = load_ruleset(name)
     if target:
         r = r.replace(target=target, name=f"{r.name}@{target}")
@@ -33,10 +36,6 @@ def _child(name: str, target: int | None, q) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from rich.table import Table
-
-    from scripts.cli import console
-
     target = 2000 if args.quick else None
     ctx = mp.get_context("spawn")
     q = ctx.Queue()

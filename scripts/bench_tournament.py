@@ -18,6 +18,9 @@ import argparse
 import tempfile
 import time
 
+from agents.match import play_match
+from agents.tournament import TournamentConfig, run_tournament
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("bench tournament")
@@ -27,9 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from agents.match import play_match
-    from agents.tournament import TournamentConfig, run_tournament
-
     quick = getattr(args, "quick", False)
     games = getattr(args, "tournament_games", 6_000)
     if quick:

@@ -14,6 +14,10 @@ import os
 import time
 from pathlib import Path
 
+from agents.ppo import write_checkpoint
+from scripts.train.config import load_config
+from scripts.train.trainer import Trainer
+
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ppo_demo.yaml"
 
 
@@ -30,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def time_training(config: str | Path, steps: int, overrides=()) -> dict:
     import torch
 
-    from scripts.train.config import load_config
-    from scripts.train.envs import make_vec_env
+    from scripts.train.envs import make_vec_env  # imports stable-baselines3 (torch): on run, not at `tenk --help`
 
     cfg = load_config(config, list(overrides))
     torch.set_num_threads(cfg.torch_threads)
@@ -49,8 +52,6 @@ def _time(cfg, venv, backend: str, steps: int, config) -> dict:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import Logger
 
-    from scripts.train.trainer import Trainer
-
     t = Trainer(cfg, Path("/nonexistent"), resuming=False, progress=False)
     model = MaskablePPO(t._policy_class(), venv, policy_kwargs=t._policy_kwargs(), seed=cfg.seed, device="cpu",
                         verbose=0, **t._ppo_kwargs())
@@ -58,8 +59,6 @@ def _time(cfg, venv, backend: str, steps: int, config) -> dict:
     model.set_logger(Logger(folder=None, output_formats=[]))
     if cfg.selfplay_on:
         # the 'self' entry plays the untrained policy: a snapshot costs the same as any other
-        from agents.ppo import write_checkpoint
-
         t.model = model
         with tempfile.TemporaryDirectory(prefix="tenk-bench-") as tmp:
             snap = write_checkpoint(model, Path(tmp) / "snap.zip", t.meta())

@@ -13,31 +13,26 @@ from __future__ import annotations
 
 import argparse
 
+from rich.console import Console
+from rich.table import Table
+
+from agents.analysis import KINDS, _check, analyse, check_out_dir, default_out_dir, write_outputs
+from agents.ppo import read_meta
 from scripts.args import seed_arg
+from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.solve import cache_dir
 
 
 def _rules_for(spec: str, rules: str | None):
-    from tenk_env.rules import load_ruleset
-
     if rules:
         return load_ruleset(rules)
     if spec.startswith("ppo:"):
         # a checkpoint plays the ruleset it was trained on
-        from agents.ppo import read_meta
-        from tenk_env.rules import Ruleset
-
         return Ruleset.from_dict(read_meta(spec[4:])["ruleset"], source=f"checkpoint {spec[4:]}")
     return load_ruleset("classic")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from rich.console import Console
-
-    from agents.analysis import KINDS, _check, analyse, check_out_dir, default_out_dir, write_outputs
-    from tenk_env.solve import cache_dir
-
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line

@@ -14,7 +14,18 @@ import csv
 import io
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
+from agents.analysis import analyse
+from agents.base import make_agent
+from agents.match import default_workers
+from agents.ppo import PPOAgent
 from scripts.args import check_output_file, seed_arg
+from scripts.train.config import default_eval_opponents
+from scripts.train import trainer  # trainer.evaluate_agent: tests stub it there
+from tenk_env.io import atomic_write_text, file_sha256
+from tenk_env.rules import load_ruleset
 from tenk_env.solve.game import is_solvable
 
 
@@ -33,16 +44,6 @@ def _num(own: float, opp: float) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from agents.match import default_workers
-    from agents.ppo import PPOAgent
-    from scripts.train.config import default_eval_opponents
-    from scripts.train.trainer import CSV_FIELDS, evaluate_agent
-    from tenk_env.io import atomic_write_text
-    from tenk_env.rules import load_ruleset
-
     if args.csv:  # checked before the games: a path that cannot be written would lose them
         check_output_file(args.csv, "--csv", "eval.csv")
     path = _checkpoint(args.checkpoint)
@@ -52,15 +53,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     n_players = args.players or int(meta["n_players"])
     agent.check(rules, n_players)  # a mismatch fails here with the checkpoint's own message
     opponents = args.opponents or default_eval_opponents(rules, n_players)
-    from agents.base import make_agent
-
     for o in opponents:
         make_agent(o).check(rules, n_players)
     workers = args.workers or default_workers()
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
-    from tenk_env.io import file_sha256
 
     console.print(f"{path} (sha256 {file_sha256(path)}): trained {meta.get('num_timesteps', 0):,} steps on "
                   f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
@@ -70,15 +68,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                   "turns")
     rows = []
     for o in opponents:
-        r = evaluate_agent(agent, rules, n_players, o, args.games, args.seed, workers=workers, backend=args.backend)
+        r = trainer.evaluate_agent(agent, rules, n_players, o, args.games, args.seed, workers=workers, backend=args.backend)
         rows.append(r)
         table.add_row(o, f"{r.games:,}", f"{r.win_rate:.2%} [{r.ci_low:.2%}, {r.ci_high:.2%}]",
                       f"{r.mean_margin:+,.0f}", _num(r.points_per_turn, r.opp_points_per_turn),
                       f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
     console.print(table)
     if args.regret_games > 0 and is_solvable(rules, n_players):
-        from agents.analysis import analyse
-
         rep = analyse(f"ppo:{path}", rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
         pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         console.print(f"regret against perfect play ({rep.games:,} games vs optimal, seed {args.seed}): "
@@ -88,7 +84,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       highlight=False)
     if args.csv:
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=trainer.CSV_FIELDS, lineterminator="\n")
         w.writeheader()
         w.writerows(r.csv_row(int(meta.get("num_timesteps", 0)), "evaluate") for r in rows)
         atomic_write_text(Path(args.csv), buf.getvalue())

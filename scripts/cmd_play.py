@@ -6,16 +6,15 @@ import argparse
 import os
 import sys
 
+from agents import human  # human.play_terminal: tests stub it there
 from scripts.args import check_output_file, seed_arg
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from agents.human import play_terminal
-
     if args.save:
         check_output_file(args.save, "--save", "game.jsonl")
     try:
-        return play_terminal(args.rules, args.opponent or ["dicenow"], n_players=args.players, seat=args.seat,
+        return human.play_terminal(args.rules, args.opponent or ["dicenow"], n_players=args.players, seat=args.seat,
                              seed=args.seed, save=args.save)
     except BrokenPipeError:
         # the output went to a pipe that closed (`tenk play ... | head`): stop quietly, and keep

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from scripts.args import check_output_dir
+from tenk_env.io import atomic_write_bytes
 
 __all__ = ["read_scalars", "plot_run"]
 
@@ -61,8 +62,6 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from tenk_env.io import atomic_write_bytes
 
     run_dir = Path(run_dir)
     s = read_scalars(run_dir / "tb")

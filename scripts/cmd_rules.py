@@ -8,6 +8,7 @@ from rich.table import Table
 from scripts.cli import console
 from scripts.args import check_output_dir
 from tenk_env.rules import PRESETS, load_ruleset
+from tenk_env.tables import get_tables
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -36,8 +37,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_odds(args: argparse.Namespace) -> int:
-    from tenk_env.tables import get_tables
-
     r = load_ruleset(args.ruleset)
     t = Table(title=f"odds of one roll under {r.name}, exact enumeration")
     t.add_column("dice", justify="right")

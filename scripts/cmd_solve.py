@@ -9,19 +9,19 @@ import time
 
 from rich.table import Table
 
+from agents import exact
 from scripts.cli import console
 from scripts.args import check_output_file
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import load_ruleset
+from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
 
 
 def cmd_turn(args: argparse.Namespace) -> int:
-    from tenk_env.solve import solve_turn
-
     r = load_ruleset(args.ruleset)
     out = check_output_file(args.out or f"runs/solve/{r.name}-turn.csv", "--out", f"{r.name}-turn.csv")
     t0 = time.perf_counter()
-    sol = solve_turn(r, cache=not args.no_cache)
+    sol = solve.solve_turn(r, cache=not args.no_cache)
     secs = time.perf_counter() - t0
     what = "long-run average points per turn" if r.bust_penalty else "expected points per turn"
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}): {what} on the board [bold]{sol.points_per_turn:.2f}[/bold]")
@@ -56,13 +56,11 @@ def cmd_turn(args: argparse.Namespace) -> int:
 
 
 def cmd_game(args: argparse.Namespace) -> int:
-    from tenk_env.solve import cache_dir, plot_policy, solve_game
-
     r = load_ruleset(args.ruleset)
     if args.plot:
         check_output_file(args.plot, "--plot", f"{r.name}-policy.png")
     t0 = time.perf_counter()
-    sol = solve_game(r, cache=not args.no_cache)
+    sol = solve.solve_game(r, cache=not args.no_cache)
     secs = time.perf_counter() - t0
     st = sol.stats
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")
@@ -76,21 +74,19 @@ def cmd_game(args: argparse.Namespace) -> int:
                       f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})")
     how = "loaded from cache" if st.get("cached") else f"solved in {st['seconds']:.1f} s"
     console.print(f"{how} ({secs:.1f} s now); {st['pairs']:,} state pairs, residual <= {st['residual']:.1e}, "
-                  f"truncation eps {st['eps']:.0e}; cache {cache_dir()}")
+                  f"truncation eps {st['eps']:.0e}; cache {solve.cache_dir()}")
     if args.plot:
-        p = plot_policy(sol, args.plot)
+        p = solve.plot_policy(sol, args.plot)
         console.print(f"policy plot: {p}")
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from agents.exact import check_exact_spec, exact_eval
-
     for p in (args.a, args.b):  # before the game solve, which takes minutes
-        check_exact_spec(p)
+        exact.check_exact_spec(p)
     r = load_ruleset(args.ruleset)
     t0 = time.perf_counter()
-    e = exact_eval(r, args.a, args.b)
+    e = exact.exact_eval(r, args.a, args.b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
     t.add_column(f"{e.a} moves first", justify="right")
     t.add_column(f"{e.a} moves second", justify="right")
@@ -102,13 +98,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_best_response(args: argparse.Namespace) -> int:
-    from agents.exact import best_response, check_exact_spec, exact_eval
-
-    check_exact_spec(args.bot)
+    exact.check_exact_spec(args.bot)
     r = load_ruleset(args.ruleset)
     t0 = time.perf_counter()
-    br = best_response(r, args.bot)
-    opt = exact_eval(r, "optimal", args.bot)
+    br = exact.best_response(r, args.bot)
+    opt = exact.exact_eval(r, "optimal", args.bot)
     t = Table(title=f"the exact ceiling against {args.bot}, {r.name}: P(win) seat by seat")
     t.add_column("player", justify="left")
     t.add_column("moves first", justify="right")
@@ -124,9 +118,7 @@ def cmd_best_response(args: argparse.Namespace) -> int:
 
 
 def _cache():
-    from tenk_env.solve import cache_dir
-
-    return cache_dir()
+    return solve.cache_dir()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,6 +11,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+
+from agents.match import MatchResult
+from agents.tournament import ConfigError, TournamentConfig, _order, load_config, run_tournament
+from scripts.cli import console as default_console
 
 
 def _pct(x: float) -> str:
@@ -27,11 +35,6 @@ def _elo(x: float) -> str:
 
 def render(res, console) -> None:
     """The per-table results and the ratings as rich tables."""
-    from rich.table import Table
-
-    from agents.match import MatchResult
-    from agents.tournament import _order
-
     cfg = res.config
     t = Table(title=f"{res.out_dir.name}: {res.rules.name} ({res.rules.hash}), seed {cfg.seed}, "
                     f"{cfg.players}-player tables", title_justify="left")
@@ -70,8 +73,6 @@ def render(res, console) -> None:
     console.print(f"first mover wins {_pct(f['win_rate'])} [{_pct(f['ci_low'])}, {_pct(f['ci_high'])}] of "
                   f"{f['games']:,} games (the duplicate format cancels this advantage)", highlight=False)
     if res.engines:
-        from collections import Counter
-
         used = ", ".join(f"{k} engine: {v} table{'s' if v > 1 else ''}" for k, v in sorted(Counter(res.engines).items()))
         note = "; game records always come from the scalar engine" if any("+" in e for e in res.engines) else ""
         console.print(f"played on the {used} (backend {cfg.backend}{note})", highlight=False)
@@ -82,9 +83,7 @@ def render(res, console) -> None:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from agents.tournament import ConfigError, TournamentConfig, load_config, run_tournament
-    from scripts.cli import console
-
+    console = default_console
     overrides = dict(rules=args.rules, games=args.games, seed=args.seed, players=args.players, name=args.name,
                      workers=args.workers, save_games=args.save_games, out=args.out, backend=args.backend)
     if args.agents:
@@ -107,8 +106,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         console.print("all games were already played: results rebuilt from the saved chunks", highlight=False)
     if not console.is_terminal:
         # Piped or logged output has no width to respect; rich's default 80 columns would cut the table.
-        from rich.console import Console
-
         console = Console(width=140)
     render(res, console)
     console.print(f"results in {res.out_dir}/ (results.csv, results.json, ratings.csv, heatmap.png, ratings.png)",

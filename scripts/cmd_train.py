@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from scripts.train.config import describe_fields, load_config
+from scripts.train.trainer import resume, train
+
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from scripts.train.config import describe_fields, load_config
-
     if args.help_config:
         for key, default, text in describe_fields():
             print(f"{key:<26} {default:<14} {text}")
@@ -19,7 +20,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("give --config FILE (e.g. configs/ppo_demo.yaml) or --resume runs/NAME")
     if args.resume and args.force:
         raise ValueError("--force starts a new run over (with --config); --resume continues one and deletes nothing")
-    from scripts.train.trainer import resume, train
 
     progress = not args.no_progress
     if args.resume:

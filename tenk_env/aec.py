@@ -28,6 +28,11 @@ why it is illegal, and changes nothing. Dice come only from ``np_random``, seede
 ``reset(seed=...)``. ``render_mode="ansi"`` returns the log of the last step,
 ``"human"`` prints it after every step.
 
+``backend`` picks the engine as in :class:`~tenk_env.env.TenThousandEnv`: ``"numba"`` (the
+compiled turn machine on one game), ``"python"`` (the reference :class:`~tenk_env.game.Game`,
+with the game log rendering needs) or ``"auto"`` (default: numba unless rendering). Both
+play identical games from the same seed and actions.
+
 A game that ends before any decision (an instant win on the very first roll) is
 replaced by a new deal, since PettingZoo requires a live game after ``reset``.
 """
@@ -43,11 +48,16 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from tenk_env.env import DiceStream
+from tenk_env.dice import DiceStream, FaceBuffer
+from tenk_env.env import SingleGame, _pick_backend
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.obs import OBS_VERSION, apply_action, encode, legal_mask, n_actions, obs_high, obs_size
 from tenk_env.records import format_log
 from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.vector.layout import F_TURN, P_FINAL, P_WINNER
+
+if SingleGame is not None:
+    from tenk_env.vector.single import OVER
 
 __all__ = ["TenThousandAEC", "env", "raw_env"]
 
@@ -59,7 +69,7 @@ class TenThousandAEC(AECEnv):
                 "render_fps": 4, "obs_version": OBS_VERSION}
 
     def __init__(self, rules: str | Ruleset | Any = "classic", n_players: int = 2,
-                 tie_reward: float = 0.0, render_mode: str | None = None):
+                 tie_reward: float = 0.0, render_mode: str | None = None, backend: str = "auto"):
         super().__init__()
         self.rules: Ruleset = load_ruleset(rules)
         if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
@@ -71,6 +81,14 @@ class TenThousandAEC(AECEnv):
         self.n_players = n = int(n_players)
         self.tie_reward = float(tie_reward)
         self.render_mode = render_mode
+        self.backend = _pick_backend(backend, render_mode, "TenThousandAEC")
+        self._core = SingleGame(self.rules, n) if self.backend == "numba" else None
+        if self._core is not None:
+            self._mask8 = self._core.mask[0].view(np.int8)
+            self._obs1 = self._core.obs[0]
+            self._no_moves = np.zeros_like(self._mask8)
+            self._n_actions = len(self._mask8)
+            self._mover = self._obs_for = -1
         self.obs_version = OBS_VERSION
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = self.possible_agents[:]
@@ -83,8 +101,8 @@ class TenThousandAEC(AECEnv):
             for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(na) for a in self.possible_agents}
         self.np_random, self.np_random_seed = seeding.np_random(None)
-        self.game: Game | None = None
-        self._dice: DiceStream | None = None
+        self._game: Game | None = None
+        self._dice: DiceStream | FaceBuffer | None = None
         self._mark = 0
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -97,16 +115,25 @@ class TenThousandAEC(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
+        stream = DiceStream if self._core is None else FaceBuffer
         if self._dice is None or seed is not None:
-            self._dice = DiceStream(self.np_random)
+            self._dice = stream(self.np_random)
         # PettingZoo's api_test passes arbitrary options; only "dice" means something here.
         if options and "dice" in options:
-            self._dice = DiceStream(self.np_random, options["dice"])
-        while True:
-            self.game = Game(self.rules, self.n_players, record=self.render_mode is not None)
-            self._advance()
-            if self.game.phase != Phase.OVER:
-                break
+            self._dice = stream(self.np_random, options["dice"])
+        if self._core is not None:
+            if self._core.dice is not self._dice:
+                self._core.set_dice(self._dice)
+            self._core.new_game()
+            while self._core.run(-1, -1) == OVER:
+                self._core.new_game()
+            self._started = True
+        else:
+            while True:
+                self._game = Game(self.rules, self.n_players, record=self.render_mode is not None)
+                self._advance()
+                if self._game.phase != Phase.OVER:
+                    break
         self._mark = 0
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -114,40 +141,87 @@ class TenThousandAEC(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current]
+        self.agent_selection = self.possible_agents[self._current()]
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
-        g = self.game
-        return {"observation": encode(g, seat), "action_mask": legal_mask(g, seat)}
+        core = self._core
+        if core is None:
+            g = self._game
+            return {"observation": encode(g, seat), "action_mask": legal_mask(g, seat)}
+        # The core holds the mover's mask and, after each step, the mover's observation (what
+        # last() asks for); everyone else (and everyone once the game is over) sees a zero mask.
+        if seat != self._obs_for:
+            core.observe(seat)
+            self._obs_for = seat
+        return {"observation": self._obs1.copy(),
+                "action_mask": self._mask8.copy() if seat == self._mover else self._no_moves.copy()}
+
+    @property
+    def game(self) -> Game | None:
+        """The game: live on the Python engine; on numba a snapshot (a new :class:`Game`
+        in the same state, without a log) that the env does not read back."""
+        if self._core is None:
+            return self._game
+        return self._core.engine.to_game(0) if self._started else None
+
+    _started = False
+
+    def _current(self) -> int:
+        if self._core is None:
+            return self._game.current
+        self._mover = self._obs_for = self._core.current
+        return self._mover
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        g = self.game
         if action is None:
             raise ValueError(f"{agent} is to move: give an action (only terminated agents step with None)")
-        mark = len(g.events)
-        apply_action(g, action)  # raises IllegalMoveError naming the action, game unchanged
-        self._mark = mark
+        core = self._core
+        if core is None:
+            g = self._game
+            mark = len(g.events)
+            apply_action(g, action)  # raises IllegalMoveError naming the action, game unchanged
+            self._mark = mark
+        else:
+            try:
+                a = int(action)
+                legal = 0 <= a < self._n_actions and self._mask8[a]
+            except (TypeError, ValueError):
+                legal = False
+            if not legal:
+                apply_action(core.engine.to_game(0), action)  # raises IllegalMoveError naming the action
+                raise AssertionError(f"action {action!r} was masked off but the game accepted it")  # pragma: no cover
+        # Rewards come only with the end of the game, so during play every entry of
+        # self.rewards (set at reset) and of the cumulative rewards stays 0.0.
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._advance()
-        if g.phase == Phase.OVER:
-            w = g.winners
+        if core is None:
+            self._advance()
+            over = g.phase == Phase.OVER
+        else:
+            mover = core.run_any(a)
+            over = mover < 0
+            self._mover = self._obs_for = mover
+        if over:
+            if core is None:
+                w, scores, turns = list(g.winners), list(g.scores), g.turn
+            else:
+                PS = core.engine._PS
+                w = [q for q in range(self.n_players) if PS[P_WINNER, 0, q]]
+                scores, turns = [int(x) for x in PS[P_FINAL, 0]], int(core.engine._S[F_TURN, 0])
             for a in self.agents:
                 s = self._seat[a]
                 self.rewards[a] = (1.0 if len(w) == 1 else self.tie_reward) if s in w else -1.0
-                self.infos[a] = {"winners": list(w), "won": s in w, "final_scores": list(g.scores),
-                                 "turns": g.turn}
+                self.infos[a] = {"winners": list(w), "won": s in w, "final_scores": list(scores), "turns": turns}
             self.terminations = dict.fromkeys(self.agents, True)
+            self._accumulate_rewards()  # the only step that pays: every other one adds 0.0 to each
         else:
-            self.agent_selection = self.possible_agents[g.current]
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[self._game.current if core is None else mover]
         if self.render_mode == "human":
             self.render()
 
@@ -156,7 +230,7 @@ class TenThousandAEC(AECEnv):
             gymnasium.logger.warn("render() called without a render_mode; create the env with "
                                   "render_mode='ansi' or 'human'")
             return None
-        g = self.game
+        g = self._game
         text = "(no game: call reset())" if g is None else format_log(g.events[self._mark:], self.possible_agents)
         if self.render_mode == "human":
             print(text)
@@ -169,7 +243,7 @@ class TenThousandAEC(AECEnv):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play chance until some agent must decide or the game ends."""
-        g = self.game
+        g = self._game
         draw = self._dice.draw
         while True:
             ph = g.phase

@@ -8,57 +8,29 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from tenk_env.dice import DiceStream, FaceBuffer
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
-from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_TAKE, _data, apply_action,
+from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, _data, apply_action,
                           encode, legal_mask, n_actions, obs_high, obs_size)
 from tenk_env.records import format_log
+from tenk_env.registry import make_batched, make_policy
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
+from tenk_env.vector.layout import F_TURN, P_FINAL, P_GBANKED, P_GBUSTS, P_SCORE, P_WINNER
 
-__all__ = ["TenThousandEnv", "DiceStream", "REWARDS"]
+try:
+    from tenk_env.vector.single import OVER, TO_OTHER, SingleGame
+except ImportError:  # no numba: the Python engine only
+    SingleGame = None
+
+__all__ = ["TenThousandEnv", "DiceStream", "REWARDS", "BACKENDS"]
 
 #: reward schemes (see the class docstring)
 REWARDS = ("win", "shaped")
+#: engines a single-game env can step on (see the class docstring)
+BACKENDS = ("auto", "numba", "python")
 
 _ROLL, _DECIDE, _PIGGYBACK, _ORDER, _OVER = Phase.ROLL, Phase.DECIDE, Phase.PIGGYBACK, Phase.ORDER, Phase.OVER
-
-
-class DiceStream:
-    """Dice faces drawn from an environment's ``np_random``, a block at a time.
-
-    One ``integers(1, 7, size=k)`` call per roll costs more than the rest of a game step;
-    drawing 1,024 faces at once and handing them out in order keeps every face a function
-    of the seed (the stream is restarted on every seeded reset). Scripted faces, when
-    given, are used first: tests and tutorials can fix the dice of a game.
-    """
-
-    __slots__ = ("_rng", "_buf", "_pos", "_script")
-    BLOCK = 1024
-
-    def __init__(self, rng: np.random.Generator, script: Sequence[int] = ()):
-        self._rng = rng
-        self._buf: list[int] = []
-        self._pos = 0
-        self._script = [int(f) for f in script]
-        if any(f < 1 or f > 6 for f in self._script):
-            raise ValueError(f"scripted dice {list(script)!r}: every face must be 1 to 6")
-
-    def draw(self, k: int) -> list[int]:
-        if self._script:
-            if len(self._script) < k:
-                # A roll never mixes scripted and random faces: that would make the script's
-                # meaning depend on how many dice the next roll happens to need.
-                self._script = []
-            else:
-                out, self._script = self._script[:k], self._script[k:]
-                return out
-        pos = self._pos
-        end = pos + k
-        if end > len(self._buf):
-            self._buf = self._buf[pos:] + self._rng.integers(1, 7, size=self.BLOCK).tolist()
-            pos, end = 0, k
-        self._pos = end
-        return self._buf[pos:end]
 
 
 class TenThousandEnv(gym.Env):
@@ -141,7 +113,7 @@ class TenThousandEnv(gym.Env):
     import tenk_env  # registers TenThousand-v0
     gym.make("TenThousand-v0", rules="classic", n_players=2, opponents=["dicenow"],
              seat="random", reward="win", tie_reward=0.0, strict=False,
-             illegal_reward=-0.01, render_mode=None)
+             illegal_reward=-0.01, render_mode=None, backend="auto")
     ```
     - `rules`: a preset name, a YAML path, a mapping of fields or a `Ruleset`.
     - `n_players`: 2 to 8.
@@ -157,7 +129,17 @@ class TenThousandEnv(gym.Env):
       illegal action is ignored, the observation repeats, `info["illegal_action"]` is
       True. Actions outside the action space raise in both modes.
     - `render_mode`: `"ansi"` (`render()` returns the game log of the last step as text)
-      or `"human"` (prints it after every step). Logs are only recorded when rendering.
+      or `"human"` (prints it after every step). Logs are only recorded when rendering,
+      by the Python engine.
+    - `backend`: the engine that plays the game. `"numba"`: the batched engine's compiled
+      turn machine on one game (:mod:`tenk_env.vector.single`), with the built-in bots'
+      compiled forms as opponents; several times faster. `"python"`: the reference turn
+      machine (:class:`tenk_env.game.Game`), with a game log. `"auto"` (default): numba
+      when it is installed and no render mode is asked for. Both deal the same dice from
+      the same seed and play identical games: same observations, masks, rewards and infos
+      step for step (opponents that draw random numbers, such as `random`, are asked
+      through their Python form on both, so they draw the same numbers). `env.game` is
+      the live :class:`Game` on the Python engine, a snapshot of the state on numba.
 
     Reset options: `{"seat": k}` for one episode's seat, `{"dice": [faces, ...]}` to fix
     the first dice of the game (consumed in order, as many as each roll needs; then
@@ -181,6 +163,7 @@ class TenThousandEnv(gym.Env):
         strict: bool = False,
         illegal_reward: float = -0.01,
         render_mode: str | None = None,
+        backend: str = "auto",
     ):
         self.rules: Ruleset = load_ruleset(rules)
         if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
@@ -199,13 +182,14 @@ class TenThousandEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode = {render_mode!r}: choose None, 'ansi' or 'human'")
         self.render_mode = render_mode
+        self.backend = _pick_backend(backend, render_mode, "TenThousandEnv")
         self.opponents = self._make_opponents(opponents)
 
         self.obs_version = OBS_VERSION
         self.action_space = spaces.Discrete(n_actions(self.rules))
         self.observation_space = spaces.Box(np.zeros(obs_size(n), dtype=np.float32), obs_high(n),
                                             dtype=np.float32)
-        self.game: Game | None = None
+        self._game: Game | None = None
         self._tdata = _data(get_tables(self.rules))
         self.seat = 0 if self._fixed_seat is None else self._fixed_seat
         #: seat -> the opponent policy playing it (None for the learner's seat)
@@ -216,6 +200,19 @@ class TenThousandEnv(gym.Env):
         self._mark = 0
         self._step_busts = self._step_banked = 0
         self._ep_busts = self._ep_banked = 0
+        self._core: SingleGame | None = None
+        if self.backend == "numba":
+            self._core = SingleGame(self.rules, n)
+            self._mask = self._core.mask[0].view(np.int8)
+            self._obs = self._core.obs[0]
+            #: seat offset -> the compiled (batched) form of that opponent, or None: asked through its Python form
+            self._fast = [_compiled_form(o) for o in self.opponents]
+            # The bots' compiled forms name a driver that plays their seats inside the compiled
+            # step (agents.fused): one compiled call per learner step instead of two per decision.
+            drivers = {getattr(f, "driver", None) for f in self._fast} - {None}
+            self._driver = drivers.pop()(self._core) if len(drivers) == 1 else None
+            #: (action or -1, learner seat) -> what SingleGame.run returns, compiled bots played on the way
+            self._drive = self._core.run if self._driver is None else self._driver.run
 
     # ------------------------------------------------------------------ argument checks
     def _check_seat(self, seat: Any, what: str) -> int | None:
@@ -227,10 +224,7 @@ class TenThousandEnv(gym.Env):
         return int(seat)
 
     def _make_opponents(self, opponents: Any) -> list[Any]:
-        # tenk_env does not import agents at module level (imports point scripts -> agents ->
-        # tenk_env); resolving specs needs the registry, so import it here, once.
-        from agents.base import make_agent
-
+        # specs resolve through tenk_env.registry, which the agent packages fill (entry points)
         others = self.n_players - 1
         if opponents is None:
             opponents = ["dicenow"]
@@ -246,7 +240,7 @@ class TenThousandEnv(gym.Env):
         made = []
         for i, spec in enumerate(opponents):
             try:
-                agent = make_agent(spec)
+                agent = make_policy(spec)
                 agent.check(self.rules, self.n_players)
             except ValueError as e:
                 raise type(e)(f"opponents[{i}]: {e}") from None
@@ -261,43 +255,55 @@ class TenThousandEnv(gym.Env):
         if unknown:
             raise ValueError(f"reset options {sorted(unknown)} are not known; TenThousandEnv takes "
                              "'seat' (0 to n_players - 1) and 'dice' (a list of faces to roll first)")
+        stream = DiceStream if self._core is None else FaceBuffer
         if self._dice is None or seed is not None:
             # a seeded reset restarts the dice stream, so the game depends on the seed alone
-            self._dice = DiceStream(self.np_random)
+            self._dice = stream(self.np_random)
         if "dice" in options:
-            self._dice = DiceStream(self.np_random, options["dice"])
+            self._dice = stream(self.np_random, options["dice"])
         seat = self._check_seat(options["seat"], "options['seat']") if "seat" in options else self._fixed_seat
+        if self._core is not None:
+            return self._reset_numba(seat)
         while True:
             self.seat = int(self.np_random.integers(self.n_players)) if seat is None else seat
             n = self.n_players
             self._policies = [self.opponents[(q - self.seat - 1) % n] if q != self.seat else None
                               for q in range(n)]
-            self.game = Game(self.rules, n, record=self.render_mode is not None)
+            self._game = Game(self.rules, n, record=self.render_mode is not None)
             self._mark = 0
             self._step_busts = self._step_banked = 0
             self._advance()
-            if self.game.phase != _OVER:
+            if self._game.phase != _OVER:
                 break
         self._ep_busts, self._ep_banked = self._step_busts, self._step_banked
-        self._mask = mask = legal_mask(self.game)
+        self._mask = mask = legal_mask(self._game)
         info = {"action_mask": mask.copy(), "seat": self.seat, "banked": self._step_banked,
                 "busts": self._step_busts, "illegal_action": False}
         if self.render_mode == "human":
             self.render()
-        return encode(self.game, self.seat), info
+        return encode(self._game, self.seat), info
 
     def step(self, action: Any):
-        g = self.game
-        if g is None:
-            raise RuntimeError("call reset() before step()")
-        if g.phase == _OVER:
-            raise RuntimeError("the episode is over: call reset() before step()")
+        core = self._core
+        if core is not None:
+            if not self._started:
+                raise RuntimeError("call reset() before step()")
+            if self._over:
+                raise RuntimeError("the episode is over: call reset() before step()")
+        else:
+            g = self._game
+            if g is None:
+                raise RuntimeError("call reset() before step()")
+            if g.phase == _OVER:
+                raise RuntimeError("the episode is over: call reset() before step()")
         try:
             a = int(action)
         except (TypeError, ValueError):
             raise ValueError(f"action {action!r} is not an integer; the action space is {self.action_space}") from None
         if not 0 <= a < self._n_actions or a != action:
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
+        if core is not None:
+            return self._step_numba(a)
         seat = self.seat
         mark = len(g.events)
         s0 = g.scores[seat]
@@ -356,7 +362,7 @@ class TenThousandEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play chance and the opponents until the learner must decide or the game ends."""
-        g = self.game
+        g = self._game
         seat = self.seat
         pol = self._policies
         rng = self.np_random
@@ -389,11 +395,99 @@ class TenThousandEnv(gym.Env):
             else:
                 return
 
+    # ------------------------------------------------------------------ the numba engine
+    @property
+    def game(self) -> Game | None:
+        """The game: live on the Python engine; on numba a snapshot (a new :class:`Game`
+        in the same state, without a log) that the env does not read back."""
+        if self._core is None:
+            return self._game
+        return self._core.engine.to_game(0) if self._started else None
+
+    _started = _over = False
+
+    def _reset_numba(self, seat: int | None):
+        core = self._core
+        if core.dice is not self._dice:
+            core.set_dice(self._dice)
+        n = self.n_players
+        while True:
+            self.seat = int(self.np_random.integers(n)) if seat is None else seat
+            self._seat_fast = [self._fast[(q - self.seat - 1) % n] if q != self.seat else None for q in range(n)]
+            self._policies = [self.opponents[(q - self.seat - 1) % n] if q != self.seat else None for q in range(n)]
+            if self._driver is not None:
+                self._driver.seat_forms(self._seat_fast)
+            core.new_game()
+            code = self._drive(-1, self.seat)
+            if code == TO_OTHER:
+                code = self._play_others(code)
+            if code != OVER:
+                break
+        self._started, self._over = True, False
+        PS = core.engine._PS
+        self._mine = PS[:, 0, self.seat]
+        info = {"action_mask": self._mask.copy(), "seat": self.seat, "banked": int(PS[P_GBANKED, 0, self.seat]),
+                "busts": int(PS[P_GBUSTS, 0, self.seat]), "illegal_action": False}
+        return self._obs.copy(), info
+
+    def _step_numba(self, a: int):
+        core = self._core
+        seat = self.seat
+        if not self._mask[a]:
+            if self.strict:
+                apply_action(core.engine.to_game(0), a)  # raises IllegalMoveError saying why
+                raise AssertionError(f"action {a} was masked off but the game accepted it")  # pragma: no cover
+            info = {"action_mask": self._mask.copy(), "seat": seat, "banked": 0, "busts": 0, "illegal_action": True}
+            return self._obs.copy(), self.illegal_reward, False, False, info
+        mine = self._mine  # the learner's per-seat fields
+        before = mine.tolist()
+        code = self._drive(a, seat)
+        if code == TO_OTHER:
+            code = self._play_others(code)
+        after = mine.tolist()
+        reward = (after[P_SCORE] - before[P_SCORE]) / self.rules.target if self.reward_mode == "shaped" else 0.0
+        info = {"action_mask": self._mask.copy(), "seat": seat, "banked": after[P_GBANKED] - before[P_GBANKED],
+                "busts": after[P_GBUSTS] - before[P_GBUSTS], "illegal_action": False}
+        terminated = code == OVER
+        if terminated:
+            self._over = True
+            PS = core.engine._PS
+            w = [q for q in range(self.n_players) if PS[P_WINNER, 0, q]]
+            won = seat in w
+            reward += (1.0 if len(w) == 1 else self.tie_reward) if won else -1.0
+            info.update(winners=w, winner=w[0] if len(w) == 1 else -1, won=won,
+                        final_scores=[int(x) for x in PS[P_FINAL, 0]], turns=int(core.engine._S[F_TURN, 0]),
+                        episode_busts=int(PS[P_GBUSTS, 0, seat]), episode_banked=int(PS[P_GBANKED, 0, seat]))
+        return self._obs.copy(), reward, terminated, False, info
+
+    def _play_others(self, code: int) -> int:
+        """Opponents' decisions the compiled step left to Python (numba engine), until the
+        learner's or the end of the game."""
+        core = self._core
+        seat = self.seat
+        rng = self.np_random
+        while code == TO_OTHER:
+            p = core.current
+            fast = self._seat_fast[p]
+            if fast is not None:
+                fast.act(core.engine, core.ix0, rng, core.actions)
+                a = int(core.actions[0])
+            else:
+                g = core.engine.to_game(0)
+                pol = self._policies[p]
+                if g.phase is _PIGGYBACK:
+                    a = PIGGYBACK_TAKE if pol.piggyback(g, rng) else PIGGYBACK_FRESH
+                else:
+                    keep, end = pol.decide(g, rng)
+                    a = keep.mask | END_TURN if end else keep.mask
+            code = self._drive(a, seat)
+        return code
+
     def _names(self) -> list[str]:
         return [f"P{q + 1}" + (" (you)" if q == self.seat else "") for q in range(self.n_players)]
 
     def _render_text(self) -> str:
-        g = self.game
+        g = self._game
         if g is None:
             return "(no game: call reset())"
         lines = [format_log(g.events[self._mark:], self._names())]
@@ -405,3 +499,26 @@ class TenThousandEnv(gym.Env):
             dice, total = g.piggy
             lines.append(f"piggyback? {dice} dice and {total:,} points left: 128 take over, 129 start fresh")
         return "\n".join(line for line in lines if line)
+
+
+def _pick_backend(backend: str, render_mode: str | None, who: str) -> str:
+    """The engine a single-game env runs on (see TenThousandEnv's `backend`)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend = {backend!r}: choose 'auto', 'numba' (compiled) or 'python' (the reference engine)")
+    if backend == "auto":
+        return "numba" if SingleGame is not None and render_mode is None else "python"
+    if backend == "numba":
+        if SingleGame is None:
+            raise ValueError("backend 'numba' needs the numba package: pip install numba (or use backend='python')")
+        if render_mode is not None:
+            raise ValueError(f"render_mode = {render_mode!r} draws the Python engine's game log: use backend='python' "
+                             "(or 'auto', which picks it when rendering)")
+    return backend
+
+
+def _compiled_form(policy: Any) -> Any:
+    """The compiled (batched) form of an opponent, or None where the env asks its Python form:
+    a form that draws random numbers would draw other numbers than the Python form does, and
+    the games of the two engines would part."""
+    form = make_batched(policy)
+    return None if getattr(form, "uses_rng", False) else form

@@ -394,7 +394,7 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
     # a checkpoint plays the ruleset it was trained on, and the report names its bytes
     from sb3_contrib import MaskablePPO
 
-    from agents.batched import sb3_vec_env
+    from tenk_env.vector.sb3 import sb3_vec_env
     from agents.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.io import file_sha256
 

@@ -187,7 +187,7 @@ def test_batched_and_scalar_engines_play_the_same_match(tmp_path):
 
 
 def test_batched_games_that_never_end_are_stopped_with_a_clear_error():
-    from agents.batched import play_deals_batched
+    from agents.match import play_deals_batched
     from agents.match import chunk_tasks
     from agents.play import GameTooLongError
     from tenk_env.rules import load_ruleset
@@ -352,7 +352,7 @@ def _ppo_checkpoint(path, seed):
     """An untrained PPO checkpoint (a tiny MLP): which one depends on ``seed``."""
     from sb3_contrib import MaskablePPO
 
-    from agents.batched import sb3_vec_env
+    from tenk_env.vector.sb3 import sb3_vec_env
     from agents.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.rules import load_ruleset
 

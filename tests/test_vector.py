@@ -602,7 +602,7 @@ def test_deals_agree_with_the_scalar_engine(variant):
     (play_deals, with KeyedDice): the same per-game rows (scores, wins, turns, each agent's
     turns and busts, who moved first) for every preset and variant, every seating."""
     from agents.base import make_agent
-    from agents.batched import play_deals_batched
+    from agents.match import play_deals_batched
     from agents.match import Chunk, chunk_tasks, play_deals
 
     rules, n = VARIANTS[variant]
@@ -671,7 +671,8 @@ def test_vector_env_equals_scalar_envs(case):
     streams = DiceStreams(B, seed=zlib.crc32(case.encode()))
     venv = TenThousandVectorEnv(B, rules, n_players, opponents=opponents, seat=seat, reward=reward,
                                 dice=streams.source())
-    envs = [TenThousandEnv(rules, n_players, opponents=opponents, seat=seat, reward=reward) for _ in range(B)]
+    envs = [TenThousandEnv(rules, n_players, opponents=opponents, seat=seat, reward=reward, backend="python")
+            for _ in range(B)]
     obs, info = venv.reset(seed=0)
     for b, env in enumerate(envs):
         env.reset(seed=b)  # creates the env's generator; its dice then come from the stream
@@ -758,7 +759,7 @@ def test_maskable_ppo_learns_on_the_sb3_vec_env():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecEnv
 
-    from agents.batched import sb3_vec_env
+    from tenk_env.vector.sb3 import sb3_vec_env
 
     venv = sb3_vec_env(32, "classic", opponents="hold:300")
     assert isinstance(venv, VecEnv)
@@ -781,7 +782,8 @@ def test_maskable_ppo_learns_on_the_sb3_vec_env():
 
 def test_batched_ppo_decides_like_the_scalar_ppo_agent():
     pytest.importorskip("sb3_contrib")
-    from agents.batched import BatchedPPO, batched_agent, untrained_ppo
+    from agents.batched import BatchedPPO, batched_agent
+    from agents.ppo import untrained_ppo
 
     ppo = untrained_ppo("classic", 2, seed=3)
     bot = batched_agent(ppo)

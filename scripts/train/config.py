@@ -22,9 +22,11 @@ from typing import Any, Mapping, Union
 
 import yaml
 
+from agents.base import AGENTS, make_agent
+from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import read_yaml_mapping
-
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
+from tenk_env.solve import SolverError, check_game_rules
 from tenk_env.solve.game import is_solvable
 
 __all__ = ["ConfigError", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
@@ -302,8 +304,6 @@ def _choice(key: str, v: str, allowed) -> None:
 
 
 def _check_agent(key: str, spec: str, rules: Ruleset, n_players: int) -> None:
-    from agents.base import make_agent
-
     try:
         make_agent(spec).check(rules, n_players)
     except ValueError as e:
@@ -346,8 +346,6 @@ def _pool(value: Any) -> list[tuple[str, float]]:
 
 
 def default_eval_opponents(rules: Ruleset, n_players: int) -> list[str]:
-    from agents.base import AGENTS, make_agent
-
     opps = list(DEFAULT_EVAL_OPPONENTS)
     if "optimal" in AGENTS:
         try:
@@ -365,8 +363,6 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         rules = load_ruleset(cfg.rules)
     except (RulesetError, FileNotFoundError) as e:
         raise ConfigError(f"rules: {e}") from None
-    from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
-
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
         raise ConfigError(f"n_players = {cfg.n_players}: choose {MIN_PLAYERS} to {MAX_PLAYERS}")
     if cfg.name is not None and (not cfg.name or "/" in cfg.name or cfg.name in (".", "..")):
@@ -383,8 +379,6 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         _positive("env.shaping_end", e.shaping_end, zero_ok=True)
     _choice("env.shaping_potential", e.shaping_potential, ("margin", "win_prob"))
     if e.shaping_potential == "win_prob" and (e.shaping or e.shaping_end):
-        from tenk_env.solve import SolverError, check_game_rules
-
         try:
             check_game_rules(rules, cfg.n_players)
         except SolverError as err:

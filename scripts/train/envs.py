@@ -4,7 +4,7 @@ Two ways to step the games, one pool semantics (every other seat of every game d
 agent from the weighted pool when the game starts):
 
 * ``vector`` (the default where it imports): the batched engine's SB3 VecEnv
-  (:func:`agents.batched.sb3_vec_env`), opponents decided in batches inside it. The pool
+  (:func:`tenk_env.vector.sb3.sb3_vec_env`), opponents decided in batches inside it. The pool
   entry ``self`` is a :class:`LeagueAgent`, a batched agent playing one league snapshot per
   game; :class:`VectorPoolInfo` adds the ``opponent`` label to finished games' infos.
 * ``dummy`` / ``subproc``: :class:`PoolEnv` wraps one :class:`~tenk_env.env.TenThousandEnv`
@@ -30,8 +30,12 @@ import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper
 
 from agents.base import make_agent
+from agents.batched import BatchedPPO
+from agents.ppo import PPOAgent
 from scripts.train.config import SELF, TrainConfig
 from tenk_env.env import TenThousandEnv
+from tenk_env.solve import solve_game
+from tenk_env.vector.sb3 import sb3_vec_env
 
 __all__ = ["League", "PoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env", "vector_backend_available"]
 
@@ -49,8 +53,6 @@ class League:
         self._rules, self._n = rules, n_players
 
     def sync(self, paths: Sequence[str | Path]) -> None:
-        from agents.ppo import PPOAgent
-
         paths = [str(p) for p in paths]
         keys = []
         for p in paths:
@@ -172,8 +174,6 @@ class ShapedVecEnv(VecEnvWrapper):
         self._others = [56 + 5 * k for k in range(1, n_players)]
         self._last = np.zeros(venv.num_envs, dtype=np.float64)
         if potential == "win_prob":
-            from tenk_env.solve import solve_game
-
             sol = solve_game(rules)
             self._W, self._R = sol.W, sol.R
             self._unit, self._target = sol.unit, rules.target
@@ -229,12 +229,8 @@ def _env_factory(cfg: TrainConfig, i: int, seed: int, league: League | None):
 
 
 def vector_backend_available(cfg: TrainConfig | None = None) -> tuple[bool, str]:
-    """Whether the batched engine's VecEnv can run (and why not)."""
-    try:
-        from agents.batched import sb3_vec_env  # noqa: F401
-        from tenk_env.vector.envs import TenThousandVectorEnv  # noqa: F401
-    except ImportError as e:
-        return False, f"the batched engine's VecEnv cannot be imported ({e})"
+    """Whether the batched engine's VecEnv can run (and why not): always, since it needs
+    nothing beyond what this module imports (numba only makes it faster)."""
     return True, ""
 
 
@@ -257,8 +253,6 @@ class LeagueAgent:
         pass
 
     def act(self, engine, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
-        from agents.batched import BatchedPPO
-
         agents = self.league.agents or [None]
         if len(self._pick) != engine.batch_size:
             self._pick = np.full(engine.batch_size, -1, np.int64)
@@ -318,8 +312,6 @@ class VectorPoolInfo(VecEnvWrapper):
 
 
 def _vector_env(cfg: TrainConfig, seed: int) -> VecEnv:
-    from agents.batched import sb3_vec_env
-
     league = League(cfg.ruleset, cfg.n_players)
     pool = [(LeagueAgent(league) if spec == SELF else spec, w) for spec, w in cfg.pool]
     venv = sb3_vec_env(cfg.env.n_envs, cfg.ruleset, cfg.n_players, pool=pool, seat=cfg.env.seat,

@@ -54,6 +54,10 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
+from agents.analysis import analyse
+from agents.match import play_match, play_table
+from agents.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta, read_meta,
+                        verify_checkpoint, write_checkpoint)
 from scripts.train.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.obs import OBS_VERSION, n_actions
@@ -132,14 +136,10 @@ def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int,
     :func:`agents.match.task_engines`)."""
     t0 = time.perf_counter()
     if n_players == 2:
-        from agents.match import play_match
-
         r = play_match(rules, agent, opponent, games, seed, workers=workers, backend=backend)
         return EvalRow(opponent, r.games, r.wins_a, r.wins_b, r.ties, r.win_rate_a, r.ci_low, r.ci_high,
                        r.mean_margin, r.points_per_turn_a, r.points_per_turn_b, r.bust_rate_a, r.mean_turns,
                        time.perf_counter() - t0)
-    from agents.match import play_table
-
     # the learner against n - 1 copies of the opponent, in every rotation of seats
     t = play_table(rules, [agent] + [opponent] * (n_players - 1), games, seed, workers=workers, backend=backend)
     others = np.mean(t.points_per_turn[1:])
@@ -234,8 +234,6 @@ class Trainer:
                 "best": d / "best.zip", "last": d / "last.zip"}
 
     def meta(self, **extra: Any) -> dict[str, Any]:
-        from agents.ppo import checkpoint_meta
-
         return checkpoint_meta(self.cfg.ruleset, self.cfg.n_players, activation=self.cfg.ppo.activation,
                                n_actions=n_actions(self.cfg.ruleset), policy=self.cfg.ppo.policy,
                                num_timesteps=self.step,
@@ -271,8 +269,6 @@ class Trainer:
                 atomic_write_text(path, buf.getvalue())
 
     def _save_model(self, path: Path, **extra: Any) -> Path:
-        from agents.ppo import write_checkpoint
-
         return write_checkpoint(self.model, path, self.meta(**extra))
 
     def checkpoint(self) -> None:
@@ -317,8 +313,6 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, kind: str = "eval", games: int | None = None, stop: "_Stop | None" = None) -> list[EvalRow]:
-        from agents.ppo import PPOAgent
-
         cfg = self.cfg
         agent = PPOAgent.from_policy(self.model.policy, self.meta(), name="learner")
         step = self.step
@@ -384,8 +378,6 @@ class Trainer:
     def _regret(self, agent: Any, step: int, kind: str):
         """The learner's exact regret against perfect play over ``eval.regret_games`` analysed
         games (the same deals every time): logged, added to regret.csv, returned."""
-        from agents.analysis import analyse
-
         cfg = self.cfg
         r = analyse(agent, cfg.ruleset, games=cfg.eval.regret_games, seed=cfg.eval.seed, workers=1, top=0).report
         w = self.writer
@@ -796,8 +788,6 @@ class _Start:
 def _pick_checkpoint(run_dir: Path) -> _Start:
     """The newest checkpoint that loads: last.zip, or a checkpoints/step_N.zip when last.zip is
     missing, damaged, or older (a session killed between the two writes)."""
-    from agents.ppo import CheckpointError, verify_checkpoint
-
     last = run_dir / "last.zip"
     steps = sorted((run_dir / "checkpoints").glob("step_*.zip"), key=lambda q: _file_step(q.name), reverse=True)
     good: list[tuple[int, int, Path, dict[str, Any]]] = []
@@ -827,8 +817,6 @@ def _pick_checkpoint(run_dir: Path) -> _Start:
 
 def _rebuild_state(run_dir: Path, cfg: TrainConfig, step: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A state.json's content from what else the directory holds (its own copy was lost)."""
-    from agents.ppo import CheckpointError, read_meta
-
     state: dict[str, Any] = {"step": step, "best": None, "league": [], "finished": False, "wall_seconds": 0.0,
                              "evals": len({(r["step"], r["kind"]) for r in rows if int(r["step"]) <= step})}
     best = run_dir / "best.zip"
@@ -951,8 +939,6 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
                            f"{_new_run_hint(run_dir)}")
         step = 0
     else:
-        from agents.ppo import KEEP_FEATURES_VERSION, check_meta
-
         meta = start.meta
         check_meta(meta, cfg.ruleset, cfg.n_players, where=f"checkpoint {str(start.path)!r}")
         if meta.get("policy") == "keep_aware" and meta.get("keep_features_version") != KEEP_FEATURES_VERSION:

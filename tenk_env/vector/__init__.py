@@ -25,9 +25,10 @@ info dict per game::
     print(e.stats["games"], e.stats["wins"])
 
 Adapters: :class:`~tenk_env.vector.envs.TenThousandVectorEnv` (Gymnasium ``VectorEnv``,
-opponents inside as batched agents), :func:`agents.batched.sb3_vec_env` (an SB3 ``VecEnv``
-that sb3-contrib's MaskablePPO takes directly), :func:`agents.batched.play_deals_batched`
-(the deals of matches and tournaments: :func:`agents.match.play_match` plays on it by default).
+opponents inside as batched agents, :func:`tenk_env.registry.make_batched`),
+:func:`tenk_env.vector.sb3.sb3_vec_env` (an SB3 ``VecEnv`` that sb3-contrib's MaskablePPO
+takes directly), :func:`agents.match.play_deals_batched` (the deals of matches and
+tournaments: :func:`agents.match.play_match` plays on it by default).
 
 Backends: ``numba`` (compiled per-game kernels, about ten million steps per second on one
 core) when numba is installed, else ``numpy`` (vectorised over the batch, about a

@@ -3,7 +3,7 @@
 :class:`TenThousandVectorEnv` is ``num_envs`` copies of :class:`tenk_env.env.TenThousandEnv`
 (same arguments, observations, actions, rewards and info keys) stepped by one call: the
 learner's actions go into the batched engine, then the opponents' decisions are made by
-batched agents (:mod:`agents.batched`) for all games at once until every game waits for
+batched agents (:func:`tenk_env.registry.make_batched`) for all games at once until every game waits for
 its learner again. Observations are :func:`tenk_env.vector.obs.encode_batch`, bit for bit
 ``tenk_env.obs.encode``.
 
@@ -15,7 +15,7 @@ Autoreset is ``SAME_STEP`` (``metadata["autoreset_mode"]``): on the step that en
 
 The legal actions are ``infos["action_mask"]`` (int8, (num_envs, n_actions)) and
 :meth:`action_masks` (bool), the method sb3-contrib's MaskablePPO calls
-(:func:`agents.batched.sb3_vec_env` wraps this class as an SB3 ``VecEnv``).
+(:func:`tenk_env.vector.sb3.sb3_vec_env` wraps this class as an SB3 ``VecEnv``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from gymnasium.vector.utils import batch_space
 
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.obs import OBS_VERSION, n_actions, obs_high, obs_size
+from tenk_env.registry import make_batched
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.engine import BatchedGame, IllegalActionError
 from tenk_env.vector.layout import PH_OVER
@@ -51,7 +52,7 @@ class TenThousandVectorEnv(VectorEnv):
     - ``dice``: a :data:`~tenk_env.vector.DiceSource` for every die (tests, replays); by
       default the dice come from the seed of :meth:`reset`.
 
-    Agents are specs or Policy objects (made batched by :func:`agents.batched.batched_agent`;
+    Agents are specs or Policy objects (made batched by :func:`tenk_env.registry.make_batched`;
     a PPO agent is evaluated in one forward pass for all the games it plays). A non-strict
     illegal action earns ``illegal_reward`` and leaves that game as it was; ``strict=True``
     raises :class:`IllegalActionError` naming the env and the reason.
@@ -229,9 +230,8 @@ class TenThousandVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ internals
     def _set_agents(self, opponents: Any, pool: Sequence[tuple[Any, float]] | None) -> None:
-        """Opponents (fixed per seat offset, as TenThousandEnv) or a weighted pool."""
-        from agents.batched import batched_agent  # tenk_env does not import agents at module level
-
+        """Opponents (fixed per seat offset, as TenThousandEnv) or a weighted pool, in their
+        batched forms (:func:`tenk_env.registry.make_batched`)."""
         n = self.n_players
         if pool is not None and opponents is not None:
             raise ValueError("give opponents or pool, not both")
@@ -239,7 +239,7 @@ class TenThousandVectorEnv(VectorEnv):
             pool = list(pool)
             if not pool or any(len(p) != 2 or p[1] < 0 for p in pool) or sum(p[1] for p in pool) <= 0:
                 raise ValueError("pool: give a non-empty list of (agent, weight) with weights >= 0, not all 0")
-            agents = [batched_agent(a) for a, _ in pool]
+            agents = [make_batched(a) for a, _ in pool]
             w = np.array([p[1] for p in pool], np.float64)
             pool_p = w / w.sum()
         else:
@@ -252,7 +252,7 @@ class TenThousandVectorEnv(VectorEnv):
             if len(opponents) != n - 1:
                 raise ValueError(f"opponents: {len(opponents)} given for {n - 1} other seat(s); give one agent spec "
                                  "per other seat, in turn order after the learner, or a single spec for all")
-            agents = [batched_agent(a) for a in opponents]
+            agents = [make_batched(a) for a in opponents]
             pool_p = None
         for i, a in enumerate(agents):
             try:

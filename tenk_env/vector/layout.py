@@ -21,6 +21,14 @@ import numpy as np
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Tables, get_tables
 
+try:
+    from numba import njit
+except ImportError:  # without numba, the loops written for it run as plain Python (same results)
+    def njit(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
 # ---------------------------------------------------------------- phases (== tenk_env.game.Phase)
 PH_ORDER, PH_PIGGY, PH_ROLL, PH_DECIDE, PH_OVER = 0, 1, 2, 3, 4
 

@@ -44,6 +44,10 @@ MODE_ADVANCE = 1  # roll on (own dice) to the next decision
 MODE_RESET = 2    # restart the game; stop at the first roll
 MODE_APPLY = 3    # apply the action; stop at the first roll (external dice)
 MODE_ROLL = 4     # apply the given roll (rids[i], or faces[i] for a turn-order roll); stop at the next
+MODE_STEP_STREAM = 5     # MODE_STEP with the dice taken in order from a stream (see k_run)
+MODE_ADVANCE_STREAM = 6  # MODE_ADVANCE with the dice from a stream
+# the stream's cursor: random faces at stream[RPOS:REND], scripted faces at stream[SPOS:SEND]
+CUR_RPOS, CUR_REND, CUR_SPOS, CUR_SEND = range(4)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -76,13 +80,41 @@ def _bankable(total, on_board, score, entry, min_bank, exact, target):
     return exact != 0 and score + total == target
 
 
-def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts, roll_kind, key_to_roll):
+@njit(cache=True, nogil=True, inline="always")
+def _take(stream, cur, n):
+    """Where the next roll's ``n`` faces start in ``stream`` (the cursor moves past them), or
+    -1 when too few random faces are left (nothing moves: the caller refills, then retries)."""
+    if cur[CUR_SPOS] < cur[CUR_SEND]:
+        at = cur[CUR_SPOS]
+        if cur[CUR_SEND] - at >= n:
+            cur[CUR_SPOS] = at + n
+            return at
+        cur[CUR_SPOS] = cur[CUR_SEND]
+    at = cur[CUR_RPOS]
+    if cur[CUR_REND] - at < n:
+        return -1
+    cur[CUR_RPOS] = at + n
+    return at
+
+
+def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts, roll_kind, key_to_roll,
+          stream, cur):
+    """The turn machine over the games ``ix`` (``mode``: MODE_*).
+
+    Stream modes take each roll's faces in order from ``stream`` (the single-game envs'
+    dice, which must match the reference env's ``DiceStream`` face for face): scripted
+    faces first while enough of them are left for the whole roll (a roll never mixes
+    scripted and random faces; a script too short for the roll is dropped), then random
+    faces. A game stops in its ROLL or ORDER phase when the stream holds too few random
+    faces for the roll; the caller appends more and advances it again.
+    """
     C = st2.shape[0]
     n_ix = len(ix)
     nd = rc[RC_ND]
     P = rc[RC_P]
     target = rc[RC_TARGET]
-    own_dice = mode == MODE_STEP or mode == MODE_ADVANCE
+    streamed = mode == MODE_STEP_STREAM or mode == MODE_ADVANCE_STREAM
+    own_dice = mode == MODE_STEP or mode == MODE_ADVANCE or streamed
     for c in prange(C):
         st = st2[c]
         faces = np.zeros(MAX_FACES, np.int64)
@@ -90,10 +122,10 @@ def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts
             b = ix[i]
             rid = 0
             a = 0
-            if mode == MODE_STEP or mode == MODE_APPLY:
+            if mode == MODE_STEP or mode == MODE_APPLY or mode == MODE_STEP_STREAM:
                 op = OP_ACT
                 a = actions[b]
-            elif mode == MODE_ADVANCE:
+            elif mode == MODE_ADVANCE or mode == MODE_ADVANCE_STREAM:
                 op = OP_ADVANCE
             elif mode == MODE_RESET:
                 op = OP_RESET
@@ -140,6 +172,16 @@ def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts
                         if not own_dice:
                             break
                         n = S[F_DL, b]
+                        if streamed:
+                            at = _take(stream, cur, n)
+                            if at < 0:
+                                break
+                            key = 0
+                            for j in range(n):
+                                key += POW7F[stream[at + j]]
+                            rid = key_to_roll[key]
+                            op = OP_ROLL
+                            continue
                         p = S[F_CURRENT, b]
                         s = rng[b] + _counter(S[F_GAME, b], PS[P_TURNS, b, p] - 1, p, S[F_ROLLS, b]) * SM_GAMMA
                         key = 0
@@ -159,6 +201,14 @@ def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts
                         n = 0
                         for q in range(P):
                             n += PS[P_CONTENDER, b, q]
+                        if streamed:
+                            at = _take(stream, cur, n)
+                            if at < 0:
+                                break
+                            for j in range(n):
+                                faces[j] = stream[at + j]
+                            op = OP_ORDER
+                            continue
                         s = rng[b] + _counter(S[F_GAME, b], ORDER_T, ORDER_Q, S[F_ORDERN, b]) * SM_GAMMA
                         j = 0
                         while j < n:
@@ -482,10 +532,11 @@ class NumbaCore:
         self._u0 = np.zeros(0, np.float64)
         self._m0 = np.zeros((0, 0), np.bool_)
 
-    def _run(self, ix, mode, actions=None, rids=None, faces=None):
+    def _run(self, ix, mode, actions=None, rids=None, faces=None, stream=None, cur=None):
         self.k["k_run"](ix, mode, self._i0 if actions is None else actions, self._i0 if rids is None else rids,
                         self._f0 if faces is None else faces, self.S, self.PS, self.rc, self.st2, self.done,
-                        self.rng, self.keep_pts, self.roll_kind, self.key_to_roll)
+                        self.rng, self.keep_pts, self.roll_kind, self.key_to_roll,
+                        self._i0 if stream is None else stream, self._i0 if cur is None else cur)
         self.stats += self.st2.sum(axis=0)
         self.st2[:] = 0
 
@@ -506,6 +557,10 @@ class NumbaCore:
 
     def order(self, ix, faces):
         self._run(ix, MODE_ROLL, faces=np.ascontiguousarray(faces, np.int64))
+
+    def run_stream(self, ix, mode, a, stream, cur):
+        """Step (MODE_STEP_STREAM) or advance (MODE_ADVANCE_STREAM) with dice from a stream."""
+        self._run(ix, mode, actions=a, stream=stream, cur=cur)
 
     def first_illegal(self, ix, a) -> int:
         return int(self.k["k_first_illegal"](ix, a, self.S, self.PS, self.rc, self.keep_pts, self.chunks))

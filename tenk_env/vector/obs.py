@@ -12,15 +12,18 @@ import numpy as np
 
 from tenk_env.obs import OBS_VERSION, TURN_SCALE, _data, obs_size
 from tenk_env.vector.engine import BatchedGame
-from tenk_env.vector.layout import PH_DECIDE, PH_ORDER, PH_OVER, PH_PIGGY
+from tenk_env.vector.layout import (
+    F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS, P_ONBOARD, P_SCORE,
+    PH_DECIDE, PH_ORDER, PH_OVER, PH_PIGGY, njit,
+)
 
-__all__ = ["encode_batch", "OBS_VERSION"]
+__all__ = ["encode_batch", "k_encode", "obs_consts", "roll_features", "OBS_VERSION"]
 
 _N_DICE = 42
 _N_FIXED = 56
 
 
-def _roll_features(engine: BatchedGame) -> np.ndarray:
+def roll_features(engine: BatchedGame) -> np.ndarray:
     """(n_rolls, 42) dice features per roll id, from tenk_env.obs's own cache."""
 
     def build(tables) -> np.ndarray:
@@ -33,11 +36,82 @@ def _roll_features(engine: BatchedGame) -> np.ndarray:
     return engine.tables.derived("vector.obs", build)
 
 
+#: obs_consts() entries
+OC_TARGET, OC_NUM_DICE, OC_MAX_ROLLS, OC_ONE_MORE, OC_AFTER = range(5)
+
+
+def obs_consts(rules) -> np.ndarray:
+    """The ruleset values the encoder reads, as float64 (all small integers: exact)."""
+    after = rules.bust_penalty_after if rules.bust_penalty else 0
+    return np.array([rules.target, rules.num_dice, rules.max_rolls, rules.end == "one_more_roll", after],
+                    np.float64)
+
+
+@njit(cache=True, nogil=True)
+def k_encode(ix, seats, S, PS, feat, oc, out):
+    """tenk_env.obs.encode for the games ``ix`` (row i of ``out`` from seat ``seats[i]``): the
+    same values computed in float64 with the same operations, cast to float32 once."""
+    P = PS.shape[2]
+    target = oc[OC_TARGET]
+    nd = oc[OC_NUM_DICE]
+    after = oc[OC_AFTER]
+    for i in range(len(ix)):
+        b = ix[i]
+        row = out[i]
+        ph = S[F_PHASE, b]
+        rid = S[F_RID, b]
+        if ph == PH_DECIDE:
+            row[:_N_DICE] = feat[rid]
+        else:
+            row[:_N_DICE] = 0.0
+        cur = S[F_CURRENT, b]
+        trigger = S[F_TRIGGER, b]
+        final = S[F_FINAL, b] != 0
+        if ph == PH_OVER or ph == PH_ORDER:
+            row[42:51] = 0.0
+            row[51] = 1.0 if ph == PH_OVER else 0.0
+            row[52:55] = 0.0
+        else:
+            tt = float(S[F_TT, b])
+            rolls = float(S[F_ROLLS, b])
+            m = oc[OC_MAX_ROLLS]
+            if oc[OC_ONE_MORE] != 0 and final and cur != trigger:  # Game.max_rolls
+                m = 1.0
+            own = PS[P_SCORE, b, cur] + tt
+            row[42] = S[F_DL, b] / nd
+            row[43] = min(tt / target, 2.0)
+            row[44] = min(tt / TURN_SCALE, 1.0)
+            row[45] = min(rolls / 10.0, 1.0)
+            row[46] = 1.0 if m != 0 else 0.0
+            row[47] = max(m - rolls, 0.0) / m if m != 0 else 1.0
+            row[48] = min(own / target, 2.0)
+            row[49] = 1.0 if ph == PH_DECIDE else 0.0
+            row[51] = 0.0
+            if ph == PH_PIGGY:
+                pt = float(S[F_PIGT, b])
+                row[50] = 1.0
+                row[52] = S[F_PIGD, b] / nd
+                row[53] = min(pt / target, 2.0)
+                row[54] = min(pt / TURN_SCALE, 1.0)
+            else:
+                row[50] = 0.0
+                row[52:55] = 0.0
+        row[55] = 1.0 if final else 0.0
+        to_move = -1 if ph == PH_OVER else cur
+        for j in range(P):
+            q = (seats[i] + j) % P
+            base = _N_FIXED + 5 * j
+            row[base] = min(PS[P_SCORE, b, q] / target, 2.0)
+            row[base + 1] = 1.0 if PS[P_ONBOARD, b, q] != 0 else 0.0
+            row[base + 2] = PS[P_BUSTS, b, q] / after if after != 0 else 0.0
+            row[base + 3] = 1.0 if q == to_move else 0.0
+            row[base + 4] = 1.0 if q == trigger else 0.0
+
+
 def encode_batch(engine: BatchedGame, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
     """Observations (k, obs_size) of ``games`` (default: all, in slot order), each from the
     seat in ``seats`` (one per game, or a single seat for all)."""
-    S_ph = engine.phase
-    ix = np.arange(engine.batch_size) if games is None else np.asarray(games, np.int64)
+    ix = np.arange(engine.batch_size, dtype=np.int64) if games is None else np.asarray(games, np.int64)
     k = len(ix)
     n = engine.n_players
     if out is None:
@@ -45,55 +119,7 @@ def encode_batch(engine: BatchedGame, seats, games=None, out: np.ndarray | None 
     elif out.shape != (k, obs_size(n)) or out.dtype != np.float32:
         raise ValueError(f"encode_batch(out=...): expected float32 of shape ({k}, {obs_size(n)}), "
                          f"got {out.dtype} {out.shape}")
-    seats = np.broadcast_to(np.asarray(seats, np.int64), (k,))
-    r = engine.rules
-    target = float(r.target)
-    ph = S_ph[ix]
-    decide = ph == PH_DECIDE
-    live = (ph != PH_OVER) & (ph != PH_ORDER)
-    rid = engine.roll_id[ix]
-    out[:, :_N_DICE] = np.where(decide[:, None], _roll_features(engine)[np.maximum(rid, 0)], 0.0)
-    cur = engine.current[ix]
-    tt = engine.turn_total[ix].astype(np.float64)
-    rolls = engine.rolls[ix].astype(np.float64)
-    final = engine.final_round[ix] != 0
-    trigger = engine.trigger[ix]
-    m = np.full(k, float(r.max_rolls))  # Game.max_rolls
-    if r.end == "one_more_roll":
-        m[final & (cur != trigger)] = 1.0
-    scores = engine.scores[ix].astype(np.float64)
-    own = scores[np.arange(k), cur] + tt
-    pig = ph == PH_PIGGY
-    pd = engine.piggy_dice[ix].astype(np.float64)
-    pt = engine.piggy_total[ix].astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tail = np.stack([
-            engine.dice_left[ix] / r.num_dice,
-            np.minimum(tt / target, 2.0),
-            np.minimum(tt / TURN_SCALE, 1.0),
-            np.minimum(rolls / 10.0, 1.0),
-            (m != 0).astype(np.float64),
-            np.where(m != 0, np.maximum(m - rolls, 0.0) / m, 1.0),
-            np.minimum(own / target, 2.0),
-            decide.astype(np.float64),
-            pig.astype(np.float64),
-        ], axis=1)
-    tail[~live] = 0.0
-    out[:, 42:51] = tail
-    out[:, 51] = ph == PH_OVER
-    out[:, 52] = np.where(pig, pd / r.num_dice, 0.0)
-    out[:, 53] = np.where(pig, np.minimum(pt / target, 2.0), 0.0)
-    out[:, 54] = np.where(pig, np.minimum(pt / TURN_SCALE, 1.0), 0.0)
-    out[:, 55] = final
-    after = r.bust_penalty_after if r.bust_penalty else 0
-    to_move = np.where(ph == PH_OVER, -1, cur)
-    rows = np.arange(k)
-    for j in range(n):
-        q = (seats + j) % n
-        base = _N_FIXED + 5 * j
-        out[:, base] = np.minimum(scores[rows, q] / target, 2.0)
-        out[:, base + 1] = engine.on_board[ix, q] != 0
-        out[:, base + 2] = engine.busts_in_row[ix, q] / after if after else 0.0
-        out[:, base + 3] = q == to_move
-        out[:, base + 4] = q == trigger
+    seats = np.ascontiguousarray(np.broadcast_to(np.asarray(seats, np.int64), (k,)))
+    oc = engine.tables.derived("vector.obs_consts", lambda t: obs_consts(t.rules))
+    k_encode(ix, seats, engine._S, engine._PS, roll_features(engine), oc, out)
     return out
