@@ -127,7 +127,6 @@ class TenThousandAEC(AECEnv):
             self._core.new_game()
             while self._core.run(-1, -1) == OVER:
                 self._core.new_game()
-            self._started = True
         else:
             while True:
                 self._game = Game(self.rules, self.n_players, record=self.render_mode is not None)
@@ -163,11 +162,7 @@ class TenThousandAEC(AECEnv):
     def game(self) -> Game | None:
         """The game: live on the Python engine; on numba a snapshot (a new :class:`Game`
         in the same state, without a log) that the env does not read back."""
-        if self._core is None:
-            return self._game
-        return self._core.engine.to_game(0) if self._started else None
-
-    _started = False
+        return self._game if self._core is None else self._core.snapshot()
 
     def _current(self) -> int:
         if self._core is None:

@@ -147,7 +147,8 @@ class TenThousandEnv(gym.Env):
     their randomness from it too: the same seed and the same actions give the same game.
 
     ## Version History
-    * v0: Initial version (observation version 1).
+    * v0: Initial version (observation version 1). Later: `backend=` (the compiled engine,
+      now the default; same games, observations and rewards as before from the same seed).
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4, "obs_version": OBS_VERSION}
@@ -400,9 +401,7 @@ class TenThousandEnv(gym.Env):
     def game(self) -> Game | None:
         """The game: live on the Python engine; on numba a snapshot (a new :class:`Game`
         in the same state, without a log) that the env does not read back."""
-        if self._core is None:
-            return self._game
-        return self._core.engine.to_game(0) if self._started else None
+        return self._game if self._core is None else self._core.snapshot()
 
     _started = _over = False
 

@@ -20,6 +20,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from tenk_env.dice import FaceBuffer
+from tenk_env.game import Game
 from tenk_env.obs import obs_size
 from tenk_env.rules import Ruleset
 from tenk_env.vector.engine import BatchedGame
@@ -142,6 +143,13 @@ class SingleGame:
     def new_game(self) -> None:
         """Deal a new game; :meth:`run` with no action then rolls to its first decision."""
         self.engine._core.reset(self.ix0)
+        self._dealt = True
+
+    _dealt = False
+
+    def snapshot(self) -> "Game | None":
+        """A new :class:`Game` in the state of this one (no log), or None before the first deal."""
+        return self.engine.to_game(0) if self._dealt else None
 
     def run(self, action: int, seat: int) -> int:
         """Apply ``action`` (-1: none) for the seat to move, roll on to the next decision and
