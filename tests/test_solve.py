@@ -44,6 +44,22 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
     N, tu = rules.num_dice, -(-rules.target // unit)
     final_rolls = 1 if rules.end == "one_more_roll" else rules.max_rolls
     shared = rules.tie == "shared"
+    # Rolls that offer the same moves (the same points and number of dice kept, in units)
+    # have the same value in every state: one class each, its probability the sum of its
+    # rolls' (a regrouping of the same sum, so a few times fewer keeps to visit).
+    classes = {}
+    for n, rs in rolls.items():
+        p_bust = p_win = 0.0
+        by: dict[tuple, float] = {}
+        for p, info in rs:
+            if info.bust:
+                p_bust += p
+            elif info.instant_win:  # the roller wins at once, final round or not
+                p_win += p
+            else:
+                moves = tuple(sorted({(k.points // unit, k.n) for k in info.keeps}))
+                by[moves] = by.get(moves, 0.0) + p
+        classes[n] = (p_bust, p_win, list(by.items()))
 
     def legal(T, hot, fa, rolls_used, max_rolls):
         can_roll = max_rolls == 0 or rolls_used < max_rolls
@@ -53,35 +69,32 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
 
     def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None):
         @lru_cache(maxsize=None)
+        def after(T2, n2, r):
+            """The value of a keep that leaves T2 units banked this turn, n2 dice, r rolls made:
+            the same whichever roll it was kept from."""
+            hot = n2 == 0
+            n2 = N if hot else n2
+            can_roll, can_bank = legal(T2, hot, fa, r, max_rolls)
+            cand = []
+            if can_bank:
+                cand.append(bank_value(T2))
+            if can_roll:
+                if can_bank and bank_value(T2) >= 1.0:
+                    pass  # nothing beats a sure win
+                elif forced_hot_value is not None and hot and not can_bank and bank_value(T2) >= 1.0:
+                    cand.append(forced_hot_value)
+                else:
+                    cand.append(roll(T2, n2, r))
+            if not can_bank and not can_roll:
+                cand.append(beta)
+            return max(cand)
+
+        @lru_cache(maxsize=None)
         def roll(T, n, r):
-            v = 0.0
-            for p, info in rolls[n]:
-                if info.bust:
-                    v += p * beta
-                    continue
-                if info.instant_win:  # the roller wins at once, final round or not
-                    v += p
-                    continue
-                best = -1.0
-                for k in info.keeps:
-                    T2, n2 = T + k.points // unit, n - k.n
-                    hot = n2 == 0
-                    n2 = N if hot else n2
-                    can_roll, can_bank = legal(T2, hot, fa, r + 1, max_rolls)
-                    cand = []
-                    if can_bank:
-                        cand.append(bank_value(T2))
-                    if can_roll:
-                        if can_bank and bank_value(T2) >= 1.0:
-                            pass  # nothing beats a sure win
-                        elif forced_hot_value is not None and hot and not can_bank and bank_value(T2) >= 1.0:
-                            cand.append(forced_hot_value)
-                        else:
-                            cand.append(roll(T2, n2, r + 1))
-                    if not can_bank and not can_roll:
-                        cand.append(beta)
-                    best = max(best, max(cand))
-                v += p * best
+            p_bust, p_win, moves = classes[n]
+            v = p_bust * beta + p_win
+            for keeps, p in moves:
+                v += p * max((after(T + points, n - kept, r + 1) for points, kept in keeps), default=-1.0)
             return v
         return roll(0, N, 0)
 
@@ -157,9 +170,22 @@ def test_game_solver_matches_brute_force_final_round(rules):
     assert np.all(np.diff(sol.R[1]) <= 1e-15) and sol.R.min() >= 0 and sol.R.max() <= 1
 
 
-def test_values_are_probabilities_and_consistent():
-    rules = CLASSIC.replace(target=600)
+@pytest.fixture(scope="module")
+def classic750():
+    """(rules, solution) of classic to 750, solved once for the module (the fair komi too;
+    most of a classic solve is its final-turn table, whatever the target), and the optimal
+    agent's in-process solution while the module runs."""
+    import agents.optimal
+
+    rules = CLASSIC.replace(target=750)
     sol = solve_game(rules, cache=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(agents.optimal._GAME, rules.hash, sol)
+        yield rules, sol
+
+
+def test_values_are_probabilities_and_consistent(classic750):
+    rules, sol = classic750
     W = sol.W[1, 1]
     assert W.min() >= 0.0 and W.max() <= 1.0
     # a higher own score never hurts while the opponent's never helps (spot checks)
@@ -229,9 +255,9 @@ def _play(rules, agents, rng):
     return g.winners
 
 
-def test_optimal_beats_maxscore_seat_balanced():
+def test_optimal_beats_maxscore_seat_balanced(classic750):
     # exact edge here: optimal wins 56.6% seat-balanced against maxscore
-    rules = CLASSIC.replace(target=750)
+    rules, sol = classic750
     opt, mx = make_agent("optimal"), make_agent("maxscore")
     rng = np.random.default_rng(3)
     n, wins = 2000, 0
@@ -241,7 +267,7 @@ def test_optimal_beats_maxscore_seat_balanced():
     rate = wins / n
     half = 1.96 * np.sqrt(rate * (1 - rate) / n)
     assert rate - half > 0.5, (rate, half)
-    exact = evaluate(rules, "optimal", "maxscore").p_a
+    exact = evaluate(rules, "optimal", "maxscore", sol=sol).p_a
     assert abs(rate - exact) < 2.5 * half, (rate, exact)
 
 
