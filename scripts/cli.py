@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as e:
         # Every error the project raises for bad input (rulesets, agent specs, configs,
         # checkpoints, illegal moves) is a ValueError subclass with a message naming the fix.
-        console.print(f"[red]error:[/red] {e}", highlight=False)
+        # soft_wrap: the terminal wraps it; rich would break a long path inside the message
+        console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         return 2
 
 

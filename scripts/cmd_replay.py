@@ -20,7 +20,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         # goes; without this the log would just stop and the command succeed.
         console.print(f"[red]error:[/red] {args.record}: the record ends before the game does "
                       f"({_where(game, names)}); the file was cut short or the game abandoned",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
         return 1
     return 0
 
