@@ -246,6 +246,13 @@ def _read_weights(path: Path, z: zipfile.ZipFile) -> Mapping[str, Any]:
     return sd
 
 
+def read_weights(path: str | Path) -> Mapping[str, Any]:
+    """The policy's state dict of a checkpoint (torch tensors), or CheckpointError."""
+    path = Path(path)
+    with _open(path) as z:
+        return _read_weights(path, z)
+
+
 def verify_checkpoint(path: str | Path) -> dict[str, Any]:
     """The metadata of a checkpoint that loads: every member's checksum holds, ``tenk.json``,
     SB3's ``data`` and the weights parse. CheckpointError, naming the file, otherwise."""
@@ -384,9 +391,7 @@ class PPOAgent:
         torch.set_num_threads(1)
         path = Path(path)
         meta = read_meta(path)
-        with _open(path) as z:
-            sd = _read_weights(path, z)
-        actor = _Actor.from_state_dict(sd, meta, f"checkpoint {str(path)!r}")
+        actor = _Actor.from_state_dict(read_weights(path), meta, f"checkpoint {str(path)!r}")
         return cls(actor, meta, name or f"ppo:{path}")
 
     @classmethod
