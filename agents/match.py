@@ -40,12 +40,13 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import pickle
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -63,7 +64,7 @@ from tenk_env.vector.layout import splitmix64
 
 __all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
            "deal_key", "deal_keys", "seatings", "play_deals", "play_deals_batched", "run_pool", "run_chunks",
-           "run_tasks", "task_engines", "CHUNK_DEALS", "BACKENDS"]
+           "run_tasks", "task_engines", "Executor", "play_job", "CHUNK_DEALS", "BACKENDS"]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
 #: hundred milliseconds of play), small enough that two workers finish together and that an
@@ -386,15 +387,7 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
         for t in tasks:
             on_result(work(t))
         return
-    for a in sent:
-        if not isinstance(a, str):
-            import pickle
-
-            try:
-                pickle.dumps(a)
-            except Exception as e:  # noqa: BLE001 - any pickling failure means the same thing
-                raise AgentError(f"agent {agent_label(a)!r} cannot be sent to worker processes ({e}); "
-                                 "give it as a spec string or use workers=1") from None
+    _check_sendable(sent, "worker processes", " or use workers=1")
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
                              initializer=_start_pool_worker, initargs=(os.getpid(), init, *init_args)) as pool:
         pending = {pool.submit(work, t) for t in tasks}
@@ -643,32 +636,113 @@ def task_engines(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy
     return [engine(t) for t in tasks]
 
 
+class Executor(Protocol):
+    """Somewhere else to play chunks (other processes, other machines: scripts/ray_runtime.py's
+    RayExecutor sends them to Ray tasks). ``run(fn, jobs, on_result)`` calls
+    ``on_result(fn(job))`` in this process for every job, in any order, as each finishes;
+    ``fn`` is a module-level function (:func:`play_job`)."""
+
+    def run(self, fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable[[Any], None]) -> None: ...
+
+
+def _batched_groups(batched: Sequence[dict[str, Any]], batch_games: int) -> list[list[dict[str, Any]]]:
+    """Batched tasks in the groups one batch of the engine plays: consecutive tasks up to
+    ``batch_games`` games (the last group may hold fewer)."""
+    groups: list[list[dict[str, Any]]] = []
+    group: list[dict[str, Any]] = []
+    size = 0
+    for k, t in enumerate(batched):
+        group.append(t)
+        size += (t["stop"] - t["start"]) * len(t["agents"])
+        if size >= batch_games or k == len(batched) - 1:
+            groups.append(group)
+            group, size = [], 0
+    return groups
+
+
+def _check_sendable(agents: Sequence["str | Policy"], where: str, alternative: str = "") -> None:
+    """Every agent object (not a spec string) pickles, or AgentError before any work."""
+    for a in agents:
+        if not isinstance(a, str):
+            try:
+                pickle.dumps(a)
+            except Exception as e:  # noqa: BLE001 - any pickling failure means the same thing
+                raise AgentError(f"agent {agent_label(a)!r} cannot be sent to {where} ({e}); "
+                                 f"give it as a spec string{alternative}") from None
+
+
 def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], engines: Sequence[str], *,
               workers: int = 1, on_done: Callable[[Any, Chunk], None] | None = None,
-              batch_games: int = BATCH_GAMES) -> dict[Any, Chunk]:
+              batch_games: int = BATCH_GAMES, executor: Executor | None = None) -> dict[Any, Chunk]:
     """Play tasks (as :func:`chunk_tasks` makes them) on their engines (as
     :func:`task_engines` picks them, one per task): batched tasks in this process, up to
     ``batch_games`` games per batch (:func:`play_deals_batched`), scalar
     tasks through :func:`run_chunks` in ``workers`` processes. ``on_done(key, chunk)`` runs
-    as each chunk is ready."""
+    as each chunk is ready.
+
+    With an ``executor`` (:class:`Executor`), every batch of batched tasks (the same groups
+    as here) and every scalar task is one job of :func:`play_job`, run wherever the executor
+    runs them (``workers`` is then unused); the chunks are the ones this process would play,
+    to the last game."""
     batched = [t for t, e in zip(tasks, engines) if e == "batched"]
+    scalar = [t for t, e in zip(tasks, engines) if e == "scalar"]
     out: dict[Any, Chunk] = {}
+    if executor is not None:
+        _check_sendable(agents, "the executor's workers")
+        run = os.urandom(8).hex()   # the workers' agent cache holds one run's agents at a time
+        sent = list(agents)
+        jobs = ([dict(kind="batched", run=run, agents=sent, tasks=g) for g in _batched_groups(batched, batch_games)]
+                + [dict(kind="scalar", run=run, agents=sent, tasks=[t]) for t in scalar])
+
+        def got(result: list[tuple[Any, Chunk]]) -> None:
+            for key, chunk in result:
+                out[key] = chunk
+                if on_done:
+                    on_done(key, chunk)
+
+        executor.run(play_job, jobs, got)
+        return out
     if batched:
         used = sorted({i for t in batched for i in t["agents"]})
         bots = [batched_agent(a) if i in used else None for i, a in enumerate(agents)]
-        group: list[dict[str, Any]] = []
-        size = 0
-        for k, t in enumerate(batched):
-            group.append(t)
-            size += (t["stop"] - t["start"]) * len(t["agents"])
-            if size >= batch_games or k == len(batched) - 1:
-                for task, chunk in zip(group, play_deals_batched(group[0]["rules"], bots, group)):
-                    out[task["key"]] = chunk
-                    if on_done:
-                        on_done(task["key"], chunk)
-                group, size = [], 0
-    scalar = [t for t, e in zip(tasks, engines) if e == "scalar"]
+        for group in _batched_groups(batched, batch_games):
+            for task, chunk in zip(group, play_deals_batched(group[0]["rules"], bots, group)):
+                out[task["key"]] = chunk
+                if on_done:
+                    on_done(task["key"], chunk)
     out.update(run_chunks(scalar, agents, workers, on_done))
+    return out
+
+
+#: the agents :func:`play_job` built, for the run (one call of run_tasks) it built them for
+_JOB_AGENTS: dict[str, dict[str, Any]] = {}
+
+
+def play_job(job: dict[str, Any]) -> list[tuple[Any, Chunk]]:
+    """One job of :func:`run_tasks` with an executor, wherever it runs: ``kind`` "batched"
+    (a group of tasks in one batch of the batched engine) or "scalar" (one task on the scalar
+    engine). Agents are built once per worker and run, as the local path builds them once per
+    run (batched forms) or per worker process (scalar agents). Returns [(key, chunk)]."""
+    cache = _JOB_AGENTS.get(job["run"])
+    if cache is None:
+        _JOB_AGENTS.clear()
+        cache = _JOB_AGENTS[job["run"]] = {"batched": {}, "scalar": None}
+    agents, tasks = job["agents"], job["tasks"]
+    if job["kind"] == "batched":
+        bots = cache["batched"]
+        for i in sorted({i for t in tasks for i in t["agents"]}):
+            if i not in bots:
+                bots[i] = batched_agent(agents[i])
+        chunks = play_deals_batched(tasks[0]["rules"], [bots.get(i) for i in range(len(agents))], tasks)
+        return [(t["key"], c) for t, c in zip(tasks, chunks)]
+    if cache["scalar"] is None:
+        cache["scalar"] = [make_agent(a) for a in agents]
+    out = []
+    for task in tasks:
+        playing = [cache["scalar"][i] for i in task["agents"]]
+        out.append((task["key"], play_deals(task["rules"], playing, task["seed"], task["start"], task["stop"],
+                                            record_deals=task.get("record_deals", 0),
+                                            record_dir=task.get("record_dir"), labels=task.get("labels"))))
     return out
 
 

@@ -64,7 +64,7 @@ import numpy as np
 
 from agents.base import make_agent
 from agents.match import (
-    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, MatchResult, agent_label, chunk_tasks, default_workers,
+    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, agent_label, chunk_tasks, default_workers,
     match_result, run_tasks, seatings, table_result, task_engines, wilson, _Progress,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
@@ -429,24 +429,27 @@ def _read_chunk(path: Path, n: int) -> tuple[dict[str, Any], Chunk]:
 
 def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool = False,
                    on_chunk: Callable[[int, int], None] | None = None, write: bool = True,
-                   log: Callable[[str], None] | None = None) -> TournamentResult:
+                   log: Callable[[str], None] | None = None, executor: Executor | None = None) -> TournamentResult:
     """Play (or resume) a tournament and write its outputs. ``fresh`` deletes the saved
     chunks of a tournament of the same name first. ``on_chunk(done, total)`` runs after each
     chunk is saved (the tests interrupt from it). ``log(note)`` gets each note on what the
     run found (stale or damaged chunks replayed), as it finds it; they are also in
-    ``result.notes``.
+    ``result.notes``. ``executor`` (:class:`agents.match.Executor`, e.g. Ray tasks) plays the
+    chunks instead of this process and its ``workers`` processes: the same chunks, saved as
+    each comes back, so the results and resuming are the same.
 
     One run at a time per tournament directory: a second gets :class:`~tenk_env.io.LockedError`
     naming the first (two would play the same chunks and race on every file)."""
     rules = cfg.validate()
     out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
     with DirLock(out_dir, "tournament directory"):
-        return _run(cfg, rules, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk, write=write, log=log)
+        return _run(cfg, rules, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk, write=write, log=log,
+                    executor=executor)
 
 
 def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool, fresh: bool,
          on_chunk: Callable[[int, int], None] | None, write: bool,
-         log: Callable[[str], None] | None) -> TournamentResult:
+         log: Callable[[str], None] | None, executor: Executor | None = None) -> TournamentResult:
     n = cfg.players
     deals = -(-cfg.games // n)
     labels = [agent_label(a) for a in cfg.agents]
@@ -559,7 +562,7 @@ def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool
                 on_chunk(len(chunks), n_chunks)
 
         run_tasks(tasks, list(cfg.agents), [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
-                  on_done=saved)
+                  on_done=saved, executor=executor)
 
     if tasks:
         # The engines and workers read the files when they started: had one been replaced

@@ -12,6 +12,7 @@ import pkgutil
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 
 import scripts
 
@@ -35,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         # Every error the project raises for bad input (rulesets, agent specs, configs,
         # checkpoints, illegal moves) is a ValueError subclass with a message naming the fix.
         # soft_wrap: the terminal wraps it; rich would break a long path inside the message
-        console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        # escaped: messages hold brackets meant literally (pip install -e ".[ray]", [0.8, 0.95])
+        console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
 
 

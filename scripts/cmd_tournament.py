@@ -4,7 +4,9 @@
     tenk tournament random greedy hold:300 dicenow breakeven --games 2000 --rules classic --name bots
 
 Options given on the command line override the config file. Rerunning the same command
-resumes an interrupted tournament; ``--fresh`` starts it over.
+resumes an interrupted tournament; ``--fresh`` starts it over. ``--ray`` plays the chunks as
+tasks of a private local Ray runtime, ``--ray-address HOST:PORT`` on a Ray cluster (same
+results to the last game; scripts/ray_runtime.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rich.table import Table
 from agents.match import MatchResult
 from agents.tournament import ConfigError, TournamentConfig, _order, load_config, run_tournament
 from scripts.cli import console as default_console
+from scripts.ray_runtime import RayExecutor, ray_session
 
 
 def _pct(x: float) -> str:
@@ -96,9 +99,18 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                               "or --config configs/tournament.yaml")
         cfg = TournamentConfig.from_dict({k: v for k, v in overrides.items() if v is not None},
                                          source="command line")
+    say = lambda note: console.print(f"note: {note}", highlight=False, markup=False)  # noqa: E731
+    use_ray = args.ray or args.ray_address is not None
+    if args.ray_cpus is not None and not use_ray:
+        raise ConfigError("--ray-cpus sizes the local Ray runtime: give it with --ray")
     try:
-        res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh,
-                             log=lambda note: console.print(f"note: {note}", highlight=False, markup=False))
+        if use_ray:
+            cfg.validate()  # a bad config fails before Ray starts
+            with ray_session(args.ray_address, num_cpus=args.ray_cpus, what="tenk tournament --ray", say=say):
+                res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say,
+                                     executor=RayExecutor())
+        else:
+            res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: finished chunks are saved; rerun the same command to resume")
         return 130
@@ -136,5 +148,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--save-games", type=int, metavar="K",
                    help="save the records of the first K games of each table under games/ (tenk replay FILE)")
     s.add_argument("--fresh", action="store_true", help="discard saved chunks of a tournament of this name")
+    s.add_argument("--ray", action="store_true",
+                   help="play the chunks as tasks of a private local Ray runtime (needs the ray extra); same results")
+    s.add_argument("--ray-address", metavar="HOST:PORT",
+                   help="play the chunks on the Ray cluster at this address (or set RAY_ADDRESS and give --ray); "
+                        "the package must be installed on every node")
+    s.add_argument("--ray-cpus", type=int, metavar="N", help="CPUs of the local Ray runtime (default: every core)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_tournament)
