@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from scripts.ray_runtime import add_ray_arguments
 from scripts.sweep.config import SweepError, load_sweep
 from scripts.sweep.report import write_report
 from scripts.sweep.run import run_sweep
@@ -57,10 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override a training config key in every trial (as tenk train --set); repeatable")
     s.add_argument("--resume", action="store_true",
                    help="continue the sweep: finished trials are kept, unfinished ones continue from their checkpoints")
-    s.add_argument("--ray-address", metavar="HOST:PORT",
-                   help="run the trials on this Ray cluster (default: RAY_ADDRESS, else a private local runtime); "
-                        "the package, and the runs directory at the same path, must be on every node")
-    s.add_argument("--ray-cpus", type=int, metavar="N", help="CPUs of the local Ray runtime (default: every core)")
+    add_ray_arguments(s, "run the trials on this Ray cluster (default: RAY_ADDRESS, else a private local runtime); "
+                         "the package, and the runs directory at the same path, must be on every node")
     s.set_defaults(func=cmd_sweep, sweep_command=None)
     inner = s.add_subparsers(dest="sweep_command", metavar="report")
     r = inner.add_parser("report", help="write the report across seeds of a sweep directory",

@@ -21,7 +21,7 @@ from rich.table import Table
 from agents.match import MatchResult
 from agents.tournament import ConfigError, TournamentConfig, _order, load_config, run_tournament
 from scripts.cli import console as default_console
-from scripts.ray_runtime import RayExecutor, ray_session
+from scripts.ray_runtime import RayExecutor, add_ray_arguments, ray_session
 
 
 def _pct(x: float) -> str:
@@ -150,9 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--fresh", action="store_true", help="discard saved chunks of a tournament of this name")
     s.add_argument("--ray", action="store_true",
                    help="play the chunks as tasks of a private local Ray runtime (needs the ray extra); same results")
-    s.add_argument("--ray-address", metavar="HOST:PORT",
-                   help="play the chunks on the Ray cluster at this address (or set RAY_ADDRESS and give --ray); "
-                        "the package must be installed on every node")
-    s.add_argument("--ray-cpus", type=int, metavar="N", help="CPUs of the local Ray runtime (default: every core)")
+    add_ray_arguments(s, "play the chunks on the Ray cluster at this address (or set RAY_ADDRESS and give --ray); "
+                         "the package must be installed on every node")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_tournament)

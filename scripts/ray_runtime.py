@@ -42,6 +42,12 @@ EXTRA = 'pip install -e ".[ray]"'
 _LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
+def add_ray_arguments(parser: Any, address_help: str) -> None:
+    """The options every command that runs on Ray takes."""
+    parser.add_argument("--ray-address", metavar="HOST:PORT", help=address_help)
+    parser.add_argument("--ray-cpus", type=int, metavar="N", help="CPUs of the local Ray runtime (default: every core)")
+
+
 class RayUnavailableError(ValueError):
     """Ray (or rliable) is not installed; the message names the extra."""
 
