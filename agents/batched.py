@@ -51,7 +51,7 @@ from tenk_env.vector.single import NEED_DICE, TO_OTHER, SingleGame, entry_point,
 
 
 __all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedMaxScore", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
-           "USES_RNG", "batched_form", "batched_agent"]
+           "batched_form", "batched_agent"]
 
 
 # ---------------------------------------------------------------------- heuristic bots
@@ -504,8 +504,3 @@ def batched_form(agent: Any) -> "BatchedPolicy | None":
 #: the batched agent for a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...), a scalar
 #: Policy or a batched one (returned as is): :func:`tenk_env.registry.make_batched`
 batched_agent = make_batched
-
-#: agents whose decisions draw from the generator they are given: asked table by table,
-#: each table with its own generator, so that a chunk's games do not depend on which other
-#: chunks share its batch (a resumed tournament then replays an uninterrupted one exactly)
-USES_RNG = (BatchedRandom, ScalarPolicyAdapter)

@@ -51,7 +51,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from agents.base import AgentError, Policy, make_agent
-from agents.batched import (USES_RNG, BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
+from agents.batched import (BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
                             batched_agent)
 from agents.play import GameTooLongError, KeyedDice, play_game
 from tenk_env.game import Phase
@@ -264,7 +264,10 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
             if not len(g):
                 continue
             bot = bots[i]
-            if isinstance(bot, USES_RNG):
+            if getattr(bot, "uses_rng", False):
+                # drawn table by table, each table from its own generator, so that a chunk's games
+                # do not depend on which chunks share its batch (a resumed tournament replays an
+                # uninterrupted one exactly)
                 tk = task_of[g]
                 for k in np.unique(tk):
                     bot.act(e, g[tk == k], rngs[k], actions)

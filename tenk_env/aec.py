@@ -49,7 +49,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from tenk_env.dice import DiceStream, FaceBuffer
-from tenk_env.env import SingleGame, _pick_backend
+from tenk_env.env import SingleGame, pick_backend
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.obs import OBS_VERSION, apply_action, encode, legal_mask, n_actions, obs_high, obs_size
 from tenk_env.records import format_log
@@ -81,7 +81,7 @@ class TenThousandAEC(AECEnv):
         self.n_players = n = int(n_players)
         self.tie_reward = float(tie_reward)
         self.render_mode = render_mode
-        self.backend = _pick_backend(backend, render_mode, "TenThousandAEC")
+        self.backend = pick_backend(backend, render_mode)
         self._core = SingleGame(self.rules, n) if self.backend == "numba" else None
         if self._core is not None:
             self._mask8 = self._core.mask[0].view(np.int8)

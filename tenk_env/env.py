@@ -183,7 +183,7 @@ class TenThousandEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode = {render_mode!r}: choose None, 'ansi' or 'human'")
         self.render_mode = render_mode
-        self.backend = _pick_backend(backend, render_mode, "TenThousandEnv")
+        self.backend = pick_backend(backend, render_mode)
         self.opponents = self._make_opponents(opponents)
 
         self.obs_version = OBS_VERSION
@@ -500,7 +500,7 @@ class TenThousandEnv(gym.Env):
         return "\n".join(line for line in lines if line)
 
 
-def _pick_backend(backend: str, render_mode: str | None, who: str) -> str:
+def pick_backend(backend: str, render_mode: str | None) -> str:
     """The engine a single-game env runs on (see TenThousandEnv's `backend`)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend = {backend!r}: choose 'auto', 'numba' (compiled) or 'python' (the reference engine)")
