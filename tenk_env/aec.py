@@ -54,7 +54,6 @@ from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.obs import OBS_VERSION, apply_action, encode, legal_mask, n_actions, obs_high, obs_size
 from tenk_env.records import format_log
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.vector.layout import F_TURN, P_FINAL, P_WINNER
 
 if SingleGame is not None:
     from tenk_env.vector.single import OVER
@@ -206,9 +205,7 @@ class TenThousandAEC(AECEnv):
             if core is None:
                 w, scores, turns = list(g.winners), list(g.scores), g.turn
             else:
-                PS = core.engine._PS
-                w = [q for q in range(self.n_players) if PS[P_WINNER, 0, q]]
-                scores, turns = [int(x) for x in PS[P_FINAL, 0]], int(core.engine._S[F_TURN, 0])
+                w, scores, turns = core.result()
             for a in self.agents:
                 s = self._seat[a]
                 self.rewards[a] = (1.0 if len(w) == 1 else self.tie_reward) if s in w else -1.0

@@ -16,7 +16,7 @@ from tenk_env.records import format_log
 from tenk_env.registry import make_batched, make_policy
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
-from tenk_env.vector.layout import F_TURN, P_FINAL, P_GBANKED, P_GBUSTS, P_SCORE, P_WINNER
+from tenk_env.vector.layout import P_GBANKED, P_GBUSTS, P_SCORE
 
 try:
     from tenk_env.vector.single import OVER, TO_OTHER, SingleGame
@@ -450,13 +450,11 @@ class TenThousandEnv(gym.Env):
         terminated = code == OVER
         if terminated:
             self._over = True
-            PS = core.engine._PS
-            w = [q for q in range(self.n_players) if PS[P_WINNER, 0, q]]
+            w, scores, turns = core.result()
             won = seat in w
             reward += (1.0 if len(w) == 1 else self.tie_reward) if won else -1.0
-            info.update(winners=w, winner=w[0] if len(w) == 1 else -1, won=won,
-                        final_scores=[int(x) for x in PS[P_FINAL, 0]], turns=int(core.engine._S[F_TURN, 0]),
-                        episode_busts=int(PS[P_GBUSTS, 0, seat]), episode_banked=int(PS[P_GBANKED, 0, seat]))
+            info.update(winners=w, winner=w[0] if len(w) == 1 else -1, won=won, final_scores=scores, turns=turns,
+                        episode_busts=after[P_GBUSTS], episode_banked=after[P_GBANKED])
         return self._obs.copy(), reward, terminated, False, info
 
     def _play_others(self, code: int) -> int:

@@ -182,6 +182,12 @@ class SingleGame:
         self._observe(seat, self.state)
         return self.obs[0]
 
+    def result(self) -> tuple[list[int], list[int], int]:
+        """The finished game's winners (seats), final scores and turns played."""
+        e = self.engine
+        return ([q for q in range(self.n_players) if e.winners[0, q]], [int(x) for x in e.final_scores[0]],
+                int(e.turn[0]))
+
     @property
     def current(self) -> int:
         """The seat to move (the last to move once the game is over)."""
