@@ -18,9 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.analysis import analyse
-from agents.base import make_agent
+from agents.base import AGENTS, make_agent
 from agents.match import default_workers
-from agents.ppo import PPOAgent
 from scripts.args import check_output_file, seed_arg
 from scripts.train.config import default_eval_opponents
 from scripts.train import trainer  # trainer.evaluate_agent: tests stub it there
@@ -32,11 +31,23 @@ from tenk_env.solve.game import is_solvable
 def _checkpoint(path: str) -> Path:
     p = Path(path)
     if p.is_dir():
-        for name in ("best.zip", "last.zip"):
+        for name in ("best.zip", "last.zip", "best.npz", "last.npz"):
             if (p / name).is_file():
                 return p / name
-        raise FileNotFoundError(f"run directory {path!r} has no best.zip or last.zip yet")
+        raise FileNotFoundError(f"run directory {path!r} has no best.zip or last.zip (PPO) or best.npz or last.npz "
+                                "(afterstate) yet")
     return p
+
+
+def _spec(arg: str) -> tuple[str, Path | None]:
+    """(agent spec, checkpoint file or None) of the argument: an agent spec that names a
+    trained agent (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``), a checkpoint (.zip: PPO,
+    .npz: afterstate) or a run directory."""
+    name, sep, rest = arg.partition(":")
+    if sep and name in AGENTS:
+        return arg, (Path(rest) if Path(rest).is_file() else None)
+    path = _checkpoint(arg)
+    return (f"afterstate:{path}" if path.suffix == ".npz" else f"ppo:{path}"), path
 
 
 def _num(own: float, opp: float) -> str:
@@ -46,8 +57,11 @@ def _num(own: float, opp: float) -> str:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.csv:  # checked before the games: a path that cannot be written would lose them
         check_output_file(args.csv, "--csv", "eval.csv")
-    path = _checkpoint(args.checkpoint)
-    agent = PPOAgent.load(path)
+    spec, path = _spec(args.checkpoint)
+    agent = make_agent(spec)
+    if not hasattr(agent, "meta"):
+        raise ValueError(f"{args.checkpoint!r} is not a trained agent; give a checkpoint, a run directory, or a spec "
+                         "such as zoo:NAME, ppo:PATH or afterstate:PATH")
     meta = agent.meta
     rules = load_ruleset(args.rules) if args.rules else load_ruleset(meta["ruleset"])
     n_players = args.players or int(meta["n_players"])
@@ -60,7 +74,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
 
-    console.print(f"{path} (sha256 {file_sha256(path)}): trained {meta.get('num_timesteps', 0):,} steps on "
+    console.print(f"{path or spec}{f' (sha256 {file_sha256(path)})' if path else ''}: trained {meta.get('num_timesteps', meta.get('turns', 0)):,} {'turns' if 'turns' in meta else 'steps'} on "
                   f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
                   f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
                   highlight=False)
@@ -75,18 +89,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
     console.print(table)
     if args.regret_games > 0 and is_solvable(rules, n_players):
-        rep = analyse(f"ppo:{path}", rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
+        rep = analyse(spec, rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
         pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         console.print(f"regret against perfect play ({rep.games:,} games vs optimal, seed {args.seed}): "
                       f"{pp(rep.regret_per_game)} points of win probability per game [{pp(rep.regret_ci[0])}, "
                       f"{pp(rep.regret_ci[1])}]; implied win rate vs optimal {pp(rep.implied_win_rate)}% "
-                      f"[{pp(rep.implied_ci[0])}, {pp(rep.implied_ci[1])}] (details: tenk analyze ppo:{path})",
+                      f"[{pp(rep.implied_ci[0])}, {pp(rep.implied_ci[1])}] (details: tenk analyze {spec})",
                       highlight=False)
     if args.csv:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=trainer.CSV_FIELDS, lineterminator="\n")
         w.writeheader()
-        w.writerows(r.csv_row(int(meta.get("num_timesteps", 0)), "evaluate") for r in rows)
+        w.writerows(r.csv_row(int(meta.get("num_timesteps", meta.get("turns", 0))), "evaluate") for r in rows)
         atomic_write_text(Path(args.csv), buf.getvalue())
         console.print(f"wrote {args.csv}", highlight=False)
     return 0
@@ -95,7 +109,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("evaluate", help="evaluation matches of a trained checkpoint (tenk train's best.zip)",
                        description="Seat-balanced matches of a PPO checkpoint against agents, with 95% intervals.")
-    s.add_argument("checkpoint", help="a checkpoint (runs/NAME/best.zip) or a run directory (its best.zip)")
+    s.add_argument("checkpoint", help="a checkpoint (runs/NAME/best.zip, or best.npz of an afterstate run), a run "
+                                        "directory (its best checkpoint) or a trained agent's spec (zoo:NAME, "
+                                        "afterstate:PATH, ppo:PATH)")
     s.add_argument("--games", type=int, default=2000, help="games per opponent, half in each seat (default 2000)")
     s.add_argument("--opponents", nargs="+", metavar="SPEC",
                    help="agent specs (default: random hold:300 dicenow, and optimal where it plays the ruleset)")

@@ -5,13 +5,42 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scripts.train.config import describe_fields, load_config
+from pathlib import Path
+
+from scripts.train.afterstate import (ALGO, AfterstateConfig, load_afterstate_config, resume_afterstate,
+                                      train_afterstate)
+from scripts.train.config import describe_fields, load_config, read_yaml
 from scripts.train.trainer import resume, train
+
+
+def _algo(path: str | Path) -> str:
+    """The learner family a config (or a run directory's config.yaml) trains: PPO unless it says algo: afterstate."""
+    return str(read_yaml(path).get("algo", "ppo"))
+
+
+def _afterstate(args: argparse.Namespace) -> int:
+    if args.resume:
+        res = resume_afterstate(args.resume, args.set)
+    else:
+        res = train_afterstate(load_afterstate_config(args.config, args.set), argv=sys.argv[1:], force=args.force)
+    d = res.run_dir
+    print(f"run {d}: {res.turns:,} learner turns, {res.wall_seconds / 60:.1f} min of training")
+    if res.best:
+        print(f"best.npz: turns {res.best['turns']:,}, best by {res.best['by']}")
+    if res.interrupted:
+        print(f"stopped early; saved {d / 'state.pt'}. Continue with: tenk train --resume {d}")
+        return 130
+    for r in res.final:
+        print(f"  final: vs {r['opponent']:<12} {r['win_rate']:6.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}] "
+              f"over {r['games']:,} games")
+    print(f"TensorBoard: tensorboard --logdir {d / 'tb'}    play it: tenk play --opponent afterstate:{d / 'best.npz'}")
+    return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.help_config:
-        for key, default, text in describe_fields():
+        for key, default, text in describe_fields() + [("", "", ""), (f"algo: {ALGO}", "", "")] + \
+                describe_fields(AfterstateConfig):
             print(f"{key:<26} {default:<14} {text}")
         return 0
     if args.resume and args.config:
@@ -21,6 +50,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume and args.force:
         raise ValueError("--force starts a new run over (with --config); --resume continues one and deletes nothing")
 
+    src = Path(args.resume) / "config.yaml" if args.resume else args.config
+    if (args.resume is None or Path(src).is_file()) and _algo(src) == ALGO:
+        return _afterstate(args)
     progress = not args.no_progress
     if args.resume:
         res = resume(args.resume, args.set, progress=progress)
@@ -48,7 +80,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("train", help="train a PPO agent (MaskablePPO) from a YAML config",
+    s = sub.add_parser("train", help="train a PPO agent (MaskablePPO), or an afterstate agent (algo: afterstate), "
+                                     "from a YAML config",
                        description="Train MaskablePPO against an opponent pool, with evaluation matches, "
                                    "TensorBoard logs and checkpoints in runs/NAME/.")
     s.add_argument("--config", metavar="FILE", help="training config (YAML), e.g. configs/ppo_demo.yaml")

@@ -464,10 +464,10 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
                              "the shipped configs are in configs/ (e.g. configs/ppo_demo.yaml)")
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """``key=value`` overrides (dotted keys, YAML values) applied to raw config data."""
+def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = TrainConfig) -> dict[str, Any]:
+    """``key=value`` overrides (dotted keys, YAML values) applied to raw config data of ``cls``."""
     data = _deepcopy(data)
-    sections = {f.name: typing.get_type_hints(TrainConfig)[f.name] for f in _public_fields(TrainConfig)}
+    sections = {f.name: typing.get_type_hints(cls)[f.name] for f in _public_fields(cls)}
     for item in overrides:
         key, eq, raw = item.partition("=")
         key = key.strip()

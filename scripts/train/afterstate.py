@@ -1,0 +1,505 @@
+"""``tenk train`` for afterstate agents (``algo: afterstate``; see :mod:`agents.afterstate`).
+
+The learner plays whole games (self-play, or one seat against a pool of bots and itself).
+At the start of each of its turns it plans the turn against its value net; the plan's
+value of the turn-start position, one full expectimax step over the turn backed up from
+the net's values of the positions the turn can lead to, is the regression target of that
+position (fitted value iteration over the positions play visits). A position where a
+fixed bot moves gets the sampled target ``v(the position after the bot's turn)``. The
+targets go to a replay buffer; every ``train_every`` new targets the net takes
+``grad_steps`` Adam steps on the cross-entropy between its softmax and the targets. The
+exact game solver is never read: it only measures the agent (``eval.regret_games``).
+
+A run directory holds ``config.yaml``, ``run.yaml``, ``tb/`` (TensorBoard:
+``eval/win_rate/<opponent>``, ``eval/regret``, ``train/loss``, ``train/turns_per_second``),
+``eval.csv``, ``regret.csv``, ``last.npz`` and ``best.npz`` (agents: ``afterstate:PATH``),
+and ``state.pt`` (net, optimizer, replay buffer, counters, random state), all written
+atomically; ``tenk train --resume runs/NAME`` continues from ``state.pt``, and Ctrl-C saves
+it first. ``max_minutes`` ends a session after that much wall time (resume continues).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Union
+
+import numpy as np
+import yaml
+
+from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, check_rules, checkpoint_meta,
+                               n_features, plan_turn, position_features, save_checkpoint)
+from agents.analysis import analyse
+from agents.base import make_agent
+from agents.match import play_match, play_table
+from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, _build, _check_agent, _choice, _help,
+                                  _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
+from scripts.train.trainer import RunError, _Stop, package_versions, tag_name
+from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
+from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
+from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
+from tenk_env.solve.game import is_solvable
+
+__all__ = ["AfterstateConfig", "load_afterstate_config", "train_afterstate", "resume_afterstate", "ALGO"]
+
+ALGO = "afterstate"
+EVAL_FIELDS = ["turns", "opponent", "games", "win_rate", "ci_low", "ci_high", "seconds"]
+REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate", "seconds"]
+
+
+@dataclass
+class AfterstateEvalConfig:
+    every: int = _help("learner turns between evaluations (0: only at the end)", 20_000)
+    games: int = _help("games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
+                       "learner against copies of the opponent)", 400)
+    opponents: Union[list[str], None] = _help("agent specs (null: random, hold:300, dicenow)", None)
+    best_by: Union[str, None] = _help("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
+                                      "regret (null: regret where the game solver covers the game, else the last "
+                                      "opponent)", None)
+    regret_games: int = _help("games analysed against optimal at each evaluation (2 players, rulesets the game "
+                              "solver plays; 0: off)", 200)
+    seed: int = _help("dice seed of the evaluation games (the same deals every time)", 2024)
+
+
+@dataclass
+class AfterstateConfig:
+    algo: str = _help("the learner family: afterstate (this file); configs without it train PPO", ALGO)
+    name: Union[str, None] = _help("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
+    runs_dir: str = _help("where run directories go", "runs")
+    rules: Any = _help("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
+    n_players: int = _help("players per game", 2)
+    seed: int = _help("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
+    total_turns: int = _help("learner turns to train for (one regression target each)", 300_000)
+    max_minutes: float = _help("end this session after this much wall time (0: no limit); --resume continues", 0.0)
+    opponents: Any = _help("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
+                           "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
+    hidden: list[int] = _help("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
+    learning_rate: float = _help("Adam step size", 1e-3)
+    lr_end: Union[float, None] = _help("anneal the step size linearly to this by total_turns (null: constant)", None)
+    batch_size: int = _help("targets per gradient step", 256)
+    train_every: int = _help("new targets between training phases", 256)
+    grad_steps: int = _help("gradient steps per training phase", 8)
+    buffer: int = _help("replay buffer size (the newest targets)", 100_000)
+    explore: float = _help("chance that a learner decision is a uniformly random legal move (the target stays the "
+                           "planned value; this only widens the positions visited)", 0.02)
+    max_game_turns: int = _help("a training game still running after this many turns is abandoned (an untrained "
+                                "net may never bank)", 400)
+    torch_threads: int = _help("torch threads for the gradient steps", 1)
+    checkpoint_every: int = _help("learner turns between saves of last.npz and state.pt", 20_000)
+    eval: AfterstateEvalConfig = _help("evaluation during training", factory=AfterstateEvalConfig)
+
+    _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
+    _pool: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
+    _eval_opponents: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
+    _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self._ruleset
+
+    @property
+    def best_by(self) -> str:
+        if self.eval.best_by:
+            return self.eval.best_by
+        return "regret" if self._regret_on else self._eval_opponents[-1]
+
+
+def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
+    _choice("algo", cfg.algo, (ALGO,))
+    try:
+        rules = load_ruleset(cfg.rules)
+    except (RulesetError, FileNotFoundError) as e:
+        raise ConfigError(f"rules: {e}") from None
+    try:
+        check_rules(rules)
+    except AfterstateError as e:
+        raise ConfigError(f"rules: {e}") from None
+    if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
+        raise ConfigError(f"n_players = {cfg.n_players}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
+    _seed("seed", cfg.seed)
+    for key in ("total_turns", "batch_size", "train_every", "grad_steps", "buffer", "max_game_turns",
+                "torch_threads", "checkpoint_every"):
+        _positive(key, getattr(cfg, key))
+    _positive("max_minutes", cfg.max_minutes, zero_ok=True)
+    _positive("learning_rate", cfg.learning_rate)
+    if cfg.lr_end is not None:
+        _positive("lr_end", cfg.lr_end, zero_ok=True)
+    _unit("explore", cfg.explore)
+    if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
+        raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
+    pool = _pool(cfg.opponents)
+    for spec, _ in pool:
+        if spec != SELF:
+            _check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
+    ev = cfg.eval
+    _positive("eval.every", ev.every, zero_ok=True)
+    _positive("eval.games", ev.games)
+    _positive("eval.regret_games", ev.regret_games, zero_ok=True)
+    _seed("eval.seed", ev.seed)
+    opps = list(ev.opponents) if ev.opponents is not None else list(DEFAULT_EVAL_OPPONENTS)
+    if not opps:
+        raise ConfigError("eval.opponents: give at least one agent spec, e.g. [dicenow]")
+    for spec in opps:
+        _check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
+    cfg._regret_on = ev.regret_games > 0 and is_solvable(rules, cfg.n_players)
+    allowed = opps + (["regret"] if cfg._regret_on else [])
+    if ev.best_by is not None and ev.best_by not in allowed:
+        raise ConfigError(f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, allowed)}: choose one of "
+                          f"{', '.join(allowed)}")
+    cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
+    return cfg
+
+
+def parse_afterstate_config(data: Any, source: str = "config") -> AfterstateConfig:
+    try:
+        return _validate(_build(AfterstateConfig, data, ""))
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def load_afterstate_config(path: str | Path, overrides: list[str] = ()) -> AfterstateConfig:
+    path = Path(path)
+    data = apply_overrides(read_yaml(path), list(overrides), AfterstateConfig)
+    if data.get("name") is None:
+        data["name"] = path.stem
+    return parse_afterstate_config(data, source=f"config {str(path)!r}")
+
+
+def config_dict(cfg: AfterstateConfig) -> dict[str, Any]:
+    out = {}
+    for f in _public_fields(AfterstateConfig):
+        v = getattr(cfg, f.name)
+        out[f.name] = {g.name: getattr(v, g.name) for g in _public_fields(type(v))} if f.name == "eval" else v
+    out["rules"] = cfg.ruleset.to_dict()
+    return out
+
+
+# ----------------------------------------------------------------------------- the learner
+@dataclass
+class AfterstateResult:
+    run_dir: Path
+    turns: int
+    wall_seconds: float
+    best: dict | None
+    final: list[dict]
+    interrupted: bool
+
+
+class _Net:
+    """The torch twin of :class:`agents.afterstate.ValueNet` (the one that trains)."""
+
+    def __init__(self, n_in: int, hidden: list[int], n_out: int, lr: float):
+        import torch
+
+        self.torch = torch
+        sizes = [n_in, *hidden, n_out]
+        layers: list = []
+        for i in range(len(sizes) - 1):
+            layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+            if i < len(sizes) - 2:
+                layers.append(torch.nn.SiLU())
+        self.model = torch.nn.Sequential(*layers)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=lr)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        lin = [m for m in self.model if isinstance(m, self.torch.nn.Linear)]
+        out = {}
+        for i, m in enumerate(lin):
+            out[f"w{i}"] = m.weight.detach().numpy().T.copy()
+            out[f"b{i}"] = m.bias.detach().numpy().copy()
+        return out
+
+    def step(self, X: np.ndarray, Y: np.ndarray, lr: float) -> float:
+        torch = self.torch
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        logits = self.model(torch.from_numpy(X))
+        loss = -(torch.from_numpy(Y) * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+class AfterstateTrainer:
+    def __init__(self, cfg: AfterstateConfig, run_dir: Path, log: Callable[[str], None] = print):
+        import torch
+
+        self.cfg, self.run_dir, self.log = cfg, run_dir, log
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.rules, N = cfg.ruleset, cfg.n_players
+        self.F = n_features(N)
+        self.net = _Net(self.F, cfg.hidden, N, cfg.learning_rate)
+        self.value = ValueNet(self.net.weights())
+        self.rng = np.random.default_rng(cfg.seed)
+        self.X = np.zeros((cfg.buffer, self.F), dtype=np.float32)
+        self.Y = np.zeros((cfg.buffer, N), dtype=np.float32)
+        self.size = self.ptr = 0
+        self.turns = self.games = self.abandoned = 0
+        self.since_train = 0
+        self.seconds = 0.0
+        self.next_eval = cfg.eval.every or None
+        self.next_ckpt = cfg.checkpoint_every
+        self.best: dict | None = None
+        self.losses: list[float] = []
+        self.bots = {spec: make_agent(spec) for spec, _ in cfg._pool if spec != SELF}
+        self.writer = None
+
+    # ------------------------------------------------------------------ state
+    def meta(self) -> dict[str, Any]:
+        cfg = self.cfg
+        return checkpoint_meta(self.rules, cfg.n_players, hidden=cfg.hidden,
+                               opponents_learn=all(s == SELF for s, _ in cfg._pool), turns=self.turns,
+                               run=cfg.name)
+
+    def agent(self) -> AfterstateAgent:
+        return AfterstateAgent(ValueNet(self.net.weights()), self.meta(), f"afterstate:{self.cfg.name}")
+
+    def save_state(self) -> None:
+        torch = self.net.torch
+        buf = io.BytesIO()
+        torch.save({"model": self.net.model.state_dict(), "opt": self.net.opt.state_dict(),
+                    "X": self.X[:self.size].copy(), "Y": self.Y[:self.size].copy(), "ptr": self.ptr,
+                    "turns": self.turns, "games": self.games, "abandoned": self.abandoned,
+                    "since_train": self.since_train, "seconds": self.seconds, "next_eval": self.next_eval,
+                    "next_ckpt": self.next_ckpt, "best": self.best, "rng": self.rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(), "meta": self.meta()}, buf)
+        atomic_write_bytes(self.run_dir / "state.pt", buf.getvalue())
+        save_checkpoint(self.run_dir / "last.npz", self.net.weights(), self.meta())
+
+    def load_state(self) -> None:
+        torch = self.net.torch
+        path = self.run_dir / "state.pt"
+        try:
+            s = torch.load(path, weights_only=False)
+        except Exception as e:
+            raise RunError(f"{path}: cannot read the training state ({type(e).__name__}: {e}); start over with "
+                           f"tenk train --config ... --force {self.run_dir}") from None
+        m = s["meta"]
+        if m["ruleset_hash"] != self.rules.hash or m["n_players"] != self.cfg.n_players or \
+                m["hidden"] != list(self.cfg.hidden):
+            raise RunError(f"{path} was trained for {m['ruleset_name']!r} ({m['ruleset_hash']}), {m['n_players']} "
+                           f"players, hidden {m['hidden']}; the config says otherwise. Keep the game and the net "
+                           "of a run when resuming it")
+        self.net.model.load_state_dict(s["model"])
+        self.net.opt.load_state_dict(s["opt"])
+        n = len(s["X"])
+        self.X[:n], self.Y[:n] = s["X"][-self.cfg.buffer:], s["Y"][-self.cfg.buffer:]
+        self.size, self.ptr = min(n, self.cfg.buffer), s["ptr"] % self.cfg.buffer
+        for k in ("turns", "games", "abandoned", "since_train", "seconds", "next_eval", "next_ckpt", "best"):
+            setattr(self, k, s[k])
+        self.rng.bit_generator.state = s["rng"]
+        torch.set_rng_state(s["torch_rng"])
+        self.value = ValueNet(self.net.weights())
+
+    # ------------------------------------------------------------------ learning
+    def _add(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.X[self.ptr], self.Y[self.ptr] = x, y
+        self.ptr = (self.ptr + 1) % self.cfg.buffer
+        self.size = min(self.size + 1, self.cfg.buffer)
+        self.since_train += 1
+        if self.since_train >= self.cfg.train_every:
+            self.since_train = 0
+            self._train()
+
+    def _lr(self) -> float:
+        cfg = self.cfg
+        if cfg.lr_end is None:
+            return cfg.learning_rate
+        frac = min(1.0, self.turns / cfg.total_turns)
+        return cfg.learning_rate + (cfg.lr_end - cfg.learning_rate) * frac
+
+    def _train(self) -> None:
+        cfg, lr = self.cfg, self._lr()
+        for _ in range(cfg.grad_steps):
+            idx = self.rng.integers(self.size, size=min(cfg.batch_size, self.size))
+            self.losses.append(self.net.step(self.X[idx], self.Y[idx], lr))
+        self.value = ValueNet(self.net.weights())
+
+    def play_game(self) -> None:
+        cfg, N, rng = self.cfg, self.cfg.n_players, self.rng
+        specs, probs = zip(*cfg._pool)
+        seats = [SELF] * N
+        me = int(rng.integers(N))
+        for s in range(N):
+            if s != me:
+                seats[s] = specs[int(rng.choice(len(specs), p=probs))]
+        learner = tuple(s == SELF for s in seats)
+        g = Game(self.rules, N, record=False)
+        pending: list[tuple[np.ndarray, int]] = []   # bot turns waiting for the position they lead to
+        while not g.over and g.turn <= cfg.max_game_turns:
+            if g.phase == Phase.ORDER:
+                g.roll(rng.integers(1, 7, size=g.dice_to_roll))
+                continue
+            p = g.current
+            x = position_features(g, learner)
+            if pending:
+                v = self.value(x[None])[0]
+                for xb, pb in pending:
+                    self._add(xb, np.roll(v, (p - pb) % N))
+                pending = []
+            if learner[p]:
+                plan = plan_turn(g, self.value, learner)
+                self._add(x, plan.value.astype(np.float32))
+                self.turns += 1
+                bot = None
+            else:
+                pending.append((x, p))
+                bot = self.bots[seats[p]]
+            turn = g.turn
+            while not g.over and g.turn == turn:
+                if g.phase == Phase.ROLL:
+                    g.roll(rng.integers(1, 7, size=g.dice_to_roll))
+                elif g.phase == Phase.DECIDE:
+                    if bot is not None:
+                        g.act(*bot.decide(g, rng))
+                    elif cfg.explore and rng.random() < cfg.explore:
+                        moves = g.legal_moves()
+                        g.act(*moves[int(rng.integers(len(moves)))])
+                    else:
+                        g.act(*plan.pick(g))
+                else:
+                    raise RunError(f"unexpected phase {g.phase.name} in a training game")
+        if g.over:
+            for xb, pb in pending:
+                v = np.zeros(N, dtype=np.float32)
+                for w in g.winners:
+                    v[(w - pb) % N] = 1.0 / len(g.winners)
+                self._add(xb, v)
+            self.games += 1
+        else:
+            self.abandoned += 1
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, final: bool = False) -> list[dict]:
+        cfg, N = self.cfg, self.cfg.n_players
+        agent = self.agent()
+        rows = []
+        for opp in cfg._eval_opponents:
+            t0 = time.perf_counter()
+            if N == 2:
+                r = play_match(self.rules, agent, opp, cfg.eval.games, seed=cfg.eval.seed, backend="scalar")
+                wr, lo, hi, games = r.win_rate_a, r.ci_low, r.ci_high, r.games
+            else:
+                t = play_table(self.rules, [agent] + [opp] * (N - 1), cfg.eval.games, seed=cfg.eval.seed,
+                               backend="scalar")
+                wr, lo, hi, games = t.win_rate[0], t.ci_low[0], t.ci_high[0], t.games
+            rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
+                         "ci_high": hi, "seconds": round(time.perf_counter() - t0, 2)})
+            self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
+            self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
+            self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)
+            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {games} games")
+        _append_csv(self.run_dir / "eval.csv", EVAL_FIELDS, rows)
+        regret = None
+        if self.cfg._regret_on:
+            t0 = time.perf_counter()
+            rep = analyse(agent, self.rules, games=cfg.eval.regret_games, seed=cfg.eval.seed, workers=1, top=0).report
+            regret = rep.regret_per_game
+            for tag, v in (("eval/regret", rep.regret_per_game), ("eval/regret_ci_low", rep.regret_ci[0]),
+                           ("eval/regret_ci_high", rep.regret_ci[1]),
+                           ("eval/implied_win_rate/optimal", rep.implied_win_rate)):
+                self.writer.add_scalar(tag, float(v), self.turns)
+            _append_csv(self.run_dir / "regret.csv", REGRET_FIELDS, [{
+                "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
+                "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],
+                "implied_win_rate": rep.implied_win_rate, "seconds": round(time.perf_counter() - t0, 2)}])
+            self.log(f"  turns {self.turns:,}: regret {rep.regret_per_game:.4f} [{rep.regret_ci[0]:.4f}, "
+                     f"{rep.regret_ci[1]:.4f}] per game ({rep.implied_win_rate:.2%} vs optimal)")
+        self.writer.flush()
+        by = self.cfg.best_by
+        score = -regret if by == "regret" else next(r["win_rate"] for r in rows if r["opponent"] == by)
+        if self.best is None or score > self.best["score"]:
+            self.best = {"turns": self.turns, "by": by, "score": float(score)}
+            save_checkpoint(self.run_dir / "best.npz", self.net.weights(), self.meta())
+        return rows
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> AfterstateResult:
+        from torch.utils.tensorboard import SummaryWriter
+
+        cfg = self.cfg
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.turns or None)
+        start = session = time.perf_counter()
+        t_last, turns_last = start, self.turns
+        interrupted = False
+        with _Stop(self.log) as stop:
+            while self.turns < cfg.total_turns:
+                if self.next_eval is not None and self.turns >= self.next_eval:
+                    self.evaluate()
+                    self.next_eval = self.turns + cfg.eval.every
+                if self.turns >= self.next_ckpt:
+                    self.seconds += time.perf_counter() - start
+                    start = time.perf_counter()
+                    self.save_state()
+                    self.next_ckpt = self.turns + cfg.checkpoint_every
+                if stop.requested or (cfg.max_minutes and time.perf_counter() - session >= cfg.max_minutes * 60):
+                    interrupted = True
+                    break
+                self.play_game()
+                now = time.perf_counter()
+                if now - t_last > 30:
+                    self.writer.add_scalar("train/loss", float(np.mean(self.losses[-200:] or [0.0])), self.turns)
+                    self.writer.add_scalar("train/turns_per_second", (self.turns - turns_last) / (now - t_last),
+                                           self.turns)
+                    self.writer.add_scalar("train/games", self.games, self.turns)
+                    self.writer.add_scalar("train/abandoned_games", self.abandoned, self.turns)
+                    self.log(f"turns {self.turns:,} games {self.games:,} loss "
+                             f"{np.mean(self.losses[-200:] or [0.0]):.4f} "
+                             f"{(self.turns - turns_last) / (now - t_last):.0f} turns/s")
+                    t_last, turns_last = now, self.turns
+        self.seconds += time.perf_counter() - start
+        self.save_state()
+        final = [] if interrupted else self.evaluate(final=True)
+        self.writer.close()
+        atomic_write_text(self.run_dir / "done.yaml" if not interrupted else self.run_dir / "paused.yaml",
+                          yaml.safe_dump({"turns": self.turns, "seconds": round(self.seconds, 1), "best": self.best}))
+        return AfterstateResult(self.run_dir, self.turns, self.seconds, self.best, final, interrupted)
+
+
+def _append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
+    old = path.read_text() if path.is_file() else ""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
+    if not old:
+        w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    atomic_write_text(path, old + buf.getvalue())
+
+
+def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, force: str | Path | None = None,
+                     log: Callable[[str], None] = print) -> AfterstateResult:
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    with DirLock(run_dir, "run directory"):
+        if any(q.name != ".lock" for q in run_dir.iterdir()):
+            if force is None or Path(force).resolve() != run_dir.resolve():
+                raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
+                               f"`tenk train --resume {run_dir}`, start it over with `--force {run_dir}`, or pick "
+                               "another name with `--set name=NEW`")
+            for q in run_dir.iterdir():
+                if q.name != ".lock":
+                    (q.unlink() if q.is_file() else shutil.rmtree(q))
+        atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
+        atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
+            "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash,
+            "command": "tenk train " + " ".join(argv or []), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "versions": package_versions()}, sort_keys=False))
+        return AfterstateTrainer(cfg, run_dir, log).run()
+
+
+def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
+                      log: Callable[[str], None] = print) -> AfterstateResult:
+    run_dir = Path(run_dir)
+    data = apply_overrides(read_yaml(run_dir / "config.yaml"), list(overrides), AfterstateConfig)
+    cfg = parse_afterstate_config(data, source=f"{run_dir / 'config.yaml'}")
+    with DirLock(run_dir, "run directory"):
+        t = AfterstateTrainer(cfg, run_dir, log)
+        if (run_dir / "state.pt").is_file():
+            t.load_state()
+        return t.run()
