@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("zoo", help="list the trained agents shipped with tenk (agent spec zoo:NAME), or add one")
     s.add_argument("action", nargs="?", choices=("list", "add"), default="list",
                    help="list (default) or add CHECKPOINT NAME")
-    s.add_argument("checkpoint", nargs="?", help="add: a checkpoint written by tenk train (runs/NAME/best.zip)")
+    s.add_argument("checkpoint", nargs="?", help="add: a checkpoint written by tenk train (runs/NAME/best.zip, or best.npz "
+                                                      "of an afterstate run)")
     s.add_argument("name", nargs="?", help="add: the zoo name (letters, digits, '-', '_')")
     s.add_argument("--command", help="add: the command that trained it (recorded with the agent)")
     s.add_argument("--notes", help="add: a line on how it was trained")

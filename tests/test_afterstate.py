@@ -148,7 +148,7 @@ def test_rulesets_it_cannot_plan_are_refused():
         check_rules(C.replace(four_twos_lose_all=True, name="ftl"))
 
 
-TINY = {"algo": "afterstate", "rules": "classic", "n_players": 2, "total_turns": 300, "train_every": 64,
+TINY = {"algo": "afterstate", "rules": "classic", "n_players": 2, "total_turns": 300, "train_every": 64, "max_game_turns": 60,
         "grad_steps": 4, "hidden": [16], "checkpoint_every": 150,
         "eval": {"every": 200, "games": 4, "opponents": ["hold:300"], "regret_games": 0}}
 
@@ -182,7 +182,7 @@ def test_trains_checkpoints_resumes_and_loads_everywhere(tmp_path, capsys):
     r = play_match("classic", spec, "hold:300", 4, seed=1, backend="scalar")
     assert r.games == 4
     capsys.readouterr()
-    assert main(["evaluate", spec, "--opponents", "hold:300", "--games", "4"]) == 0
+    assert main(["evaluate", spec, "--opponents", "hold:300", "--games", "4", "--regret-games", "0"]) == 0
     assert "hold:300" in capsys.readouterr().out
     # another ruleset or player count is refused, naming both
     agent = make_afterstate(str(run / "best.npz"))

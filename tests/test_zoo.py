@@ -79,3 +79,25 @@ def test_tenk_zoo_lists_the_agents(capsys):
     assert main(["zoo"]) == 0
     out = capsys.readouterr().out
     assert "classic_ppo_demo" in out and "configs/ppo_demo.yaml" in out and "46.49%" in out
+
+
+def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
+    from agents.afterstate import AfterstateAgent, ValueNet, checkpoint_meta, n_features, save_checkpoint
+    from tenk_env.game import Game
+
+    rules = load_ruleset("classic")
+    rng = np.random.default_rng(0)
+    F = n_features(2)
+    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
+         "b1": rng.normal(size=2)}
+    ckpt = save_checkpoint(tmp_path / "best.npz", w, checkpoint_meta(rules, 2, hidden=[8], opponents_learn=True))
+    out = zoo.export(ckpt, "as_tiny", command="test", root=tmp_path / "zoo")
+    assert (out / "weights.npz").stat().st_size < 5_000
+    entry = zoo.entries(tmp_path / "zoo")[0]
+    assert entry.afterstate and "afterstate value net [8]" in entry.summary()
+    got = zoo.load("as_tiny", root=tmp_path / "zoo")
+    g = Game(rules, 2, record=False)
+    g.scores, g.on_board = [3000, 4500], [True, True]
+    assert np.array_equal(got.plan(g).V, AfterstateAgent.load(ckpt).plan(g).V)
+    with pytest.raises(AgentError, match="trained for ruleset 'classic'"):
+        got.check(PRESETS["zilch"], 2)

@@ -2,9 +2,10 @@
 
 Each entry is a folder ``agents/zoo/NAME/`` with
 
-* ``weights.npz``: the actor of the policy only (the layers that turn an observation into
-  action logits; no value network, no optimizer state), so an entry stays far below 1 MB
-  and loads without torch;
+* ``weights.npz``: for a PPO agent the actor of the policy only (the layers that turn an
+  observation into action logits; no value network, no optimizer state); for an afterstate
+  agent (:mod:`agents.afterstate`) its value net. An entry stays far below 1 MB and loads
+  without torch;
 * ``agent.yaml``: what the agent plays (the checkpoint's metadata: ruleset and its hash,
   player count, observation version, policy head), how it was trained (``command``,
   ``config``, steps, the checkpoint's sha256) and its measured strength, each figure with
@@ -25,6 +26,8 @@ from typing import Any, Mapping
 import numpy as np
 import yaml
 
+from agents.afterstate import FORMAT as AFTERSTATE_FORMAT
+from agents.afterstate import AfterstateAgent, ValueNet, read_checkpoint
 from agents.ppo import CheckpointError, PPOAgent, _Actor, read_meta, read_weights
 from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.registry import AgentError
@@ -47,8 +50,15 @@ class ZooEntry:
     def meta(self) -> dict[str, Any]:
         return self.card["meta"]
 
+    @property
+    def afterstate(self) -> bool:
+        return self.meta.get("format") == AFTERSTATE_FORMAT
+
     def summary(self) -> str:
         m = self.meta
+        if self.afterstate:
+            return (f"{m['ruleset_name']}, {m['n_players']} players, afterstate value net {m['hidden']} + turn "
+                    f"expectimax, {m.get('turns', 0):,} learner turns")
         return (f"{m['ruleset_name']}, {m['n_players']} players, {m.get('policy', 'mlp')} head, "
                 f"{m.get('num_timesteps', 0):,} steps")
 
@@ -69,8 +79,8 @@ def entries(root: Path = ZOO_DIR) -> list[ZooEntry]:
     return [_entry(p) for p in sorted(root.iterdir()) if (p / "agent.yaml").is_file()]
 
 
-def load(name: str, root: Path = ZOO_DIR) -> PPOAgent:
-    """The zoo agent ``name`` (greedy, as every PPOAgent)."""
+def load(name: str, root: Path = ZOO_DIR) -> "PPOAgent | AfterstateAgent":
+    """The zoo agent ``name`` (deterministic: PPO agents play greedily)."""
     names = [e.name for e in entries(root)]
     if name not in names:
         raise AgentError(f"no zoo agent {name!r}{did_you_mean(name, names)}; the zoo has: "
@@ -78,10 +88,12 @@ def load(name: str, root: Path = ZOO_DIR) -> PPOAgent:
     e = _entry(root / name)
     with np.load(e.path / "weights.npz") as z:
         sd = {k: z[k] for k in z.files}
+    if e.afterstate:
+        return AfterstateAgent(ValueNet(sd), e.meta, f"zoo:{name}")
     return PPOAgent(_Actor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
 
 
-def make_zoo(arg: str | None) -> PPOAgent:
+def make_zoo(arg: str | None) -> "PPOAgent | AfterstateAgent":
     """The ``zoo:NAME`` agent spec."""
     if not arg:
         names = ", ".join(e.name for e in entries()) or "(nothing)"
@@ -91,18 +103,23 @@ def make_zoo(arg: str | None) -> PPOAgent:
 
 def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
            strength: Mapping[str, Any] | None = None, root: Path = ZOO_DIR, force: bool = False) -> Path:
-    """Make the zoo entry ``name`` from a ``tenk train`` checkpoint: its actor's weights and a
-    card saying what it plays, how it was made and how strong it is."""
+    """Make the zoo entry ``name`` from a ``tenk train`` checkpoint (PPO .zip or afterstate
+    .npz): the weights that play and a card saying what it plays, how it was made and how
+    strong it is."""
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise AgentError(f"zoo name {name!r}: use letters, digits, '-' and '_'")
     checkpoint = Path(checkpoint)
-    meta = read_meta(checkpoint)
-    sd = read_weights(checkpoint)
-    actor = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)).astype(np.float32)
-             for k, v in sd.items() if k.startswith(_ACTOR_KEYS)}
-    if not actor:
-        raise CheckpointError(f"checkpoint {str(checkpoint)!r}: no actor weights ({', '.join(_ACTOR_KEYS)}...)")
-    _Actor.from_state_dict(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses what the agent cannot play
+    if checkpoint.suffix == ".npz":  # an afterstate checkpoint: the value net is the whole agent
+        actor, meta = read_checkpoint(checkpoint)
+        AfterstateAgent(ValueNet(actor), meta, f"checkpoint {str(checkpoint)!r}")  # refuses a net that does not fit
+    else:
+        meta = read_meta(checkpoint)
+        sd = read_weights(checkpoint)
+        actor = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)).astype(np.float32)
+                 for k, v in sd.items() if k.startswith(_ACTOR_KEYS)}
+        if not actor:
+            raise CheckpointError(f"checkpoint {str(checkpoint)!r}: no actor weights ({', '.join(_ACTOR_KEYS)}...)")
+        _Actor.from_state_dict(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses what it cannot play
     out = root / name
     if out.exists() and not force:
         raise AgentError(f"zoo entry {name!r} exists ({out}); pick another name or replace it with --force")

@@ -84,6 +84,9 @@ class AfterstateConfig:
     train_every: int = _help("new targets between training phases", 256)
     grad_steps: int = _help("gradient steps per training phase", 8)
     buffer: int = _help("replay buffer size (the newest targets)", 100_000)
+    lam: float = _help("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
+                       "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)", 0.7)
+    lam_end: Union[float, None] = _help("anneal lam linearly to this by total_turns (null: constant)", 0.0)
     explore: float = _help("chance that a learner decision is a uniformly random legal move (the target stays the "
                            "planned value; this only widens the positions visited)", 0.02)
     max_game_turns: int = _help("a training game still running after this many turns is abandoned (an untrained "
@@ -129,6 +132,9 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     if cfg.lr_end is not None:
         _positive("lr_end", cfg.lr_end, zero_ok=True)
     _unit("explore", cfg.explore)
+    _unit("lam", cfg.lam)
+    if cfg.lam_end is not None:
+        _unit("lam_end", cfg.lam_end)
     if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
         raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
     pool = _pool(cfg.opponents)
@@ -321,7 +327,14 @@ class AfterstateTrainer:
             self.losses.append(self.net.step(self.X[idx], self.Y[idx], lr))
         self.value = ValueNet(self.net.weights())
 
+    def _lam(self) -> float:
+        cfg = self.cfg
+        if cfg.lam_end is None:
+            return cfg.lam
+        return cfg.lam + (cfg.lam_end - cfg.lam) * min(1.0, self.turns / cfg.total_turns)
+
     def play_game(self) -> None:
+        """One training game; its positions' targets go to the buffer when it ends."""
         cfg, N, rng = self.cfg, self.cfg.n_players, self.rng
         specs, probs = zip(*cfg._pool)
         seats = [SELF] * N
@@ -331,25 +344,21 @@ class AfterstateTrainer:
                 seats[s] = specs[int(rng.choice(len(specs), p=probs))]
         learner = tuple(s == SELF for s in seats)
         g = Game(self.rules, N, record=False)
-        pending: list[tuple[np.ndarray, int]] = []   # bot turns waiting for the position they lead to
+        # (features, the plan's backup or None for a bot's turn, mover) of every turn start
+        traj: list[tuple[np.ndarray, np.ndarray | None, int]] = []
         while not g.over and g.turn <= cfg.max_game_turns:
             if g.phase == Phase.ORDER:
                 g.roll(rng.integers(1, 7, size=g.dice_to_roll))
                 continue
             p = g.current
             x = position_features(g, learner)
-            if pending:
-                v = self.value(x[None])[0]
-                for xb, pb in pending:
-                    self._add(xb, np.roll(v, (p - pb) % N))
-                pending = []
             if learner[p]:
                 plan = plan_turn(g, self.value, learner)
-                self._add(x, plan.value.astype(np.float32))
+                traj.append((x, plan.value, p))
                 self.turns += 1
                 bot = None
             else:
-                pending.append((x, p))
+                traj.append((x, None, p))
                 bot = self.bots[seats[p]]
             turn = g.turn
             while not g.over and g.turn == turn:
@@ -365,15 +374,21 @@ class AfterstateTrainer:
                         g.act(*plan.pick(g))
                 else:
                     raise RunError(f"unexpected phase {g.phase.name} in a training game")
+        # lambda-returns, seats absolute: G = (1 - lam) * backup + lam * G(next); a bot's turn
+        # passes G on; the game's result (or the net's value of where it was abandoned) ends it
         if g.over:
-            for xb, pb in pending:
-                v = np.zeros(N, dtype=np.float32)
-                for w in g.winners:
-                    v[(w - pb) % N] = 1.0 / len(g.winners)
-                self._add(xb, v)
+            G = np.zeros(N)
+            for w in g.winners:
+                G[w] = 1.0 / len(g.winners)
             self.games += 1
         else:
+            G = np.roll(self.value(position_features(g, learner)[None])[0], g.current)
             self.abandoned += 1
+        lam = self._lam()
+        for x, backup, p in reversed(traj):
+            if backup is not None:
+                G = (1.0 - lam) * np.roll(backup, p) + lam * G
+            self._add(x, G[(p + np.arange(N)) % N].astype(np.float32))
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, final: bool = False) -> list[dict]:

@@ -1,0 +1,27 @@
+"""tenk ffa: an agent and each baseline bot in the same seat of the same free-for-all tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.match import play_table
+from scripts.cli import main
+from scripts.cmd_ffa import ffa
+from tenk_env.rules import PRESETS
+
+
+def test_each_row_is_the_table_with_that_agent_in_seat_0():
+    rules = PRESETS["classic"]
+    rows = ffa(rules, "hold:350", 3, ["dicenow", "maxscore"], ["greedy", "hold:350"], 6, seed=3)
+    assert [label for label, _ in rows] == ["hold:350", "greedy"]  # the agent is not repeated as a baseline
+    for label, r in rows:
+        want = play_table(rules, [label, "dicenow", "maxscore"], 6, 3)
+        assert r.games == 6 and r.win_rate == want.win_rate and r.ci_low == want.ci_low
+
+
+def test_tenk_ffa_prints_the_verdict_and_refuses_a_wrong_table(capsys):
+    assert main(["ffa", "dicenow", "--players", "3", "--games", "6", "--baselines", "random", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "dicenow" in out and "random" in out and "every baseline" in out
+    assert main(["ffa", "dicenow", "--players", "4", "--opponents", "maxscore", "--games", "4"]) == 2
+    assert "a 4-player table needs 3 opponents (got 1: maxscore)" in capsys.readouterr().out
