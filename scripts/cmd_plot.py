@@ -42,7 +42,7 @@ def read_scalars(tb_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]
     return out
 
 
-def _steps_axis(ax) -> None:
+def _steps_axis(ax, label: str = "training steps (learner decisions)") -> None:
     from matplotlib.ticker import FuncFormatter
 
     def fmt(x, _):
@@ -53,7 +53,7 @@ def _steps_axis(ax) -> None:
         return f"{x:g}"
 
     ax.xaxis.set_major_formatter(FuncFormatter(fmt))
-    ax.set_xlabel("training steps (learner decisions)")
+    ax.set_xlabel(label)
     ax.grid(True, alpha=0.3)
 
 
@@ -65,6 +65,9 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
 
     run_dir = Path(run_dir)
     s = read_scalars(run_dir / "tb")
+    # afterstate runs (scripts/train/afterstate.py) count learner turns, PPO runs decisions
+    turns = any(tag.startswith("train/turns") for tag in s)
+    xlabel = "learner turns (afterstate training)" if turns else "training steps (learner decisions)"
     out_dir = Path(out_dir) if out_dir else run_dir / "plots"
     written = []
 
@@ -104,7 +107,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
                                     alpha=0.18, lw=0)
         for a in (ax, az):
             a.axhline(0.5, color="grey", lw=0.8, ls="--")
-            _steps_axis(a)
+            _steps_axis(a, xlabel)
         ax.set_ylim(0, 1)
         ax.set_ylabel("win rate (seat-balanced match, 95% interval)")
         ax.set_title(f"{name}: evaluation win rates")
@@ -127,7 +130,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
         ax.set_ylabel("win probability given away per game (points)")
         ax.set_title(f"{name}: exact regret against perfect play")
         ax.legend(fontsize=9)
-        _steps_axis(ax)
+        _steps_axis(ax, xlabel)
         save(fig, "regret.png")
 
     panels = [("game/points_per_turn", "points per turn"), ("game/bust_rate", "bust rate"),
@@ -143,7 +146,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
                 ax.plot(*s[rt], lw=0.8, alpha=0.7, label="training games")
             ax.set_title(label)
             ax.legend(fontsize=8)
-            _steps_axis(ax)
+            _steps_axis(ax, xlabel)
         fig.suptitle(f"{name}: game statistics")
         fig.tight_layout()
         save(fig, "game.png")
@@ -164,7 +167,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
             else:
                 ax.plot(*s[tag], lw=0.9)
                 ax.set_title(tag)
-            _steps_axis(ax)
+            _steps_axis(ax, xlabel)
         for ax in list(axes.flat)[len(train_tags):]:
             ax.axis("off")
         fig.suptitle(f"{name}: training")

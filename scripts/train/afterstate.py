@@ -36,7 +36,7 @@ from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, check
 from agents.analysis import analyse
 from agents.base import make_agent
 from agents.match import play_match, play_table
-from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, _build, _check_agent, _choice, _help,
+from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice, _help,
                                   _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
 from scripts.train.trainer import RunError, _Stop, package_versions, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
@@ -66,12 +66,8 @@ class AfterstateEvalConfig:
 
 
 @dataclass
-class AfterstateConfig:
+class AfterstateConfig(RunConfig):
     algo: str = _help("the learner family: afterstate (this file); configs without it train PPO", ALGO)
-    name: Union[str, None] = _help("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
-    runs_dir: str = _help("where run directories go", "runs")
-    rules: Any = _help("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
-    n_players: int = _help("players per game", 2)
     seed: int = _help("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
     total_turns: int = _help("learner turns to train for (one regression target each)", 300_000)
     max_minutes: float = _help("end this session after this much wall time (0: no limit); --resume continues", 0.0)

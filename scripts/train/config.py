@@ -29,7 +29,7 @@ from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 from tenk_env.solve import SolverError, check_game_rules
 from tenk_env.solve.game import is_solvable
 
-__all__ = ["ConfigError", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
+__all__ = ["ConfigError", "RunConfig", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
            "CheckpointConfig", "load_config", "parse_config", "apply_overrides", "config_to_dict",
            "SELF", "DEFAULT_EVAL_OPPONENTS", "BACKENDS"]
 
@@ -130,11 +130,17 @@ class CheckpointConfig:
 
 
 @dataclass
-class TrainConfig:
+class RunConfig:
+    """The keys every training config starts with (PPO's and the afterstate family's)."""
+
     name: Union[str, None] = _help("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
     runs_dir: str = _help("where run directories go", "runs")
     rules: Any = _help("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
     n_players: int = _help("players per game", 2)
+
+
+@dataclass
+class TrainConfig(RunConfig):
     seed: int = _help("seed of the networks, the training dice and the opponent draws", 0)
     total_steps: int = _help("learner decisions to train for", 1_000_000)
     opponents: Any = _help("opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
