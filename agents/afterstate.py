@@ -31,7 +31,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -43,7 +42,7 @@ from tenk_env.io import atomic_write_bytes
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import BUST, P_MAXROLLS, SolverError, Spec, build_spec
+from tenk_env.solve._spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import optimal_values
 from tenk_env.tables import Keep
@@ -185,9 +184,9 @@ def _outcome(c: Game, p: int) -> np.ndarray:
 
 @dataclass
 class _Ends:
-    """How a turn can end, from the mover's turn start: for each bank total T (units) either
-    the next position (row of ``X``) or a finished game (``terminal``, the outcome in
-    ``out``); the positions after a bust and after a forfeit likewise (their own rows)."""
+    """How a turn can end, from the mover's turn start: for each bank total T (units), then a
+    bust (index L) and a forfeit (L + 1), either the next position (row ``row[i]`` of ``X``)
+    or a finished game (``row[i] == -1``, its result in ``out[i]``)."""
 
     X: np.ndarray            # (rows, F) features of the non-terminal next positions
     row: np.ndarray          # (L + 2,) row of X, or -1 for a finished game

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.analysis import KINDS, _check, analyse, check_out_dir, default_out_dir, write_outputs
-from agents.ppo import read_meta
+from agents.base import make_agent
 from scripts.args import seed_arg
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
@@ -26,9 +26,10 @@ from tenk_env.solve import cache_dir
 def _rules_for(spec: str, rules: str | None):
     if rules:
         return load_ruleset(rules)
-    if spec.startswith("ppo:"):
-        # a checkpoint plays the ruleset it was trained on
-        return Ruleset.from_dict(read_meta(spec[4:])["ruleset"], source=f"checkpoint {spec[4:]}")
+    # a trained agent (a checkpoint, a zoo entry) plays the ruleset it was trained on
+    meta = getattr(make_agent(spec), "meta", None)
+    if isinstance(meta, dict) and "ruleset" in meta:
+        return Ruleset.from_dict(meta["ruleset"], source=spec)
     return load_ruleset("classic")
 
 
@@ -93,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "each of its decisions with its exact regret (win probability given away). "
                                    "2-player rulesets the game solver covers.")
     s.add_argument("spec", help="agent spec: dicenow, hold:300, maxscore, ppo:runs/NAME/best.zip, ...")
-    s.add_argument("--rules", help="ruleset preset or YAML (default: classic; a ppo checkpoint: its own)")
+    s.add_argument("--rules", help="ruleset preset or YAML (default: classic; a trained agent: its own)")
     s.add_argument("--games", type=int, default=1000, help="games, half in each seat (default 1000)")
     s.add_argument("--seed", type=seed_arg, default=0,
                    help="dice seed: deal d has the dice of `tenk evaluate`'s deal d under the same seed (default 0)")

@@ -83,6 +83,9 @@ class AfterstateConfig(RunConfig):
     lam: float = _help("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
                        "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)", 0.7)
     lam_end: Union[float, None] = _help("anneal lam linearly to this by total_turns (null: constant)", 0.0)
+    other_seats: str = _help("with 3 or more players, the backup of the seats not moving: plan (their chances under "
+                             "the mover's plan, one more turn evaluation per seat) or net (the net's own estimate, "
+                             "scaled to what the mover's backup leaves: one evaluation per turn in all)", "plan")
     explore: float = _help("chance that a learner decision is a uniformly random legal move (the target stays the "
                            "planned value; this only widens the positions visited)", 0.02)
     max_game_turns: int = _help("a training game still running after this many turns is abandoned (an untrained "
@@ -128,6 +131,7 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     if cfg.lr_end is not None:
         _positive("lr_end", cfg.lr_end, zero_ok=True)
     _unit("explore", cfg.explore)
+    _choice("other_seats", cfg.other_seats, ("plan", "net"))
     _unit("lam", cfg.lam)
     if cfg.lam_end is not None:
         _unit("lam_end", cfg.lam_end)
@@ -349,8 +353,12 @@ class AfterstateTrainer:
             p = g.current
             x = position_features(g, learner)
             if learner[p]:
-                plan = plan_turn(g, self.value, learner)
-                traj.append((x, plan.value, p))
+                plan = plan_turn(g, self.value, learner, all_seats=cfg.other_seats == "plan")
+                backup = plan.value
+                if N > 2 and cfg.other_seats == "net":
+                    est = self.value(x[None])[0, 1:]
+                    backup = np.concatenate([backup[:1], est * ((1.0 - backup[0]) / max(est.sum(), 1e-12))])
+                traj.append((x, backup, p))
                 self.turns += 1
                 bot = None
             else:
