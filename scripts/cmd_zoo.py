@@ -24,6 +24,14 @@ def _figure(strength: dict) -> str:
     for k, v in strength.get("win_rates", {}).items():
         lo, hi = v["ci95"]
         parts.append(f"vs {k} {v['value']:.2%} [{lo:.2%}, {hi:.2%}] ({v['games']:,} games)")
+    f = strength.get("free_for_all")
+    if f:
+        lo, hi = f["win_share"]["ci95"]
+        best = max(f["baselines_in_the_same_seat"].items(), key=lambda kv: kv[1]["value"], default=None)
+        parts.append(f"{f['players']}-player win share {f['win_share']['value']:.2%} [{lo:.2%}, {hi:.2%}] against "
+                     f"{', '.join(f['opponents'])} ({f['games']:,} games)"
+                     + (f"; best bot in its seat {best[0]} {best[1]['value']:.2%} [{best[1]['ci95'][0]:.2%}, "
+                        f"{best[1]['ci95'][1]:.2%}]" if best else ""))
     return "; ".join(parts) or "(not measured)"
 
 

@@ -38,7 +38,7 @@ from agents.base import make_agent
 from agents.match import play_match, play_table
 from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice, _help,
                                   _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
-from scripts.train.trainer import RunError, _Stop, package_versions, tag_name
+from scripts.train.trainer import LinearSchedule, RunError, _Stop, package_versions, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
@@ -313,25 +313,18 @@ class AfterstateTrainer:
             self.since_train = 0
             self._train()
 
-    def _lr(self) -> float:
-        cfg = self.cfg
-        if cfg.lr_end is None:
-            return cfg.learning_rate
-        frac = min(1.0, self.turns / cfg.total_turns)
-        return cfg.learning_rate + (cfg.lr_end - cfg.learning_rate) * frac
+    def _anneal(self, start: float, end: float | None) -> float:
+        """``start`` moved linearly to ``end`` by total_turns (constant when ``end`` is None)."""
+        if end is None:
+            return start
+        return LinearSchedule(start, end)(1.0 - min(1.0, self.turns / self.cfg.total_turns))
 
     def _train(self) -> None:
-        cfg, lr = self.cfg, self._lr()
+        cfg, lr = self.cfg, self._anneal(self.cfg.learning_rate, self.cfg.lr_end)
         for _ in range(cfg.grad_steps):
             idx = self.rng.integers(self.size, size=min(cfg.batch_size, self.size))
             self.losses.append(self.net.step(self.X[idx], self.Y[idx], lr))
         self.value = ValueNet(self.net.weights())
-
-    def _lam(self) -> float:
-        cfg = self.cfg
-        if cfg.lam_end is None:
-            return cfg.lam
-        return cfg.lam + (cfg.lam_end - cfg.lam) * min(1.0, self.turns / cfg.total_turns)
 
     def play_game(self) -> None:
         """One training game; its positions' targets go to the buffer when it ends."""
@@ -388,7 +381,7 @@ class AfterstateTrainer:
         else:
             G = np.roll(self.value(position_features(g, learner)[None])[0], g.current)
             self.abandoned += 1
-        lam = self._lam()
+        lam = self._anneal(cfg.lam, cfg.lam_end)
         for x, backup, p in reversed(traj):
             if backup is not None:
                 G = (1.0 - lam) * np.roll(backup, p) + lam * G
