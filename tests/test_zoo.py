@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import zoo
-from agents.match import play_match
+from agents.match import play_match, play_table
 from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, write_checkpoint
 from scripts.cli import main
 from tenk_env.registry import AgentError, make_policy
@@ -35,6 +35,9 @@ def test_every_zoo_agent_loads_plays_and_is_small(entry):
     if n == 2:
         r = play_match(rules, agent, "hold:300", 40, seed=1)
         assert r.games == 40 and r.win_rate_a > 0.5  # a trained agent, not noise
+    else:
+        t = play_table(rules, [agent] + ["hold:300"] * (n - 1), 2 * n, seed=1)
+        assert t.games == 2 * n and t.mean_score[0] > 5000  # it banks and scores like a player, not noise
     for key in ("command", "strength", "checkpoint"):
         assert entry.card.get(key), f"{entry.name}: agent.yaml lacks {key!r}"
 
