@@ -225,3 +225,11 @@ def test_bad_input_is_refused_clearly(tmp_path):
     train_afterstate(load_afterstate_config(path), log=lambda s: None)
     with pytest.raises(Exception, match="already holds a run"):
         train_afterstate(load_afterstate_config(path), log=lambda s: None)
+    run = tmp_path / "runs" / "again"
+    (run / "notes.txt").write_text("mine")
+    with pytest.raises(Exception, match="holds notes.txt.*nothing was deleted"):
+        train_afterstate(load_afterstate_config(path), force=run, log=lambda s: None)
+    assert (run / "notes.txt").read_text() == "mine" and (run / "last.npz").is_file()
+    (run / "notes.txt").unlink()
+    res = train_afterstate(load_afterstate_config(path), force=run, log=lambda s: None)
+    assert res.turns >= 40 and (run / "last.npz").is_file()

@@ -48,6 +48,9 @@ __all__ = ["AfterstateConfig", "load_afterstate_config", "train_afterstate", "re
 
 ALGO = "afterstate"
 EVAL_FIELDS = ["turns", "opponent", "games", "win_rate", "ci_low", "ci_high", "seconds"]
+#: what an afterstate run directory holds (--force deletes only these)
+RUN_ENTRIES = {"config.yaml", "run.yaml", "tb", "eval.csv", "regret.csv", "best.npz", "last.npz", "state.pt",
+               "done.yaml", "paused.yaml"}
 REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate", "seconds"]
 
 
@@ -494,9 +497,18 @@ def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, fo
                 raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
                                f"`tenk train --resume {run_dir}`, start it over with `--force {run_dir}`, or pick "
                                "another name with `--set name=NEW`")
-            for q in run_dir.iterdir():
-                if q.name != ".lock":
-                    (q.unlink() if q.is_file() else shutil.rmtree(q))
+            held = [q for q in run_dir.iterdir() if q.name != ".lock"]
+            strange = [q.name for q in held if q.name not in RUN_ENTRIES and not q.name.endswith(".tmp")]
+            if strange:
+                raise RunError(f"--force {run_dir}: the directory holds {', '.join(sorted(strange)[:5])}, which an "
+                               "afterstate run does not write; nothing was deleted. Move them out, or pick another "
+                               "name with --set name=NEW")
+            log(f"--force: deleting the run in {run_dir}: {', '.join(sorted(q.name for q in held))}")
+            for q in held:
+                if q.is_dir():
+                    shutil.rmtree(q)
+                else:
+                    q.unlink()
         atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
         atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
             "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash,
