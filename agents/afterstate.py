@@ -18,8 +18,9 @@ game. This family learns that worth and plans the rest:
 * **Learning** (``scripts/train/afterstate.py``): from the positions its games visit, the
   agent regresses ``v(x)`` on that one-turn expectimax backup of its own values (TD with
   full expectations over the turn; real-time dynamic programming over visited states).
-  Positions where a fixed bot moves get the sampled TD(0) target ``v(next position)``.
-  Nothing comes from the game solver: the solver only measures the result.
+  The targets are lambda-returns over those backups, from the game's result, a fixed bot's
+  turn passing them on. Nothing comes from the game solver: the solver only measures the
+  result.
 
 Which position follows a turn end is asked of :class:`tenk_env.game.Game` itself (a copy
 banks or busts), so the end-of-game rules have one source. Rulesets the turn kernel does
@@ -48,7 +49,8 @@ from tenk_env.solve.regret import optimal_values
 from tenk_env.tables import Keep
 
 __all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPlan", "plan_turn", "features_of",
-           "n_features", "check_rules", "AfterstateAgent", "save_checkpoint", "read_checkpoint", "make_afterstate"]
+           "n_features", "check_rules", "win_shares", "AfterstateAgent", "save_checkpoint", "read_checkpoint",
+           "make_afterstate"]
 
 #: bump when :func:`features_of` changes: a checkpoint of another version is refused
 FEATURES_VERSION = 1
@@ -62,6 +64,16 @@ class AfterstateError(AgentError):
     """A checkpoint or ruleset the afterstate agent cannot use; the message says why."""
 
 
+_SPECS: dict[str, Spec] = {}
+
+
+def _spec(rules: Ruleset) -> Spec:
+    """The solvers' arrays of ``rules``, built once per process."""
+    if rules.hash not in _SPECS:
+        _SPECS[rules.hash] = build_spec(rules, for_game=True)
+    return _SPECS[rules.hash]
+
+
 def check_rules(rules: Ruleset) -> None:
     """Raise :class:`AfterstateError` for rules whose turn ends the planner cannot value."""
     why = None
@@ -73,7 +85,7 @@ def check_rules(rules: Ruleset) -> None:
         raise AfterstateError(f"ruleset {rules.name!r}: the afterstate agent does not play it: {why} "
                               "(the turn planner does not model it); use a ppo agent for this ruleset")
     try:
-        build_spec(rules, for_game=True)
+        _spec(rules)
     except SolverError as e:
         raise AfterstateError(f"the afterstate agent does not play this ruleset: {e}") from None
 
@@ -173,8 +185,8 @@ def _clone(game: Game) -> Game:
     return c
 
 
-def _outcome(c: Game, p: int) -> np.ndarray:
-    """A finished copy's result as shares of the win, seats in turn order from ``p``."""
+def win_shares(c: Game, p: int) -> np.ndarray:
+    """A finished game's result as shares of the win, seats in turn order from ``p``."""
     N = c.n_players
     v = np.zeros(N)
     for w in c.winners:
@@ -263,7 +275,7 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _
             c._close_turn()
             seg = idx[(idx >= start) & (idx < stop)]
             if c.over:
-                out[seg] = _outcome(c, p)
+                out[seg] = win_shares(c, p)
             else:  # a total too small to bank: Game forfeits it (the plan never banks there)
                 add(c, seg)
     # a bust
@@ -273,14 +285,14 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _
         c.phase, c.dice_left, c.turn_total = Phase.ROLL, bd[0], 0
         c.roll(bd[1])
         if c.over:
-            out[L] = _outcome(c, p)
+            out[L] = win_shares(c, p)
         else:
             add(c, [L])
     # a forfeit (the roll limit reached with a total that may not be banked)
     c = _clone(game)
     c._end_turn(bust=False)
     if c.over:
-        out[L + 1] = _outcome(c, p)
+        out[L + 1] = win_shares(c, p)
     else:
         add(c, [L + 1])
     X = (features_of(game.rules, *(np.concatenate([r[i] for r in rows], axis=0) for i in range(7)))
@@ -289,15 +301,6 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _
 
 
 # ----------------------------------------------------------------------------- planning a turn
-_SPECS: dict[str, Spec] = {}
-
-
-def _spec(rules: Ruleset) -> Spec:
-    if rules.hash not in _SPECS:
-        _SPECS[rules.hash] = build_spec(rules, for_game=True)
-    return _SPECS[rules.hash]
-
-
 @dataclass
 class TurnPlan:
     """The best play of one turn against a value net.

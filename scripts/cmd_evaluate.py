@@ -63,6 +63,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.checkpoint!r} is not a trained agent; give a checkpoint, a run directory, or a spec "
                          "such as zoo:NAME, ppo:PATH or afterstate:PATH")
     meta = agent.meta
+    # PPO checkpoints count training steps, afterstate checkpoints learner turns
+    trained, unit = (meta["turns"], "turns") if "turns" in meta else (meta.get("num_timesteps", 0), "steps")
     rules = load_ruleset(args.rules) if args.rules else load_ruleset(meta["ruleset"])
     n_players = args.players or int(meta["n_players"])
     agent.check(rules, n_players)  # a mismatch fails here with the checkpoint's own message
@@ -74,7 +76,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))  # logs and pipes: keep rows on one line
 
-    console.print(f"{path or spec}{f' (sha256 {file_sha256(path)})' if path else ''}: trained {meta.get('num_timesteps', meta.get('turns', 0)):,} {'turns' if 'turns' in meta else 'steps'} on "
+    sha = f" (sha256 {file_sha256(path)})" if path else ""
+    console.print(f"{path or spec}{sha}: trained {trained:,} {unit} on "
                   f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
                   f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
                   highlight=False)
@@ -100,7 +103,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=trainer.CSV_FIELDS, lineterminator="\n")
         w.writeheader()
-        w.writerows(r.csv_row(int(meta.get("num_timesteps", meta.get("turns", 0))), "evaluate") for r in rows)
+        w.writerows(r.csv_row(int(trained), "evaluate") for r in rows)
         atomic_write_text(Path(args.csv), buf.getvalue())
         console.print(f"wrote {args.csv}", highlight=False)
     return 0

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _outcome, _spec, check_rules,
-                               features_of, make_afterstate, n_features, plan_turn,
+from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _spec, check_rules,
+                               features_of, make_afterstate, win_shares, n_features, plan_turn,
                                read_checkpoint, _position)
 from agents.match import play_match, play_table
 from scripts.cli import main
@@ -68,7 +68,7 @@ def brute_end(game, T, unit, learner, how):
     else:
         c._end_turn(bust=False)
     if c.over:
-        return "over", _outcome(c, p)
+        return "over", win_shares(c, p)
     return "live", (features_of(c.rules, *_position(c, learner))[0], (p - c.current) % c.n_players)
 
 

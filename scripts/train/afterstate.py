@@ -4,8 +4,9 @@ The learner plays whole games (self-play, or one seat against a pool of bots and
 At the start of each of its turns it plans the turn against its value net; the plan's
 value of the turn-start position, one full expectimax step over the turn backed up from
 the net's values of the positions the turn can lead to, is the regression target of that
-position (fitted value iteration over the positions play visits). A position where a
-fixed bot moves gets the sampled target ``v(the position after the bot's turn)``. The
+position (fitted value iteration over the positions play visits). Targets are
+lambda-returns, ``G = (1 - lam) * backup + lam * G(next turn start)`` back from the game's
+result, ``lam`` annealed to 0 (pure backups); a fixed bot's turn passes ``G`` on. The
 targets go to a replay buffer; every ``train_every`` new targets the net takes
 ``grad_steps`` Adam steps on the cross-entropy between its softmax and the targets. The
 exact game solver is never read: it only measures the agent (``eval.regret_games``).
@@ -32,13 +33,12 @@ import numpy as np
 import yaml
 
 from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, check_rules, checkpoint_meta,
-                               n_features, plan_turn, position_features, save_checkpoint)
-from agents.analysis import analyse
+                               n_features, plan_turn, position_features, save_checkpoint, win_shares)
 from agents.base import make_agent
-from agents.match import play_match, play_table
-from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice, _help,
-                                  _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
-from scripts.train.trainer import LinearSchedule, RunError, _Stop, package_versions, tag_name
+from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice,
+                                  _help, _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
+from scripts.train.trainer import (LinearSchedule, RunError, _Stop, evaluate_agent, log_regret, package_versions,
+                                   tag_name)
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
@@ -377,9 +377,7 @@ class AfterstateTrainer:
         # lambda-returns, seats absolute: G = (1 - lam) * backup + lam * G(next); a bot's turn
         # passes G on; the game's result (or the net's value of where it was abandoned) ends it
         if g.over:
-            G = np.zeros(N)
-            for w in g.winners:
-                G[w] = 1.0 / len(g.winners)
+            G = win_shares(g, 0)
             self.games += 1
         else:
             G = np.roll(self.value(position_features(g, learner)[None])[0], g.current)
@@ -396,30 +394,20 @@ class AfterstateTrainer:
         agent = self.agent()
         rows = []
         for opp in cfg._eval_opponents:
-            t0 = time.perf_counter()
-            if N == 2:
-                r = play_match(self.rules, agent, opp, cfg.eval.games, seed=cfg.eval.seed, backend="scalar")
-                wr, lo, hi, games = r.win_rate_a, r.ci_low, r.ci_high, r.games
-            else:
-                t = play_table(self.rules, [agent] + [opp] * (N - 1), cfg.eval.games, seed=cfg.eval.seed,
-                               backend="scalar")
-                wr, lo, hi, games = t.win_rate[0], t.ci_low[0], t.ci_high[0], t.games
-            rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
-                         "ci_high": hi, "seconds": round(time.perf_counter() - t0, 2)})
+            r = evaluate_agent(agent, self.rules, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
+            wr, lo, hi = r.win_rate, r.ci_low, r.ci_high
+            rows.append({"turns": self.turns, "opponent": opp, "games": r.games, "win_rate": wr, "ci_low": lo,
+                         "ci_high": hi, "seconds": round(r.seconds, 2)})
             self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)
-            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {games} games")
+            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {r.games} games")
         _append_csv(self.run_dir / "eval.csv", EVAL_FIELDS, rows)
         regret = None
         if self.cfg._regret_on:
             t0 = time.perf_counter()
-            rep = analyse(agent, self.rules, games=cfg.eval.regret_games, seed=cfg.eval.seed, workers=1, top=0).report
+            rep = log_regret(self.writer, agent, self.rules, cfg.eval.regret_games, cfg.eval.seed, self.turns)
             regret = rep.regret_per_game
-            for tag, v in (("eval/regret", rep.regret_per_game), ("eval/regret_ci_low", rep.regret_ci[0]),
-                           ("eval/regret_ci_high", rep.regret_ci[1]),
-                           ("eval/implied_win_rate/optimal", rep.implied_win_rate)):
-                self.writer.add_scalar(tag, float(v), self.turns)
             _append_csv(self.run_dir / "regret.csv", REGRET_FIELDS, [{
                 "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
                 "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],

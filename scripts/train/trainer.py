@@ -63,7 +63,7 @@ from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_writ
 from tenk_env.obs import OBS_VERSION, n_actions
 
 __all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "package_versions", "tag_name",
-           "LinearSchedule", "RunError"]
+           "LinearSchedule", "RunError", "log_regret"]
 
 REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
                  "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
@@ -147,6 +147,18 @@ def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int,
     return EvalRow(opponent, t.games, wins, t.games - wins, 0, t.win_rate[0], t.ci_low[0], t.ci_high[0],
                    float(t.mean_score[0] - np.mean(t.mean_score[1:])), t.points_per_turn[0], float(others),
                    t.bust_rate[0], t.mean_turns, time.perf_counter() - t0)
+
+
+def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int):
+    """The agent's exact regret against perfect play over ``games`` analysed games, logged to
+    TensorBoard at ``step`` (``eval/regret`` with its interval, ``eval/implied_win_rate/optimal``);
+    returns the analysis report."""
+    r = analyse(agent, rules, games=games, seed=seed, workers=1, top=0).report
+    for tag, value in (("eval/regret", r.regret_per_game), ("eval/regret_ci_low", r.regret_ci[0]),
+                       ("eval/regret_ci_high", r.regret_ci[1]), ("eval/implied_win_rate/optimal", r.implied_win_rate)):
+        writer.add_scalar(tag, float(value), step)
+    writer.flush()
+    return r
 
 
 # --------------------------------------------------------------------------- the run
@@ -379,13 +391,7 @@ class Trainer:
         """The learner's exact regret against perfect play over ``eval.regret_games`` analysed
         games (the same deals every time): logged, added to regret.csv, returned."""
         cfg = self.cfg
-        r = analyse(agent, cfg.ruleset, games=cfg.eval.regret_games, seed=cfg.eval.seed, workers=1, top=0).report
-        w = self.writer
-        for tag, value in (("eval/regret", r.regret_per_game), ("eval/regret_ci_low", r.regret_ci[0]),
-                           ("eval/regret_ci_high", r.regret_ci[1]),
-                           ("eval/implied_win_rate/optimal", r.implied_win_rate)):
-            w.add_scalar(tag, float(value), step)
-        w.flush()
+        r = log_regret(self.writer, agent, cfg.ruleset, cfg.eval.regret_games, cfg.eval.seed, step)
         self.regret_rows.append({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in {
             "step": step, "kind": kind, "games": r.games, "regret": r.regret_per_game,
             "regret_ci_low": r.regret_ci[0], "regret_ci_high": r.regret_ci[1], "implied_win_rate": r.implied_win_rate,
