@@ -44,6 +44,7 @@ from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import _kernels as K
 from tenk_env.solve._spec import P_MAXROLLS, SolverError, Spec, build_spec
+from tenk_env.solve.game import EPS, final_turn_chances
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import optimal_values
 from tenk_env.tables import Keep
@@ -52,8 +53,14 @@ __all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPla
            "n_features", "check_rules", "win_shares", "AfterstateAgent", "save_checkpoint", "read_checkpoint",
            "make_afterstate"]
 
-#: bump when :func:`features_of` changes: a checkpoint of another version is refused
-FEATURES_VERSION = 1
+#: bump when :func:`features_of` or the planner's valuation of turn ends changes. Version 1:
+#: the bust count is a feature under every ruleset, and the net values every position.
+#: Version 2: the bust count is 0 where the ruleset has no bust penalty (it changes nothing
+#: there, so a net reading it plays a history-dependent policy), and a position whose turn is
+#: the game's last is valued exactly by planning that turn (:func:`_last_turn_values`), not
+#: by the net. Checkpoints of both versions play as they were trained; others are refused.
+FEATURES_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
 FORMAT = "tenk-afterstate-1"
 #: turn totals planned beyond what reaching the target needs (units): far past any bank a
 #: position needs; a total past it is valued as banking, like the solver's cap
@@ -116,13 +123,14 @@ def features_of(rules: Ruleset, scores: np.ndarray, on_board: np.ndarray, busts:
     return X.astype(np.float32)
 
 
-def _position(game: Game, learner: tuple[bool, ...]) -> tuple[np.ndarray, ...]:
+def _position(game: Game, learner: tuple[bool, ...], version: int) -> tuple[np.ndarray, ...]:
     """One turn-start position of ``game`` as (1, N) arrays in turn order from the mover."""
     N, q = game.n_players, game.current
     order = [(q + i) % N for i in range(N)]
     scores = np.array([[game.scores[p] for p in order]], dtype=np.float64)
     on_board = np.array([[float(game.on_board[p] or not game.rules.entry_threshold) for p in order]])
-    busts = np.array([[game.busts_in_row[p] for p in order]], dtype=np.float64)
+    counts = version < 2 or bool(game.rules.bust_penalty)
+    busts = np.array([[game.busts_in_row[p] if counts else 0 for p in order]], dtype=np.float64)
     if game.final_round:
         to_play = np.array([[float(i < game.final_turns_left) for i in range(N)]])
     else:
@@ -137,9 +145,14 @@ class ValueNet:
     """An MLP from :func:`features_of` to win probabilities (softmax over seats), in numpy.
 
     ``weights``: ``w0, b0, w1, b1, ...`` with ``w`` of shape (in, out); SiLU between layers.
+    ``version``: the :data:`FEATURES_VERSION` it was trained with (how its plans read positions).
     """
 
-    def __init__(self, weights: Mapping[str, np.ndarray]):
+    def __init__(self, weights: Mapping[str, np.ndarray], version: int = FEATURES_VERSION):
+        if version not in SUPPORTED_VERSIONS:
+            raise AfterstateError(f"afterstate features v{version}: this code reads "
+                                  f"{', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}; retrain with this version")
+        self.version = int(version)
         n = len(weights) // 2
         if n < 1 or any(f"w{i}" not in weights or f"b{i}" not in weights for i in range(n)):
             raise AfterstateError(f"value net weights must be w0, b0, w1, b1, ... (got {sorted(weights)})")
@@ -218,14 +231,15 @@ def _bust_dice(game: Game) -> tuple[int, tuple[int, ...]] | None:
     return _BUST_DICE[h]
 
 
-def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _Ends:
+def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], version: int) -> _Ends:
     """Every way the current turn of ``game`` (at its start) can end, asked of Game copies.
 
     Banking at totals that keep the mover below the target leads to positions that differ
     only in the mover's score, and so do totals at or past it: one copy banks in each range
     and the mover's score is set for every total. Where a bank finishes the game, the
     outcome depends only on how the mover's score compares with the others', so a copy
-    banks at each total where that comparison changes.
+    banks at each total where that comparison changes. From ``version`` 2 a next position
+    whose turn is the game's last is valued exactly (:func:`_last_turn_values`).
     """
     rules, N, p = game.rules, game.n_players, game.current
     a = game.scores[p]
@@ -237,8 +251,11 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _
 
     def add(c: Game, idx, mover_scores=None):
         q = c.current
-        pos = _position(c, learner)
         k = (p - q) % N
+        if version >= 2 and c.final_round and c.final_turns_left == 1:
+            out[idx] = _last_turn_values(c, k, mover_scores)
+            return
+        pos = _position(c, learner, version)
         m = 1 if mover_scores is None else len(mover_scores)
         pos = tuple(np.repeat(x, m, axis=0) for x in pos)
         if mover_scores is not None:
@@ -300,6 +317,51 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...]) -> _
     return _Ends(X, row, out, shift)
 
 
+#: exact values of last turns by what they depend on (:func:`_last_turn_values`), per process
+_LAST: dict[tuple, dict] = {}
+_LAST_SIZE = 50_000
+
+
+def _last_turn_values(c: Game, k: int, mover_scores=None) -> np.ndarray:
+    """Every seat's exact win chance at ``c``, a turn start whose turn is the game's last,
+    planned over the turn (every end of it finishes the game), seats in turn order from
+    ``seat``, the seat ``k`` places after ``c``'s mover (the one whose turn just ended);
+    one row per score of that seat in ``mover_scores``, else one row.
+
+    A last turn depends on the mover's roll limit and on-board flag, and for every other
+    seat on its lead over the mover and its place in the order of reaching the target (the
+    tie-break), not on the scores themselves: the mover's banks only compare with the
+    others' scores (exact finish, which reads the target, is not planned at all). Values
+    are cached by those; ``seat``, if it reached the target, was the last to.
+    """
+    N, q, t = c.n_players, c.current, c.rules.target
+    seat = (q + k) % N
+    reached = [x for x in c.reached if x != seat]
+    rank = {x: i for i, x in enumerate(reached)}
+    others = tuple((None if o == seat else (c.scores[o] - c.scores[q], rank.get(o, -1)), o < q)
+                   for o in ((q + i) % N for i in range(1, N)))
+    base = (c.rules.hash, N, c.max_rolls, bool(c.on_board[q] or not c.rules.entry_threshold), q in rank, others)
+    known = _LAST.get(base)
+    if known is None:
+        if len(_LAST) >= _LAST_SIZE:
+            _LAST.clear()
+        known = _LAST[base] = {}
+    order = (k + np.arange(N)) % N
+    rows = []
+    for s in ([c.scores[seat]] if mover_scores is None else mover_scores.tolist()):
+        v = known.get((s - c.scores[q], s >= t))
+        if v is None:
+            c.scores[seat] = s
+            c.reached = reached + ([seat] if s >= t else [])
+            frame = _frame(c)
+            ends = _ends(c, np.arange(frame[-1]), frame[0].unit, (True,) * N, FEATURES_VERSION)
+            if (ends.row >= 0).any():
+                raise AssertionError(f"a last turn that does not finish the game: {base}")
+            v = known[(s - c.scores[q], s >= t)] = _plan(c, frame, ends.out, True).value
+        rows.append(v[order])
+    return np.array(rows)
+
+
 # ----------------------------------------------------------------------------- planning a turn
 @dataclass
 class TurnPlan:
@@ -327,35 +389,61 @@ class TurnPlan:
         return pick(game, self.unit, self.V, self.Tcap, self.bank_value, self.forfeit, game.max_rolls, True)
 
 
-def plan_turn(game: Game, net: ValueNet, learner: tuple[bool, ...], *, all_seats: bool = True) -> TurnPlan:
-    """Plan the current turn of ``game`` against ``net`` (``learner[seat]``: whether the seat
-    is played by this learner, a feature of the positions).
-
-    The game must be in the current turn (any phase but ORDER/OVER); only its turn-start
-    facts are read. ``all_seats=False`` skips the other seats' values (playing needs only
-    the mover's; training needs all of them with 3 or more players).
-    """
-    rules, N = game.rules, game.n_players
+def _frame(game: Game, cap: int = 0) -> tuple:
+    """(spec, prm, mover's on-board flag, Tcap, L): the turn planned at ``game``'s turn start,
+    to a total of at least ``cap`` units; ``L`` bank totals 0..L-1 are valued."""
+    rules = game.rules
     spec = _spec(rules)
-    unit, Nd, step = spec.unit, spec.n_dice, spec.max_step
-    p = game.current
-    a = game.scores[p] // unit
+    unit = spec.unit
+    a = game.scores[game.current] // unit
     top = max(rules.target, max(game.scores) + unit) // unit
-    fa = int(game.on_board[p] or not rules.entry_threshold)
+    fa = int(game.on_board[game.current] or not rules.entry_threshold)
     prm = spec.prm.copy()
     prm[P_MAXROLLS] = game.max_rolls
-    Tcap = max(top - a + MARGIN_UNITS, int(K.bankable_from(prm, fa)))
-    L = Tcap + step + 2
-    ends = _ends(game, np.arange(L), unit, learner)
+    Tcap = max(top - a + MARGIN_UNITS, int(K.bankable_from(prm, fa)), cap)
+    return spec, prm, fa, Tcap, Tcap + spec.max_step + 2
+
+
+_FINALS: dict[str, tuple[np.ndarray, float]] = {}
+
+
+def _sure_bank_cap(game: Game, beta: float) -> int:
+    """The turn total (units) past which banking provably beats rolling on, for the mover of a
+    2-player game outside the final round whose banks past the target are valued exactly:
+    the one the game solver and the exact evaluator plan to (:func:`K.opt_tcap`: the
+    opponent's final-turn chance at most ``pbmin * (1 - beta)``, ``beta`` the mover's
+    value of a bust). A plan that stopped short of it would value rolling on as banking
+    where rolling may still be better."""
+    rules = game.rules
+    spec = _spec(rules)
+    if rules.hash not in _FINALS:
+        _FINALS[rules.hash] = (final_turn_chances(spec)[1], float(spec.p_bust[1:].min()))
+    Rsup, pbmin = _FINALS[rules.hash]
+    p, u = game.current, spec.unit
+    o = 1 - p
+    fa = int(game.on_board[p] or not rules.entry_threshold)
+    fb = int(game.on_board[o] or not rules.entry_threshold)
+    return int(K.opt_tcap(spec.prm, Rsup, pbmin, EPS, 0, game.scores[p] // u, game.scores[o] // u, fa, fb, beta))
+
+
+def _values(ends: _Ends, net: "ValueNet | None", N: int) -> np.ndarray:
+    """(L + 2, N) values of the turn's ends for every seat, from the mover: exact where the game
+    ends or a last turn follows, else the net's."""
     vals = ends.out
     live = ends.row >= 0
     if live.any():
         probs = net(ends.X)[ends.row[live]]
         vals[live] = np.take_along_axis(probs, (ends.shift[live, None] + np.arange(N)) % N, axis=1)
+    return vals
+
+
+def _plan(game: Game, frame: tuple, vals: np.ndarray, all_seats: bool) -> TurnPlan:
+    spec, prm, fa, Tcap, L = frame
+    N, Nd = game.n_players, spec.n_dice
     bank, beta, forf = vals[:L, 0].copy(), float(vals[L, 0]), float(vals[L + 1, 0])
     nr = max(1, game.max_rolls)
     V = np.zeros((nr, Nd + 1, Tcap + 1))
-    A = np.empty((nr, Nd, Tcap + step + 1))
+    A = np.empty((nr, Nd, Tcap + spec.max_step + 1))
     args = (prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d, fa, Tcap)
     optimal_values(*args, bank, beta, forf, -1.0, 0.0, V, A)
     value = np.zeros(N)
@@ -373,12 +461,33 @@ def plan_turn(game: Game, net: ValueNet, learner: tuple[bool, ...], *, all_seats
             value[j] = Vj[0, Nd, 0]
         p_win = max(0.0, (value[1:].sum() - (1.0 - value[0])) / (N - 1))
         value[1:] = np.maximum(value[1:] - p_win, 0.0)
-    return TurnPlan(V, bank, beta, forf, Tcap, unit, value)
+    return TurnPlan(V, bank, beta, forf, Tcap, spec.unit, value)
 
 
-def position_features(game: Game, learner: tuple[bool, ...]) -> np.ndarray:
+def plan_turn(game: Game, net: ValueNet, learner: tuple[bool, ...], *, all_seats: bool = True) -> TurnPlan:
+    """Plan the current turn of ``game`` against ``net`` (``learner[seat]``: whether the seat
+    is played by this learner, a feature of the positions).
+
+    The game must be in the current turn (any phase but ORDER/OVER); only its turn-start
+    facts are read. ``all_seats=False`` skips the other seats' values (playing needs only
+    the mover's; training needs all of them with 3 or more players). From features v2 a
+    2-player plan reaches at least the total past which banking provably wins out
+    (:func:`_sure_bank_cap`).
+    """
+    N = game.n_players
+    frame = _frame(game)
+    vals = _values(_ends(game, np.arange(frame[-1]), frame[0].unit, learner, net.version), net, N)
+    if net.version >= 2 and N == 2 and not game.final_round:
+        cap = _sure_bank_cap(game, float(vals[frame[-1], 0]))
+        if cap > frame[3]:
+            frame = _frame(game, cap)
+            vals = _values(_ends(game, np.arange(frame[-1]), frame[0].unit, learner, net.version), net, N)
+    return _plan(game, frame, vals, all_seats)
+
+
+def position_features(game: Game, learner: tuple[bool, ...], version: int = FEATURES_VERSION) -> np.ndarray:
     """(F,) features of ``game``'s current turn-start position."""
-    return features_of(game.rules, *_position(game, learner))[0]
+    return features_of(game.rules, *_position(game, learner, version))[0]
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -407,9 +516,10 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
                               f"{type(e).__name__}: {e}") from None
     if meta.get("format") != FORMAT:
         raise AfterstateError(f"{str(path)!r}: format {meta.get('format')!r}, expected {FORMAT!r}")
-    if meta.get("features_version") != FEATURES_VERSION:
+    if meta.get("features_version") not in SUPPORTED_VERSIONS:
         raise AfterstateError(f"{str(path)!r} was trained on afterstate features v{meta.get('features_version')}; "
-                              f"this code reads v{FEATURES_VERSION}: retrain it with this version")
+                              f"this code reads {', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}: retrain it with "
+                              "this version")
     return data, meta
 
 
@@ -430,6 +540,9 @@ class AfterstateAgent:
         self.net, self.meta, self.name = net, dict(meta), name
         self.rules = load_ruleset(self.meta["ruleset"])
         n = int(self.meta["n_players"])
+        if net.version != self.meta.get("features_version", 1):
+            raise AfterstateError(f"{name}: a v{net.version} value net with a v{self.meta.get('features_version')} "
+                                  "checkpoint's metadata")
         if net.n_in != n_features(n) or net.n_out != n:
             raise AfterstateError(f"{name}: value net of shape {net.n_in} -> {net.n_out} does not fit "
                                   f"{n} players ({n_features(n)} features -> {n})")
@@ -437,9 +550,14 @@ class AfterstateAgent:
         self._plan: TurnPlan | None = None
 
     @classmethod
+    def from_weights(cls, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any], name: str) -> "AfterstateAgent":
+        """The agent of a checkpoint's weights and meta (its features version included)."""
+        return cls(ValueNet(weights, int(meta.get("features_version", 1))), meta, name)
+
+    @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> "AfterstateAgent":
         weights, meta = read_checkpoint(path)
-        return cls(ValueNet(weights), meta, name or f"afterstate:{path}")
+        return cls.from_weights(weights, meta, name or f"afterstate:{path}")
 
     def check(self, rules: Ruleset, n_players: int) -> None:
         m = self.meta
@@ -461,6 +579,32 @@ class AfterstateAgent:
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         return self.plan(game).pick(game)
+
+    def value_grid(self, unit: int) -> np.ndarray:
+        """``W[f, g, s, o]``: the win chance its plans read for the player to move at the start
+        of a turn outside the final round, with s units against o (on-board flags f, g), in a
+        2-player game, where the mover is its opponent and the other seat itself: every
+        position its turns hand on below the target. With the exact last turns of features v2
+        these values are its whole policy: the exact evaluator follows it through them
+        (:func:`agents.exact.exact_policy`). Scores run up to the target."""
+        rules, m = self.rules, self.meta
+        if m["n_players"] != 2 or self.net.version < 2 or rules.bust_penalty:
+            raise AfterstateError(f"{self.name}: a value grid needs a 2-player, features-v2 agent on a ruleset "
+                                  "without bust penalty (its moves then depend on the scores and flags alone)")
+        tu = rules.target // unit
+        s, o = (x.ravel() for x in np.meshgrid(np.arange(tu), np.arange(tu), indexing="ij"))
+        B = len(s)
+        W = np.zeros((2, 2, tu, tu))
+        entry = bool(rules.entry_threshold)
+        for f in (0, 1):
+            for g in (0, 1):
+                on = np.tile([float(f or not entry), float(g or not entry)], (B, 1))
+                X = features_of(rules, np.stack([s, o], axis=1) * unit, on, np.zeros((B, 2)), np.zeros(B),
+                                np.ones((B, 2)), np.zeros((B, 2)),
+                                np.tile([float(m["opponents_learn"]), 1.0], (B, 1)))
+                # the plan reads its own share, which the evaluator takes as 1 - W
+                W[f, g] = (1.0 - self.net(X)[:, 1]).reshape(tu, tu)
+        return W
 
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         raise AfterstateError(f"{self.name} does not play piggyback rulesets")

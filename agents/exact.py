@@ -7,6 +7,12 @@
 * :func:`best_response` (``tenk solve best-response PRESET BOT``): the policy that wins
   most often against BOT, with its exact win rate seat by seat; cached on disk.
 * ``br:BOT`` (:class:`BestResponseAgent`): that policy as an agent.
+* Trained afterstate agents (``afterstate:PATH``, ``zoo:NAME``; 2 players, features v2):
+  their moves are the backward induction on their net's values of the positions their turns
+  hand on (:meth:`~agents.afterstate.AfterstateAgent.value_grid`), with the last turns
+  exact, so the evaluator follows them as it follows ``optimal`` (a
+  :class:`~tenk_env.solve.evaluate.SelfValued` policy): their exact win rate against any of
+  the above, and against ``optimal`` their exact distance from perfect play.
 
 The bots are followed through their batched forms (:mod:`agents.batched`), the same
 decision code that matches and tournaments run and that ``tests/test_vector.py`` holds to
@@ -26,13 +32,16 @@ their key's tabulation, so a key that merged two situations a bot tells apart fa
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import OrderedDict
 from typing import Hashable
 
 import numpy as np
 from numba import njit
 
-from agents import batched as _batched, heuristic as _heuristic, optimal as _optimal
+from agents import afterstate as _afterstate_mod, batched as _batched, heuristic as _heuristic, optimal as _optimal
+from agents.afterstate import AfterstateAgent
 from agents.base import AGENTS, AgentError, make_agent
 from agents.batched import batched_agent
 from agents.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, Situation, breakeven_weight,
@@ -40,11 +49,12 @@ from agents.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAge
 from agents.optimal import MaxScoreAgent
 from tenk_env.game import Game
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
+from tenk_env.solve import _spec as _spec_mod
 from tenk_env.solve._spec import SolverError, Spec
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
-from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, Tabulated, cached_eval, class_rolls, code_hash,
-                                     eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
-from tenk_env.solve.game import check_game_rules, solve_game
+from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
+                                     code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
+from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import pick
 from tenk_env.tables import Keep, get_tables
@@ -53,14 +63,16 @@ from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_
                                     P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
 
 __all__ = ["EXACT_AGENTS", "check_exact_spec", "exact_policy", "exact_eval", "best_response", "BotPolicy",
-           "BestResponseAgent", "policy_key"]
+           "BestResponseAgent", "policy_key", "afterstate_policy"]
 
 #: what the exact evaluator can follow, for error messages
-EXACT_AGENTS = "optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N] and br:BOT (the best response to BOT)"
+EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
+                "2-player afterstate agents (afterstate:PATH, zoo:NAME)")
 _BOTS = {"maxscore", "dicenow", "breakeven", "greedy", "hold"}
 _WHY_NOT = {
     "random": "it draws its moves at random",
     "ppo": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
+    "zoo": "a PPO network's moves are not followed exactly (measure it by regret: tenk analyze)",
     "human": "it asks a person",
 }
 
@@ -76,6 +88,9 @@ def check_exact_spec(spec) -> None:
             raise SolverError("agent 'br' needs the agent it answers: br:BOT, e.g. br:dicenow")
         check_exact_spec(arg)
         return
+    if name in ("afterstate", "zoo"):
+        _afterstate(spec)
+        return
     if name == "optimal" or name in _BOTS:
         try:
             make_agent(spec)  # the factory checks the parameter (hold:abc...)
@@ -88,6 +103,48 @@ def check_exact_spec(spec) -> None:
                           f"the exact evaluator follows {EXACT_AGENTS}")
     raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
                       f"the exact evaluator follows {EXACT_AGENTS}")
+
+
+def _afterstate(spec: str) -> AfterstateAgent:
+    """The afterstate agent of ``spec`` if the evaluator can follow it, else :class:`SolverError`."""
+    try:
+        agent = make_agent(spec)
+    except AgentError as e:
+        raise SolverError(str(e)) from None
+    if not isinstance(agent, AfterstateAgent):
+        raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {_WHY_NOT['zoo']}; "
+                          f"the exact evaluator follows {EXACT_AGENTS}")
+    if agent.meta["n_players"] != 2:
+        raise SolverError(f"agent {spec!r} plays {agent.meta['n_players']}-player games; the exact evaluator "
+                          "follows 2-player games")
+    if agent.net.version < 2:
+        raise SolverError(f"agent {spec!r} reads afterstate features v{agent.net.version}, whose bust count makes its "
+                          "moves depend on the game's history; retrain it with this tenk (v2) to evaluate it exactly, "
+                          "or measure it by regret (tenk analyze)")
+    return agent
+
+
+def _afterstate_code() -> str:
+    return code_hash(_afterstate_mod.__file__, _spec_mod.__file__)
+
+
+def _afterstate_key(agent: AfterstateAgent) -> str:
+    h = hashlib.sha256(json.dumps(agent.meta, sort_keys=True).encode())
+    for k, v in sorted(agent.net.weights().items()):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(v).tobytes())
+    return f"afterstate_{h.hexdigest()[:16]}-{_afterstate_code()}"
+
+
+def afterstate_policy(agent: AfterstateAgent, sol: GameSolution) -> SelfValued:
+    """A features-v2, 2-player afterstate agent as the evaluator's self-valued policy: its net's
+    values where its turns hand the game on below the target, and the exact last turn (the
+    one ``optimal`` has) where they reach it."""
+    try:
+        agent.check(sol.rules, 2)
+    except AgentError as e:
+        raise SolverError(str(e)) from None
+    return SelfValued(agent.name, sol, agent.value_grid(sol.unit), optimal_policy(sol).RF, _afterstate_key(agent))
 
 
 # ---------------------------------------------------------------------- bots, asked move by move
@@ -191,6 +248,8 @@ def policy_key(spec: str) -> str:
         return br_cache_key(policy_key(arg))
     if name == "optimal":
         return optimal_key()
+    if name in ("afterstate", "zoo"):
+        return _afterstate_key(_afterstate(spec))
     return f"{make_agent(spec).name.replace(':', '_')}-{_bot_code()}"
 
 
@@ -225,6 +284,8 @@ def exact_policy(rules: "Ruleset | str", spec: str, *, sol=None, theta: float = 
         return optimal_policy(sol or solve_game(rules))
     if name == "br":
         return best_response(rules, arg, theta=theta).policy()
+    if name in ("afterstate", "zoo"):
+        return afterstate_policy(_afterstate(spec), sol or solve_game(rules))
     return BotPolicy(make_agent(spec), rules)
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _spec, check_rules,
-                               features_of, make_afterstate, win_shares, n_features, plan_turn,
-                               read_checkpoint, _position)
+from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _frame, _plan, _position,
+                               _spec, check_rules, checkpoint_meta, features_of, make_afterstate, n_features, plan_turn,
+                               read_checkpoint, win_shares)
 from agents.match import play_match, play_table
 from scripts.cli import main
 from scripts.train.afterstate import load_afterstate_config, train_afterstate
@@ -50,8 +50,17 @@ def turn_starts(rules, n, seed, games=3, max_turns=60):
     return out
 
 
-def brute_end(game, T, unit, learner, how):
-    """What Game does when the turn ends one way, with nothing shared with _ends."""
+def last_turn_exact(c):
+    """The exact value of a game's last turn, planned at this very position (no cache)."""
+    frame = _frame(c)
+    ends = _ends(c, np.arange(frame[-1]), frame[0].unit, (True,) * c.n_players, 2)
+    assert (ends.row < 0).all()
+    return _plan(c, frame, ends.out, True).value
+
+
+def brute_end(game, T, unit, learner, how, version):
+    """What Game does when the turn ends one way, with nothing shared with _ends (version 2:
+    a last turn is planned where it stands)."""
     p = game.current
     c = _clone(game)
     if how == "bank":
@@ -69,39 +78,52 @@ def brute_end(game, T, unit, learner, how):
         c._end_turn(bust=False)
     if c.over:
         return "over", win_shares(c, p)
-    return "live", (features_of(c.rules, *_position(c, learner))[0], (p - c.current) % c.n_players)
+    k = (p - c.current) % c.n_players
+    if version >= 2 and c.final_round and c.final_turns_left == 1:
+        return "last", last_turn_exact(c)[(k + np.arange(c.n_players)) % c.n_players]
+    return "live", (features_of(c.rules, *_position(c, learner, version))[0], k)
 
 
 CASES = [("classic", 2), ("classic", 3), ("zilch", 2), ("bc_society", 3), ("inform_five_dice", 4), ("wikihow", 2),
          ("farkle_official", 2)]
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("preset,n", CASES)
-def test_turn_ends_agree_with_the_game(preset, n):
+def test_turn_ends_agree_with_the_game(preset, n, version):
     rules = PRESETS[preset]
     unit = _spec(rules).unit
     learner = tuple([True] + [False] * (n - 1))
-    checked = 0
+    checked = lasts = 0
     for g in turn_starts(rules, n, seed=len(preset) + n)[::3]:
         bankable = [T for T in range(0, 260) if g._bankable(T * unit)]
         Ts = np.arange(260)
-        e = _ends(g, Ts, unit, learner)
+        e = _ends(g, Ts, unit, learner, version)
         for T in bankable[::7] + bankable[-3:]:
-            kind, want = brute_end(g, T, unit, learner, "bank")
+            kind, want = brute_end(g, T, unit, learner, "bank", version)
             if kind == "over":
                 assert e.row[T] == -1 and np.array_equal(e.out[T], want), (g, T)
+            elif kind == "last":  # the cached value of an equivalent last turn, to float precision
+                assert e.row[T] == -1
+                np.testing.assert_allclose(e.out[T], want, rtol=0, atol=1e-12)
+                lasts += 1
             else:
                 assert e.row[T] >= 0 and e.shift[T] == want[1]
                 np.testing.assert_array_equal(e.X[e.row[T]], want[0])
             checked += 1
         for idx, how in ((len(Ts), "bust"), (len(Ts) + 1, "forfeit")):
-            kind, want = brute_end(g, 0, unit, learner, how)
+            kind, want = brute_end(g, 0, unit, learner, how, version)
             if kind == "over":
                 assert e.row[idx] == -1 and np.array_equal(e.out[idx], want)
+            elif kind == "last":
+                assert e.row[idx] == -1
+                np.testing.assert_allclose(e.out[idx], want, rtol=0, atol=1e-12)
             else:
                 np.testing.assert_array_equal(e.X[e.row[idx]], want[0])
                 assert e.shift[idx] == want[1]
     assert checked > 20
+    if version >= 2 and rules.end != "immediate" and n == 2:
+        assert lasts > 0  # a 2-player bank into the target hands on the game's last turn
 
 
 def test_final_round_ends_are_exact_and_the_last_turn_plan_is_the_solvers():
@@ -129,9 +151,8 @@ def test_plan_values_sum_to_one_with_more_players_and_the_agent_plays():
         for g in turn_starts(rules, n, seed=5, games=1)[::5][:4]:
             v = plan_turn(g, net, (True,) * n).value
             assert v.min() >= 0 and v.sum() == pytest.approx(1.0, abs=1e-9), (preset, v)
-    meta = {"ruleset": C.to_dict(), "ruleset_hash": C.hash, "ruleset_name": "classic", "n_players": 2,
-            "opponents_learn": True}
-    agent = AfterstateAgent(random_net(2, 1), meta, "afterstate:test")
+    agent = AfterstateAgent(random_net(2, 1), checkpoint_meta(C, 2, hidden=[16], opponents_learn=True),
+                            "afterstate:test")
     r = play_match("classic", agent, "dicenow", 4, seed=0, backend="scalar")
     assert r.games == 4 and r.wins_a + r.wins_b + r.ties == 4
 

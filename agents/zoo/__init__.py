@@ -27,7 +27,7 @@ import numpy as np
 import yaml
 
 from agents.afterstate import FORMAT as AFTERSTATE_FORMAT
-from agents.afterstate import AfterstateAgent, ValueNet, read_checkpoint
+from agents.afterstate import AfterstateAgent, read_checkpoint
 from agents.ppo import CheckpointError, PPOAgent, _Actor, read_meta, read_weights
 from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.registry import AgentError
@@ -89,7 +89,7 @@ def load(name: str, root: Path = ZOO_DIR) -> "PPOAgent | AfterstateAgent":
     with np.load(e.path / "weights.npz") as z:
         sd = {k: z[k] for k in z.files}
     if e.afterstate:
-        return AfterstateAgent(ValueNet(sd), e.meta, f"zoo:{name}")
+        return AfterstateAgent.from_weights(sd, e.meta, f"zoo:{name}")
     return PPOAgent(_Actor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
 
 
@@ -111,7 +111,7 @@ def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
     checkpoint = Path(checkpoint)
     if checkpoint.suffix == ".npz":  # an afterstate checkpoint: the value net is the whole agent
         actor, meta = read_checkpoint(checkpoint)
-        AfterstateAgent(ValueNet(actor), meta, f"checkpoint {str(checkpoint)!r}")  # refuses a net that does not fit
+        AfterstateAgent.from_weights(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses a net that does not fit
     else:
         meta = read_meta(checkpoint)
         sd = read_weights(checkpoint)

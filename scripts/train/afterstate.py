@@ -32,8 +32,8 @@ from typing import Any, Callable, Union
 import numpy as np
 import yaml
 
-from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, check_rules, checkpoint_meta,
-                               n_features, plan_turn, position_features, save_checkpoint, win_shares)
+from agents.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
+                               checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
 from agents.base import make_agent
 from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice,
                                   _help, _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
@@ -295,6 +295,10 @@ class AfterstateTrainer:
             raise RunError(f"{path} was trained for {m['ruleset_name']!r} ({m['ruleset_hash']}), {m['n_players']} "
                            f"players, hidden {m['hidden']}; the config says otherwise. Keep the game and the net "
                            "of a run when resuming it")
+        if m.get("features_version") != FEATURES_VERSION:
+            raise RunError(f"{path} was trained with afterstate features v{m.get('features_version')}; this tenk "
+                           f"trains v{FEATURES_VERSION}, and a net cannot change versions mid-run. Its checkpoints "
+                           f"still play; start the run over with tenk train --config ... --force {self.run_dir}")
         self.net.model.load_state_dict(s["model"])
         self.net.opt.load_state_dict(s["opt"])
         n = len(s["X"])

@@ -39,7 +39,8 @@ from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_MAXROLLS, P_SHAR
                                   Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
 
-__all__ = ["GameSolution", "solve_game", "check_game_rules", "is_solvable", "GAME_VERSION", "EPS", "TOL"]
+__all__ = ["GameSolution", "solve_game", "check_game_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
+           "TOL"]
 
 GAME_VERSION = 1
 #: truncation tolerance (probability mass ignored past the caps)
@@ -326,6 +327,24 @@ def fair_komi(sol: GameSolution) -> dict:
     return {"komi": best * u, "p_first": p(best), "candidates": {lo * u: p(lo), hi * u: p(hi)}}
 
 
+def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
+    """(R, Rsup) of a 2-player game: ``R[fb, d]`` the trailing player's chance in its final turn
+    (on board fb) d units behind the leader, to the truncation :data:`EPS` (its last entry
+    holds past it), and ``Rsup`` its suffix maximum. A one-player problem, solved once for
+    every lead; one row of zeros under an immediate end."""
+    if spec.prm[P_END] == END_IMMEDIATE:
+        R = np.zeros((2, 1))
+    else:
+        prm_f = _final_prm(spec)
+        shared = bool(spec.prm[P_SHARED])
+        rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
+        R = np.zeros((2, max(len(r) for r in rows)))
+        for fb, r in enumerate(rows):
+            R[fb, :len(r)] = r
+            R[fb, len(r):] = r[-1]
+    return R, np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+
+
 def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True) -> GameSolution:
     """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash)."""
     rules = load_ruleset(rules)
@@ -338,22 +357,10 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             return _from_arrays(rules, spec, got)
     t0 = time.perf_counter()
     tu = int(spec.prm[P_TARGET])
-    shared = bool(spec.prm[P_SHARED])
     # forced rolls past the caps take a closed form (see _kernels.forced_value), so no
     # extension of the turn totals is needed; Lx stays in the kernels' signatures as 0
     Lx = 0
-    # the trailing player's final turn: a one-player problem, solved once for every lead
-    if spec.prm[P_END] != END_IMMEDIATE:
-        prm_f = _final_prm(spec)
-        rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
-        L = max(len(r) for r in rows)
-        R = np.zeros((2, L))
-        for fb, r in enumerate(rows):
-            R[fb, :len(r)] = r
-            R[fb, len(r):] = r[-1]
-    else:
-        R = np.zeros((2, 1))
-    Rsup = np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+    R, Rsup = final_turn_chances(spec)
     Leps = R.shape[1]
     work, mem = estimate(spec, Leps)
     if mem > MAX_BYTES or work > MAX_WORK:
