@@ -1,4 +1,9 @@
-"""`tenk zoo`: the trained agents shipped with the package (agent spec ``zoo:NAME``)."""
+"""`tenk zoo`: the trained agents shipped with the package (agent spec ``zoo:NAME``).
+
+    tenk zoo                      # list them, with how each was trained and its strength
+    tenk zoo add CHECKPOINT NAME  # export a checkpoint as an entry
+    tenk zoo table                # the benchmark table: zoo and bots rated together (agents/benchmark.py)
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from rich.console import Console
 from rich.table import Table
 
 from agents import zoo
+from agents.benchmark import benchmark, markdown
 from scripts.cli import console
+from tenk_env.io import atomic_write_text
 
 
 def _figure(strength: dict) -> str:
@@ -35,7 +42,24 @@ def _figure(strength: dict) -> str:
     return "; ".join(parts) or "(not measured)"
 
 
+def cmd_table(args: argparse.Namespace) -> int:
+    for k in ("games", "regret_games", "workers"):
+        if getattr(args, k) < (1 if k != "regret_games" else 0):
+            raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a positive number")
+    groups = benchmark(games=args.games, seed=args.seed, workers=args.workers, regret_games=args.regret_games,
+                       rules=args.rules, players=args.players, log=lambda m: console.print(m, highlight=False))
+    cmd = (f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
+           + (f" --rules {args.rules}" if args.rules else "") + (f" --players {args.players}" if args.players else ""))
+    text = markdown(groups, cmd)
+    atomic_write_text(args.out, text)
+    Console(width=max(console.width, 160)).print(text, markup=False, highlight=False)
+    console.print(f"written to {args.out}")
+    return 0
+
+
 def cmd_zoo(args: argparse.Namespace) -> int:
+    if args.action == "table":
+        return cmd_table(args)
     if args.action == "add":
         if not args.checkpoint or not args.name:
             raise ValueError("tenk zoo add CHECKPOINT NAME --command '...': give the checkpoint and a name")
@@ -58,12 +82,22 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("zoo", help="list the trained agents shipped with tenk (agent spec zoo:NAME), or add one")
-    s.add_argument("action", nargs="?", choices=("list", "add"), default="list",
-                   help="list (default) or add CHECKPOINT NAME")
+    s.add_argument("action", nargs="?", choices=("list", "add", "table"), default="list",
+                   help="list (default), add CHECKPOINT NAME, or table: every zoo agent and the bots rated together "
+                        "by game (tournament ratings), with each one's win rate against optimal where the game is "
+                        "solved (exact where the exact evaluator follows the agent, else by regret)")
     s.add_argument("checkpoint", nargs="?", help="add: a checkpoint written by tenk train (runs/NAME/best.zip, or best.npz "
                                                       "of an afterstate run)")
     s.add_argument("name", nargs="?", help="add: the zoo name (letters, digits, '-', '_')")
     s.add_argument("--command", help="add: the command that trained it (recorded with the agent)")
     s.add_argument("--notes", help="add: a line on how it was trained")
     s.add_argument("--force", action="store_true", help="add: replace an entry of that name")
+    s.add_argument("--games", type=int, default=1000, help="table: games per pairing or table (default 1000)")
+    s.add_argument("--seed", type=int, default=0, help="table: seed of the deals and the analysed games")
+    s.add_argument("--workers", type=int, default=2, help="table: worker processes (results do not depend on it)")
+    s.add_argument("--regret-games", type=int, default=1000,
+                   help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)")
+    s.add_argument("--rules", help="table: only the game of this ruleset (preset or YAML)")
+    s.add_argument("--players", type=int, help="table: only games of this many players")
+    s.add_argument("--out", default="runs/zoo_table.md", help="table: the markdown file to write")
     s.set_defaults(func=cmd_zoo)

@@ -1,0 +1,71 @@
+"""The benchmark table (tenk zoo table): the zoo and the bots rated together by game, each
+agent's strength against optimal exact where the exact evaluator follows it, else by regret."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from agents import benchmark, zoo
+from agents.afterstate import checkpoint_meta, n_features, save_checkpoint
+from agents.analysis import analyse
+from agents.exact import exact_eval
+from agents.ppo import checkpoint_meta as ppo_meta, write_checkpoint
+from tenk_env.rules import PRESETS
+
+#: a small solvable game: final round, entry threshold, two rolls a turn (as in tests/test_exact.py)
+FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300,
+                                            name="fr2")
+
+
+@pytest.fixture()
+def tiny_zoo(tmp_path, monkeypatch):
+    """A zoo of two FR2 agents: an afterstate agent (features v2, followed exactly) and an
+    untrained PPO agent (measured by regret)."""
+    from sb3_contrib import MaskablePPO
+
+    from tenk_env.vector.sb3 import sb3_vec_env
+
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "zoo"
+    rng = np.random.default_rng(0)
+    F = n_features(2)
+    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
+         "b1": rng.normal(size=2)}
+    a = save_checkpoint(tmp_path / "a.npz", w, checkpoint_meta(FR2, 2, hidden=[8], opponents_learn=True))
+    zoo.export(a, "fr2_afterstate", command="test", root=root)
+    model = MaskablePPO("MlpPolicy", sb3_vec_env(2, FR2, 2, opponents="random"), seed=4, device="cpu")
+    p = write_checkpoint(model, tmp_path / "p.zip", ppo_meta(FR2, 2, activation="tanh", n_actions=128))
+    zoo.export(p, "fr2_ppo", command="test", root=root)
+    entries = zoo.entries
+    monkeypatch.setattr(zoo, "entries", lambda r=root: entries(r))
+    monkeypatch.setattr(zoo, "load", functools.partial(zoo.load, root=root))
+    return tmp_path
+
+
+def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
+    groups = benchmark.benchmark(games=40, seed=3, workers=1, regret_games=20, bots=["hold:300", "dicenow"],
+                                 out=tiny_zoo / "t", log=lambda m: None)
+    (g,) = groups
+    assert g.players == 2 and g.rules.hash == FR2.hash
+    agents = {"zoo:fr2_afterstate", "zoo:fr2_ppo", "hold:300", "dicenow", "optimal"}
+    assert {r.agent for r in g.ratings} == agents
+    assert g.tournament.results[0].games == 40
+    s = g.strength
+    assert s["zoo:fr2_afterstate"].how == "exact"
+    assert s["zoo:fr2_afterstate"].win_rate == exact_eval(FR2, "zoo:fr2_afterstate", "optimal").p_a
+    assert s["dicenow"].win_rate == exact_eval(FR2, "dicenow", "optimal").p_a
+    assert s["optimal"].win_rate == pytest.approx(0.5, abs=1e-9)
+    rep = analyse("zoo:fr2_ppo", FR2, games=20, seed=3).report
+    assert s["zoo:fr2_ppo"].how == "regret over 20 games"
+    assert (s["zoo:fr2_ppo"].win_rate, s["zoo:fr2_ppo"].ci_low) == (rep.implied_win_rate, rep.implied_ci[0])
+    text = benchmark.markdown(groups, "tenk zoo table")
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 5 and "(exact)" in text and "regret over 20 games" in text
+    # best rated first
+    elos = [r.elo for r in g.ratings]
+    assert elos == sorted(elos, reverse=True)
+    with pytest.raises(ValueError, match="no agents for zilch"):
+        benchmark.benchmark(games=40, rules="zilch", log=lambda m: None)
