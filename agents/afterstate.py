@@ -10,7 +10,8 @@ game. This family learns that worth and plans the rest:
   evaluated in numpy (no torch needed to play).
 * **Planning**: at the start of its turn the agent values every way the turn can end
   (banking a total T, busting, forfeiting at a roll limit) with ``v`` of the position it
-  hands to the next player, or with the exact outcome when the game ends there. The
+  hands to the next player, or with the exact outcome when the game ends there (features
+  v2: also when the next turn is the game's last, which is planned exactly). The
   best play of the whole turn against those values is the expectimax over the ruleset's
   own rolls and keeps, computed by the turn kernel the solvers use
   (:func:`tenk_env.solve.regret.optimal_values`) over a table of bank values that here

@@ -20,6 +20,8 @@ from tenk_env.io import atomic_write_text
 
 def _figure(strength: dict) -> str:
     parts = []
+    for k, v in strength.get("exact_win_rates", {}).items():
+        parts.append(f"vs {k} {v['value']:.2%} exact (first {v['first']:.2%}, second {v['second']:.2%})")
     r = strength.get("regret_vs_optimal")
     if r:
         lo, hi = r["ci95"]
