@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Policy, make_agent
+from agents.base import Policy, agent_sha256, make_agent
 from agents.match import _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
 from agents.optimal import OptimalAgent, _game_solution
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
-from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
+from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve.game import check_game_rules
@@ -321,8 +321,7 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     heap = sorted((x for p in parts for x in p["heap"]), key=lambda x: (-x[0], x[1]))[:top]
     seconds = time.perf_counter() - t0
     report = _report(label, rules, sol, int(seed), decisions, game_seat, game_regret, game_win, seconds, workers)
-    if isinstance(agent, str) and agent.startswith("ppo:"):
-        report.agent_sha256 = file_sha256(Path(agent[4:]))
+    report.agent_sha256 = agent_sha256(agent)
     mistakes = _with_records(rules, scored_agent, int(seed), [x[2] for x in heap])
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
 

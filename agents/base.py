@@ -7,14 +7,38 @@ The protocol (:class:`Policy`), :class:`AgentError` and the spec table live in
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from tenk_env.game import Game
+from tenk_env.io import file_sha256
 from tenk_env.registry import AGENTS, AgentError, Policy, make_policy
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent"]
+__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "agent_file", "agent_sha256"]
+
+#: agents whose behaviour comes from the file their spec names (``ppo:PATH``,
+#: ``afterstate:PATH``): their games are keyed by a hash of the file's bytes, not by the spec
+#: text, which stays the same when the file is replaced
+FILE_AGENTS = ("ppo", "afterstate")
+
+
+def agent_file(spec: "str | Any") -> Path | None:
+    """The file an agent's behaviour comes from (a checkpoint), or None."""
+    if not isinstance(spec, str):
+        return None
+    name, _, arg = spec.partition(":")
+    return Path(arg) if name in FILE_AGENTS and arg else None
+
+
+def agent_sha256(spec: "str | Any") -> str | None:
+    """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes, or None for
+    agents that their spec defines alone."""
+    path = agent_file(spec)
+    return file_sha256(path) if path is not None else None
 
 
 class RandomAgent:

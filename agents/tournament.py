@@ -62,14 +62,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from agents.base import make_agent
+from agents.base import agent_file, agent_sha256, make_agent
 from agents.match import (
     BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, agent_label, chunk_tasks, default_workers,
     match_result, run_tasks, seatings, table_result, task_engines, wilson, _Progress,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
-    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, file_sha256, read_json, read_yaml_mapping,
+    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json, read_yaml_mapping,
 )
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 
@@ -85,10 +85,6 @@ FORMAT = 2
 #: its design matrix. Measured 1.1 to 1.8 kB for 2 to 10 agents; with MEMORY_BUDGET it bounds
 #: the games a tournament may hold.
 COMPARISON_BYTES = 2_000
-#: agents whose behaviour comes from the file their spec names (``ppo:PATH``): their games
-#: are keyed by a hash of the file's bytes, not by the spec text, which stays the same when
-#: the file is replaced
-FILE_AGENTS = ("ppo",)
 
 
 class ConfigError(ValueError):
@@ -377,21 +373,6 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "not installed"
     return out
-
-
-def agent_file(spec: "str | Any") -> Path | None:
-    """The file an agent's behaviour comes from (a ``ppo:PATH`` checkpoint), or None."""
-    if not isinstance(spec, str):
-        return None
-    name, _, arg = spec.partition(":")
-    return Path(arg) if name in FILE_AGENTS and arg else None
-
-
-def agent_sha256(spec: "str | Any") -> str | None:
-    """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes, or None for
-    agents that their spec defines alone."""
-    path = agent_file(spec)
-    return file_sha256(path) if path is not None else None
 
 
 #: manifest keys checked chunk by chunk rather than for the whole tournament: a changed

@@ -11,11 +11,14 @@ import yaml
 from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _frame, _plan, _position,
                                _spec, check_rules, checkpoint_meta, features_of, make_afterstate, n_features, plan_turn,
                                read_checkpoint, win_shares)
+from agents.base import agent_sha256
 from agents.match import play_match, play_table
 from scripts.cli import main
-from scripts.train.afterstate import load_afterstate_config, train_afterstate
+from scripts.train.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
+from scripts.train.trainer import RunError
 from scripts.train.config import ConfigError
 from tenk_env.game import Game, Phase
+from tenk_env.io import file_sha256
 from tenk_env.rules import PRESETS
 from tenk_env.solve import solve_game
 from tenk_env.solve.regret import TurnTables
@@ -208,6 +211,18 @@ def test_trains_checkpoints_resumes_and_loads_everywhere(tmp_path, capsys):
         agent.check(PRESETS["zilch"], 2)
     with pytest.raises(AfterstateError, match="2 players.*3 players"):
         play_table("classic", [spec, "dicenow", "dicenow"], 3, seed=0, backend="scalar")
+    # tournaments and analyses key its games by the checkpoint's bytes, as a ppo: agent's
+    assert agent_sha256(spec) == file_sha256(run / "best.npz")
+    # a run trained with other features cannot go on with these: refused, nothing touched
+    import torch
+
+    state = torch.load(run / "state.pt", weights_only=False)
+    state["meta"]["features_version"] = 1
+    torch.save(state, run / "state.pt")
+    before = (run / "last.npz").read_bytes()
+    with pytest.raises(RunError, match="features v1.*--force"):
+        resume_afterstate(run, ["total_turns=400"], log=lambda m: None)
+    assert (run / "last.npz").read_bytes() == before
 
 
 def test_same_seed_same_run(tmp_path):
