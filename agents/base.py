@@ -18,20 +18,24 @@ from tenk_env.registry import AGENTS, AgentError, Policy, make_policy
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "agent_file", "agent_sha256"]
+__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file", "agent_sha256"]
 
-#: agents whose behaviour comes from the file their spec names (``ppo:PATH``,
-#: ``afterstate:PATH``): their games are keyed by a hash of the file's bytes, not by the spec
-#: text, which stays the same when the file is replaced
-FILE_AGENTS = ("ppo", "afterstate")
+#: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``):
+#: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
+#: same when the file is replaced
+FILE_AGENTS = ("ppo", "afterstate", "zoo")
+#: where the zoo's entries live (``agents/zoo/NAME/``)
+ZOO_DIR = Path(__file__).resolve().parent / "zoo"
 
 
 def agent_file(spec: "str | Any") -> Path | None:
-    """The file an agent's behaviour comes from (a checkpoint), or None."""
+    """The file an agent's behaviour comes from (a checkpoint, a zoo entry's weights), or None."""
     if not isinstance(spec, str):
         return None
     name, _, arg = spec.partition(":")
-    return Path(arg) if name in FILE_AGENTS and arg else None
+    if name not in FILE_AGENTS or not arg:
+        return None
+    return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
 
 
 def agent_sha256(spec: "str | Any") -> str | None:

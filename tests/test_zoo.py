@@ -104,3 +104,13 @@ def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
     assert np.array_equal(got.plan(g).V, AfterstateAgent.load(ckpt).plan(g).V)
     with pytest.raises(AgentError, match="trained for ruleset 'classic'"):
         got.check(PRESETS["zilch"], 2)
+
+
+def test_zoo_agents_are_keyed_by_their_weights():
+    """Tournaments key a zoo agent's games by its weights' bytes: a replaced entry is noticed."""
+    from agents.base import agent_file, agent_sha256
+    from tenk_env.io import file_sha256
+
+    assert agent_file("zoo:classic_ppo_demo") == zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz"
+    assert agent_sha256("zoo:classic_ppo_demo") == file_sha256(zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz")
+    assert agent_file("dicenow") is None

@@ -28,6 +28,7 @@ import yaml
 
 from agents.afterstate import FORMAT as AFTERSTATE_FORMAT
 from agents.afterstate import AfterstateAgent, read_checkpoint
+from agents.base import ZOO_DIR
 from agents.ppo import CheckpointError, PPOAgent, _Actor, read_meta, read_weights
 from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.registry import AgentError
@@ -35,7 +36,6 @@ from tenk_env.rules import did_you_mean
 
 __all__ = ["ZOO_DIR", "ZooEntry", "entries", "load", "export", "make_zoo"]
 
-ZOO_DIR = Path(__file__).resolve().parent
 #: the parts of an SB3 policy's state dict that the actor reads (see agents.ppo._Actor)
 _ACTOR_KEYS = ("mlp_extractor.policy_net.", "action_net.")
 
