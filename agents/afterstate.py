@@ -11,7 +11,7 @@ game. This family learns that worth and plans the rest:
 * **Planning**: at the start of its turn the agent values every way the turn can end
   (banking a total T, busting, forfeiting at a roll limit) with ``v`` of the position it
   hands to the next player, or with the exact outcome when the game ends there (features
-  v2: also when the next turn is the game's last, which is planned exactly). The
+  v2, 2 players: also when the next turn is the game's last, which is planned exactly). The
   best play of the whole turn against those values is the expectimax over the ruleset's
   own rolls and keeps, computed by the turn kernel the solvers use
   (:func:`tenk_env.solve.regret.optimal_values`) over a table of bank values that here
@@ -57,9 +57,12 @@ __all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPla
 #: bump when :func:`features_of` or the planner's valuation of turn ends changes. Version 1:
 #: the bust count is a feature under every ruleset, and the net values every position.
 #: Version 2: the bust count is 0 where the ruleset has no bust penalty (it changes nothing
-#: there, so a net reading it plays a history-dependent policy), and a position whose turn is
-#: the game's last is valued exactly by planning that turn (:func:`_last_turn_values`), not
-#: by the net. Checkpoints of both versions play as they were trained; others are refused.
+#: there, so a net reading it plays a history-dependent policy), and in a 2-player game a
+#: position whose turn is the game's last is valued exactly by planning that turn
+#: (:func:`_last_turn_values`), not by the net. (With more players a last turn depends on
+#: every other seat's lead, so nearly every bank total would need a plan of its own: too slow
+#: to train with; the net values those.) Checkpoints of both versions play as they were
+#: trained; others are refused.
 FEATURES_VERSION = 2
 SUPPORTED_VERSIONS = (1, 2)
 FORMAT = "tenk-afterstate-1"
@@ -239,8 +242,8 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], vers
     only in the mover's score, and so do totals at or past it: one copy banks in each range
     and the mover's score is set for every total. Where a bank finishes the game, the
     outcome depends only on how the mover's score compares with the others', so a copy
-    banks at each total where that comparison changes. From ``version`` 2 a next position
-    whose turn is the game's last is valued exactly (:func:`_last_turn_values`).
+    banks at each total where that comparison changes. From ``version`` 2, with 2 players, a
+    next position whose turn is the game's last is valued exactly (:func:`_last_turn_values`).
     """
     rules, N, p = game.rules, game.n_players, game.current
     a = game.scores[p]
@@ -253,7 +256,7 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], vers
     def add(c: Game, idx, mover_scores=None):
         q = c.current
         k = (p - q) % N
-        if version >= 2 and c.final_round and c.final_turns_left == 1:
+        if version >= 2 and N == 2 and c.final_round and c.final_turns_left == 1:
             out[idx] = _last_turn_values(c, k, mover_scores)
             return
         pos = _position(c, learner, version)

@@ -82,7 +82,7 @@ def brute_end(game, T, unit, learner, how, version):
     if c.over:
         return "over", win_shares(c, p)
     k = (p - c.current) % c.n_players
-    if version >= 2 and c.final_round and c.final_turns_left == 1:
+    if version >= 2 and c.n_players == 2 and c.final_round and c.final_turns_left == 1:
         return "last", last_turn_exact(c)[(k + np.arange(c.n_players)) % c.n_players]
     return "live", (features_of(c.rules, *_position(c, learner, version))[0], k)
 
