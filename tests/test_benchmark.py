@@ -8,7 +8,7 @@ import functools
 import numpy as np
 import pytest
 
-from agents import benchmark, zoo
+from agents import base, benchmark, zoo
 from agents.afterstate import checkpoint_meta, n_features, save_checkpoint
 from agents.analysis import analyse
 from agents.exact import exact_eval
@@ -42,6 +42,7 @@ def tiny_zoo(tmp_path, monkeypatch):
     entries = zoo.entries
     monkeypatch.setattr(zoo, "entries", lambda r=root: entries(r))
     monkeypatch.setattr(zoo, "load", functools.partial(zoo.load, root=root))
+    monkeypatch.setattr(base, "ZOO_DIR", root)  # where zoo:NAME's weights are, for the tournament's keys
     return tmp_path
 
 
