@@ -18,7 +18,8 @@ from tenk_env.registry import AGENTS, AgentError, Policy, make_policy
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file", "agent_sha256"]
+__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
+           "agent_sha256"]
 
 #: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the

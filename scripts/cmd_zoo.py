@@ -14,6 +14,7 @@ from rich.table import Table
 
 from agents import zoo
 from agents.benchmark import benchmark, markdown
+from scripts.args import check_output_file, seed_arg
 from scripts.cli import console
 from tenk_env.io import atomic_write_text
 
@@ -45,9 +46,10 @@ def _figure(strength: dict) -> str:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    for k in ("games", "regret_games", "workers"):
-        if getattr(args, k) < (1 if k != "regret_games" else 0):
-            raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a positive number")
+    for k, least in (("games", 1), ("workers", 1), ("regret_games", 0)):
+        if getattr(args, k) < least:
+            raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a whole number of at least {least}")
+    check_output_file(args.out, "--out", "zoo_table.md")  # before the tournaments, which take minutes
     groups = benchmark(games=args.games, seed=args.seed, workers=args.workers, regret_games=args.regret_games,
                        rules=args.rules, players=args.players, log=lambda m: console.print(m, highlight=False))
     cmd = (f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
@@ -95,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--notes", help="add: a line on how it was trained")
     s.add_argument("--force", action="store_true", help="add: replace an entry of that name")
     s.add_argument("--games", type=int, default=1000, help="table: games per pairing or table (default 1000)")
-    s.add_argument("--seed", type=int, default=0, help="table: seed of the deals and the analysed games")
+    s.add_argument("--seed", type=seed_arg, default=0, help="table: seed of the deals and the analysed games")
     s.add_argument("--workers", type=int, default=2, help="table: worker processes (results do not depend on it)")
     s.add_argument("--regret-games", type=int, default=1000,
                    help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)")

@@ -70,3 +70,14 @@ def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
     assert elos == sorted(elos, reverse=True)
     with pytest.raises(ValueError, match="no agents for zilch"):
         benchmark.benchmark(games=40, rules="zilch", log=lambda m: None)
+
+
+def test_bad_table_arguments_fail_before_any_work(tmp_path, capsys, monkeypatch):
+    from scripts import cmd_zoo
+    from scripts.cli import main
+
+    monkeypatch.setattr(cmd_zoo, "benchmark", lambda **k: pytest.fail("work started"))
+    assert main(["zoo", "table", "--out", str(tmp_path)]) != 0
+    assert "is a directory" in capsys.readouterr().out
+    assert main(["zoo", "table", "--regret-games", "-1"]) != 0
+    assert "--regret-games -1: give a whole number of at least 0" in capsys.readouterr().out
