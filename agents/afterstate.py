@@ -45,7 +45,7 @@ from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import _kernels as K
 from tenk_env.solve._spec import P_MAXROLLS, SolverError, Spec, build_spec
-from tenk_env.solve.game import EPS, final_turn_chances
+from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import optimal_values
 from tenk_env.tables import Keep
@@ -160,8 +160,12 @@ class ValueNet:
         n = len(weights) // 2
         if n < 1 or any(f"w{i}" not in weights or f"b{i}" not in weights for i in range(n)):
             raise AfterstateError(f"value net weights must be w0, b0, w1, b1, ... (got {sorted(weights)})")
-        self.layers = [(np.asarray(weights[f"w{i}"], dtype=np.float32), np.asarray(weights[f"b{i}"], dtype=np.float32))
-                       for i in range(n)]
+        # float32 as trained and saved, computed in float64: a float32 product's rounding
+        # depends on the batch it is computed in (BLAS kernels differ by shape and CPU), and a
+        # position's value must not, or the exact evaluator, which values every position in
+        # one grid, could part from the agent's own play
+        self.layers = [(np.asarray(weights[f"w{i}"], dtype=np.float32).astype(np.float64),
+                        np.asarray(weights[f"b{i}"], dtype=np.float32).astype(np.float64)) for i in range(n)]
         for (w, _), (w2, _) in zip(self.layers, self.layers[1:]):
             if w.shape[1] != w2.shape[0]:
                 raise AfterstateError(f"value net layers do not chain: {w.shape} then {w2.shape}")
@@ -175,12 +179,12 @@ class ValueNet:
         return self.layers[-1][0].shape[1]
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        h = np.asarray(X, dtype=np.float32)
+        h = np.asarray(X, dtype=np.float32).astype(np.float64)
         for w, b in self.layers[:-1]:
             h = h @ w + b
             h = h / (1.0 + np.exp(-h))
         w, b = self.layers[-1]
-        z = (h @ w + b).astype(np.float64)
+        z = h @ w + b
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
@@ -421,7 +425,7 @@ def _sure_bank_cap(game: Game, beta: float) -> int:
     rules = game.rules
     spec = _spec(rules)
     if rules.hash not in _FINALS:
-        _FINALS[rules.hash] = (final_turn_chances(spec)[1], float(spec.p_bust[1:].min()))
+        _FINALS[rules.hash] = (final_turn_chances(spec)[1], min_bust_chance(spec))
     Rsup, pbmin = _FINALS[rules.hash]
     p, u = game.current, spec.unit
     o = 1 - p

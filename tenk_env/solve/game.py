@@ -327,6 +327,16 @@ def fair_komi(sol: GameSolution) -> dict:
     return {"komi": best * u, "p_first": p(best), "candidates": {lo * u: p(lo), hi * u: p(hi)}}
 
 
+def _suffix_max(R: np.ndarray) -> np.ndarray:
+    return np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+
+
+def min_bust_chance(spec: Spec) -> float:
+    """The smallest chance of busting on a roll of 1 to num_dice dice (``pbmin`` of the
+    sure-bank cap :func:`_kernels.opt_tcap`)."""
+    return float(spec.p_bust[1:].min())
+
+
 def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
     """(R, Rsup) of a 2-player game: ``R[fb, d]`` the trailing player's chance in its final turn
     (on board fb) d units behind the leader, to the truncation :data:`EPS` (its last entry
@@ -342,7 +352,7 @@ def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
         for fb, r in enumerate(rows):
             R[fb, :len(r)] = r
             R[fb, len(r):] = r[-1]
-    return R, np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
+    return R, _suffix_max(R)
 
 
 def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True) -> GameSolution:
@@ -369,8 +379,7 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             f"turn-start states; the solve would need about {mem / 2**30:.1f} GB and {work / 1e9 / 60:.0f}+ minutes "
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
             "lower the target or coarsen the scoring values (their common divisor sets the unit)")
-    pb = spec.p_bust[1:]
-    sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), float(pb.min()))
+    sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
     stats = _run(sol, _masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W)
     if not rules.entry_threshold:
         # flags play no part without an entry threshold: every view is the on-board grid
@@ -395,8 +404,7 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
 def _from_arrays(rules: Ruleset, spec: Spec, a: dict) -> GameSolution:
     Lx, Leps, pbmin, pairs, calls, res, its, secs = a["meta"]
     R = a["R"]
-    Rsup = np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
-    sol = GameSolution(rules, spec, a["W"], R, Rsup, int(Lx), int(Leps), float(pbmin))
+    sol = GameSolution(rules, spec, a["W"], R, _suffix_max(R), int(Lx), int(Leps), float(pbmin))
     sol.stats = {"pairs": int(pairs), "dp_calls": int(calls), "residual": float(res), "max_iterations": int(its),
                  "seconds": float(secs), "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL, "cached": True}
     if "fair" in a:
