@@ -338,6 +338,13 @@ def test_ray_address_from_the_environment(tmp_path, monkeypatch, capsys):
     ({"search": "random", "samples": 2, "space": {"ppo.learning_rate": {"logunif": [1, 2]}}},
      ["logunif", "did you mean 'loguniform'"]),
     ({"base": "nope.yaml"}, ["base", "nope.yaml", "configs/"]),
+    ({"search": "variant"}, ["search", "did you mean 'variants'"]),
+    ({"search": "variants", "space": {}}, ["search: variants needs a space"]),
+    ({"search": "variants", "space": {"a b": {}}}, ["variant name 'a b'"]),
+    ({"search": "variants", "space": {"wide": [256, 256]}}, ["space.wide", "mapping of config keys"]),
+    ({"search": "variants", "space": {"wide": {"ppo.net_arc": [8]}}}, ["ppo.net_arc", "did you mean 'net_arch'"]),
+    ({"search": "variants", "space": {"s": {"seed": 3}}}, ["space.s.seed", "seeds"]),
+    ({"search": "variants", "samples": 2, "space": {"a": {}}}, ["samples is for search: random"]),
 ])
 def test_bad_sweep_files_are_named(tmp_path, capsys, change, words):
     path = tmp_path / "bad.yaml"
@@ -373,3 +380,19 @@ def test_shipped_sweeps_validate_and_random_search_is_fixed(tmp_path):
     assert [t.values for t in a.trials] == [t.values for t in b.trials] and len(a.trials) == 3 * 2
     assert all(1e-4 <= t.values["ppo.learning_rate"] <= 1e-2 for t in a.trials)
     assert a.configs[0].startswith("r0_learning_rate=")
+    study = load_sweep(CONFIGS / "sweep_ppo_study.yaml")
+    assert study.configs[0] == "demo" and len(study.trials) == 3 * len(study.configs) and study.metric == "dicenow"
+
+
+def test_variants_are_named_one_change_each_from_the_base(tmp_path):
+    sweep = parse_sweep(_tiny(tmp_path, search="variants", seeds=[4],
+                              space={"base": {}, "wide": {"ppo.net_arch": [64, 64]},
+                                     "bots": {"opponents": {"dicenow": 2, "random": 1}, "ppo.n_epochs": 2}}),
+                        base_dir=CONFIGS, default_name="v")
+    assert sweep.configs == ["base", "wide", "bots"]
+    assert [t.name for t in sweep.trials] == ["base_seed4", "wide_seed4", "bots_seed4"]
+    base, wide, bots = (t.cfg for t in sweep.trials)
+    assert (base.ppo.net_arch, wide.ppo.net_arch, bots.ppo.net_arch) == ([32], [64, 64], [32])
+    assert dict(bots.opponents) == {"dicenow": 2, "random": 1} and bots.ppo.n_epochs == 2 and wide.ppo.n_epochs == 1
+    assert dict(base.opponents) == dict(wide.opponents) and all(c.seed == 4 for c in (base, wide, bots))
+    assert sweep.trials[2].values == {"opponents": {"dicenow": 2, "random": 1}, "ppo.n_epochs": 2}

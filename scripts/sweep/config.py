@@ -5,9 +5,12 @@ A sweep file (``configs/sweep_demo.yaml``)::
     name: sweep_demo             # the sweep writes RUNS_DIR/NAME/ (default: the file's stem)
     base: ppo_demo.yaml          # the training config of every trial (relative to this file)
     set: {total_steps: 5e5}      # overrides for every trial: `tenk train --set` keys and values
-    search: grid                 # grid: every combination of `space`; random: `samples` draws
+    search: grid                 # grid: every combination of `space`; random: `samples` draws;
+                                 # variants: each entry of `space` is a named configuration
     space:                       # dotted `--set` keys -> values (grid) or distributions (random)
       ppo.gae_lambda: [0.8, 0.95]
+    # search: variants, for an ablation (one change at a time from the base):
+    # space: {base: {}, wide: {ppo.net_arch: [256, 256]}, dicenow: {opponents: {dicenow: 1}}}
     seeds: [0, 1, 2, 3, 4]       # or a count: 5 means 0..4
     resources: {cpus: 1, torch_threads: 1}
     scheduler: null              # or {type: asha, grace_steps: 200000, reduction_factor: 2}
@@ -17,7 +20,8 @@ A sweep file (``configs/sweep_demo.yaml``)::
 Every trial is a ``tenk train`` config (base + ``set`` + one point of ``space`` + its seed),
 validated here with the trainer's own checks, so a typo in any key or value fails before
 Ray starts, naming the key. A trial is named after its point and seed
-(``gae_lambda=0.8_seed3``) and trains in ``RUNS_DIR/NAME/TRIAL/``.
+(``gae_lambda=0.8_seed3``; a variant after its name, ``wide_seed3``) and trains in
+``RUNS_DIR/NAME/TRIAL/``.
 
 Random search draws its points with NumPy from ``search_seed``, once, here: the trials of
 a sweep are a fixed list, so an interrupted sweep resumes the same trials.
@@ -52,6 +56,7 @@ REPORT_KEYS = ("reps", "curve_reps", "seed")
 #: random-search distributions: name -> what its list holds
 DISTRIBUTIONS = {"uniform": "[low, high]", "loguniform": "[low, high], both positive",
                  "randint": "[low, high], whole numbers, both included", "choice": "[value, value, ...]"}
+SEARCHES = ("grid", "random", "variants")
 #: keys a sweep sets itself on every trial
 OWN_KEYS = ("seed", "name", "runs_dir", "torch_threads")
 #: directory names in a sweep directory that are not trials
@@ -206,9 +211,31 @@ def _sample(src: str, key: str, spec: Any, rng: np.random.Generator) -> Any:
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
+def _variants(src: str, space: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """search: variants: each entry of ``space`` names one configuration and its overrides."""
+    if not space:
+        raise SweepError(f"{src}: search: variants needs a space of named configurations, e.g. "
+                         "{base: {}, wide: {ppo.net_arch: [256, 256]}}")
+    points = []
+    for name, changes in space.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[\w.+-]+", name):
+            raise SweepError(f"{src}: space: variant name {name!r}: use letters, digits and . _ + - only "
+                             "(it names the trials' directories)")
+        changes = {} if changes is None else changes
+        if not isinstance(changes, Mapping) or not all(isinstance(k, str) for k in changes):
+            raise SweepError(f"{src}: space.{name} = {changes!r}: give a mapping of config keys (`--set` syntax) to "
+                             "values, or {} for the base config as it is")
+        points.append(dict(changes))
+    return points
+
+
 def _points(src: str, search: str, space: Mapping[str, Any], samples: int | None,
             search_seed: int) -> list[dict[str, Any]]:
     keys = list(space)
+    if search == "variants":
+        if samples is not None:
+            raise SweepError(f"{src}: samples is for search: random (variants runs each named configuration)")
+        return _variants(src, space)
     if search == "grid":
         if samples is not None:
             raise SweepError(f"{src}: samples is for search: random (a grid runs every combination of space)")
@@ -259,22 +286,26 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
                 key, "the sweep's name and runs_dir")
             raise SweepError(f"{src}: set {key}: the sweep sets {key} of every trial itself (use {what})")
     search = data.get("search", "grid")
-    if search not in ("grid", "random"):
-        raise SweepError(f"{src}: search = {search!r}{did_you_mean(str(search), ('grid', 'random'))}: "
-                         "choose grid or random")
+    if search not in SEARCHES:
+        raise SweepError(f"{src}: search = {search!r}{did_you_mean(str(search), SEARCHES)}: "
+                         "choose grid, random or variants")
     space = data.get("space") or {}
     if not isinstance(space, Mapping):
         raise SweepError(f"{src}: space = {space!r}: give a mapping of config keys (`--set` syntax, e.g. "
                          "ppo.learning_rate) to values")
-    for k in space:
-        if not isinstance(k, str):
-            raise SweepError(f"{src}: space key {k!r}: give a config key as `tenk train --set` writes it")
-        if k in OWN_KEYS:
-            what = "seeds" if k == "seed" else ("resources.torch_threads" if k == "torch_threads" else "name/runs_dir")
-            raise SweepError(f"{src}: space.{k}: the sweep sets {k} itself (use {what})")
     samples = None if data.get("samples") is None else _whole(src, "samples", data["samples"], 1)
     search_seed = _whole(src, "search_seed", data.get("search_seed", 0), 0)
     points = _points(src, search, space, samples, search_seed)
+    names = list(space) if search == "variants" else [""] * len(points)
+    for where, p in zip(names, points):
+        for k in p:
+            if not isinstance(k, str):
+                raise SweepError(f"{src}: space key {k!r}: give a config key as `tenk train --set` writes it")
+            if k in OWN_KEYS:
+                what = "seeds" if k == "seed" else ("resources.torch_threads" if k == "torch_threads" else
+                                                    "name/runs_dir")
+                raise SweepError(f"{src}: space.{where + '.' if where else ''}{k}: the sweep sets {k} itself "
+                                 f"(use {what})")
 
     seeds = data.get("seeds", [0])
     if isinstance(seeds, int) and not isinstance(seeds, bool):
@@ -326,6 +357,9 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     width = len(str(len(points) - 1))
     configs: list[str] = []
     for i, p in enumerate(points):
+        if search == "variants":
+            configs.append(names[i])
+            continue
         label = "_".join(f"{short[k]}={_label_value(v)}" for k, v in p.items()) or Path(base).stem
         if search == "random":
             label = f"r{i:0{width}d}_{label}"
