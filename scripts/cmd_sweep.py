@@ -50,7 +50,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("sweep", help="seed and hyperparameter sweeps of `tenk train` on Ray Tune (needs the ray extra)",
-                       description="Run the trials of a sweep file (a training config, a grid or random search over "
+                       description="Run the trials of a sweep file (a training config, a grid, random or variants search over "
                                    "its keys, crossed with seeds) as Ray Tune trials, each an ordinary run directory "
                                    "runs/SWEEP/TRIAL/, then report the results across seeds (rliable).")
     s.add_argument("--config", metavar="FILE", help="sweep file, e.g. configs/sweep_demo.yaml")
