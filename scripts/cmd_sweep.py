@@ -50,9 +50,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("sweep", help="seed and hyperparameter sweeps of `tenk train` on Ray Tune (needs the ray extra)",
-                       description="Run the trials of a sweep file (a training config, a grid, random or variants search over "
-                                   "its keys, crossed with seeds) as Ray Tune trials, each an ordinary run directory "
-                                   "runs/SWEEP/TRIAL/, then report the results across seeds (rliable).")
+                       description="Run the trials of a sweep file (a training config, a grid, random or variants "
+                                   "search over its keys, crossed with seeds) as Ray Tune trials, each an ordinary "
+                                   "run directory runs/SWEEP/TRIAL/, then report the results across seeds (rliable).")
     s.add_argument("--config", metavar="FILE", help="sweep file, e.g. configs/sweep_demo.yaml")
     s.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="override a training config key in every trial (as tenk train --set); repeatable")

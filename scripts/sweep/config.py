@@ -57,6 +57,8 @@ REPORT_KEYS = ("reps", "curve_reps", "seed")
 DISTRIBUTIONS = {"uniform": "[low, high]", "loguniform": "[low, high], both positive",
                  "randint": "[low, high], whole numbers, both included", "choice": "[value, value, ...]"}
 SEARCHES = ("grid", "random", "variants")
+#: what a sweep's or a variant's name may hold: it names a directory
+NAME = re.compile(r"[\w.+-]+")
 #: keys a sweep sets itself on every trial
 OWN_KEYS = ("seed", "name", "runs_dir", "torch_threads")
 #: directory names in a sweep directory that are not trials
@@ -218,11 +220,11 @@ def _variants(src: str, space: Mapping[str, Any]) -> list[dict[str, Any]]:
                          "{base: {}, wide: {ppo.net_arch: [256, 256]}}")
     points = []
     for name, changes in space.items():
-        if not isinstance(name, str) or not re.fullmatch(r"[\w.+-]+", name):
+        if not isinstance(name, str) or not NAME.fullmatch(name):
             raise SweepError(f"{src}: space: variant name {name!r}: use letters, digits and . _ + - only "
                              "(it names the trials' directories)")
         changes = {} if changes is None else changes
-        if not isinstance(changes, Mapping) or not all(isinstance(k, str) for k in changes):
+        if not isinstance(changes, Mapping):
             raise SweepError(f"{src}: space.{name} = {changes!r}: give a mapping of config keys (`--set` syntax) to "
                              "values, or {} for the base config as it is")
         points.append(dict(changes))
@@ -262,7 +264,7 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
         raise SweepError(f"{src}: expected a mapping of {', '.join(SWEEP_KEYS)}")
     _check_keys(src, "", data, SWEEP_KEYS)
     name = data.get("name") or default_name
-    if not isinstance(name, str) or not re.fullmatch(r"[\w.+-]+", name) or name in (".", ".."):
+    if not isinstance(name, str) or not NAME.fullmatch(name) or name in (".", ".."):
         raise SweepError(f"{src}: name = {name!r}: use letters, digits and . _ + - only (it names a directory)")
     runs_dir = data.get("runs_dir", "runs")
     if not isinstance(runs_dir, str) or not runs_dir:
