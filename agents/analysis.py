@@ -153,7 +153,7 @@ class AnalysisReport:
         pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         ratio = f"{self.width_ratio:.1f}x" if self.width_ratio is not None else "n/a"
         return (f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
-                f"regret {pp(self.regret_per_game)} points/game [{pp(self.regret_ci[0])}, {pp(self.regret_ci[1])}]; "
+                f"regret {pp(self.regret_per_game)} pp/game [{pp(self.regret_ci[0])}, {pp(self.regret_ci[1])}]; "
                 f"implied win rate vs optimal {pp(self.implied_win_rate)}% [{pp(self.implied_ci[0])}, "
                 f"{pp(self.implied_ci[1])}], empirical {pp(self.empirical_win_rate)}% [{pp(self.empirical_ci[0])}, "
                 f"{pp(self.empirical_ci[1])}]; interval {ratio} narrower")
@@ -502,17 +502,17 @@ def plot_atlas(a: Analysis, path: str | Path) -> None:
     ax.set_xlabel("own score at the decision")
     ax.set_ylabel("opponent's score (top row: at or past the target, the final turn)")
     ax.set_title("regret by score")
-    fig.colorbar(im, ax=ax, label="win probability lost per game (points)")
+    fig.colorbar(im, ax=ax, label="win probability lost per game (percentage points)")
     ax = axes[1]
     im = ax.imshow(grid2, origin="lower", cmap="magma_r", aspect="auto",
                    extent=(0, nt * tstep, 0.5, rules.num_dice + 0.5), interpolation="nearest")
     ax.set_xlabel(f"turn total before the keep (last column: {(nt - 1) * tstep:,}+)")
     ax.set_ylabel("dice left (rolled)")
     ax.set_title("regret by turn total and dice")
-    fig.colorbar(im, ax=ax, label="win probability lost per game (points)")
+    fig.colorbar(im, ax=ax, label="win probability lost per game (percentage points)")
     r = a.report
     fig.suptitle(f"mistake atlas: {r.agent} vs optimal, {r.rules}, {r.games:,} games, "
-                 f"regret {100 * r.regret_per_game:.2f} points per game")
+                 f"regret {100 * r.regret_per_game:.2f} pp of win probability per game")
     fig.tight_layout()
     import io
 

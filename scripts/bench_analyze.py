@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> None:
         r = a.report
         console.print(f"  {label}: {r.games:,} games ({r.decisions:,} decisions scored) in {wall:.1f} s = "
                       f"[bold]{r.games / wall:,.1f} games/s[/bold] (play and scoring {r.seconds:.1f} s, parent CPU "
-                      f"{time.process_time() - c0:.1f} s); regret {100 * r.regret_per_game:.2f} points/game",
+                      f"{time.process_time() - c0:.1f} s); regret {100 * r.regret_per_game:.2f} pp/game",
                       highlight=False)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     console.print(f"  target: 1,000 PPO games in under 60 s on 2 cores (load average {load:.1f} on "

@@ -127,7 +127,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
                                 label="95% interval (over deals)")
         ax.axhline(0, color="grey", lw=0.8, ls="--")
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("win probability given away per game (points)")
+        ax.set_ylabel("win probability given away per game (percentage points)")
         ax.set_title(f"{name}: exact regret against perfect play")
         ax.legend(fontsize=9)
         _steps_axis(ax, xlabel)

@@ -265,7 +265,7 @@ def _csv(rows: list[dict[str, Any]], fields: list[str]) -> str:
 
 
 def _metric_title(m: str) -> str:
-    return "regret (points/game)" if m == "regret" else f"win rate vs {m.partition('/')[2]} (%)"
+    return "regret (pp/game)" if m == "regret" else f"win rate vs {m.partition('/')[2]} (%)"
 
 
 def _markdown(out: Path, snap: dict[str, Any], trials: list[TrialData], rows: list[dict[str, Any]],
@@ -290,7 +290,7 @@ def _markdown(out: Path, snap: dict[str, Any], trials: list[TrialData], rows: li
         lines.append("")
     lines += [f"Final evaluation of each finished trial; over its seeds: mean and interquartile mean (IQM) with 95% "
               f"stratified-bootstrap intervals (rliable, {reps:,} resamples, seed {seed}). Win rates and regret "
-              "(win probability given away per game against perfect play; lower is better) in percentage points.",
+              "(win probability given away per game against perfect play; lower is better) in percentage points (pp).",
               "", "| configuration | figure | seeds | mean [95% CI] | IQM [95% CI] | min – max |",
               "|---|---|---|---|---|---|"]
     for r in rows:

@@ -256,7 +256,7 @@ def _progress_callback(say: Callable[[str], None], metric: str, errors: dict[str
             say(f"{trial.config['trial']['name']}: started")
 
         def on_trial_result(self, iteration, trials, trial, result, **info):
-            extra = f", regret {100 * result['regret']:.2f} points/game" if "regret" in result else ""
+            extra = f", regret {100 * result['regret']:.2f} pp/game" if "regret" in result else ""
             say(f"{trial.config['trial']['name']}: step {int(result['step']):,}, win rate vs {metric} "
                 f"{result['win_rate']:.1%}{extra}")
 

@@ -356,7 +356,7 @@ class Trainer:
         text = "  ".join(f"{r.opponent} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]" for r in rows)
         if regret is not None:
             lo, hi = regret.regret_ci
-            text += f"  regret {100 * regret.regret_per_game:.2f} [{100 * lo:.2f}, {100 * hi:.2f}] points/game"
+            text += f"  regret {100 * regret.regret_per_game:.2f} [{100 * lo:.2f}, {100 * hi:.2f}] pp/game"
         self.log(f"step {step:>10,} {kind}: {text}")
         self._bar_postfix()
         return rows
