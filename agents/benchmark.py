@@ -12,6 +12,10 @@ is added:
   its regret over analysed games against ``optimal`` (:func:`agents.analysis.analyse`),
   with its 95% interval.
 
+A 3- or 4-player group also shows each agent's share of the wins over all its tables
+(:func:`agents.tournament.win_shares`): the ratings break each game into pairwise placings,
+so an agent that finishes second rather than third often can out-rate one that wins more.
+
 :func:`markdown` renders the groups as the README's table.
 """
 
@@ -135,16 +139,25 @@ def markdown(groups: Sequence[Group], command: str = "") -> str:
     lines = []
     for g in groups:
         cfg = g.tournament.config
+        multi = g.players > 2
         lines.append(f"**{g.rules.name}, {g.players} players** ({cfg.games:,} games per "
-                     f"{'pairing' if g.players == 2 else 'table'}, seed {cfg.seed})")
+                     f"{'table' if multi else 'pairing'}, seed {cfg.seed}"
+                     f"{f'; an even win share is 1/{g.players}' if multi else ''})")
         lines.append("")
         head = ["agent", "what", "rating (Elo, 95% CI)", "score"]
+        if multi:
+            # The ratings count placings below first; the share of wins is what the game scores.
+            head.append("win share (95% CI)")
         if g.strength:
             head.append("win rate vs optimal")
+        share = {w.agent: w for w in g.tournament.win_share}
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join("---" for _ in head) + "|")
         for r in g.ratings:
             row = [f"`{r.agent}`", g.kinds.get(r.agent, ""), _elo(r), f"{r.score:.1%}"]
+            if multi:
+                w = share[r.agent]
+                row.append(f"{w.share:.2%} [{w.ci_low:.2%}, {w.ci_high:.2%}]")
             if g.strength:
                 row.append(_strength(g.strength.get(r.agent)))
             lines.append("| " + " | ".join(row) + " |")

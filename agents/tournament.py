@@ -74,7 +74,7 @@ from tenk_env.io import (
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 
 __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
-           "Rating", "bradley_terry", "ELO"]
+           "Rating", "bradley_terry", "WinShare", "win_shares", "ELO"]
 
 #: Elo points per unit of log-odds: a 400-point gap means 10-to-1 odds.
 ELO = 400 / math.log(10)
@@ -320,13 +320,18 @@ def _strongly_connected(i: np.ndarray, j: np.ndarray, y: np.ndarray, active: Seq
     return connected_components(g, directed=True, connection="strong")[0] == 1
 
 
+def deal_of(c: Chunk, n: int) -> np.ndarray:
+    """The deal of each game of an ``n``-player chunk: every table plays the same deals, so a
+    deal's games share their dice across tables as well as across seatings."""
+    return np.arange(len(c.turns)) // len(seatings(n)) + c.start
+
+
 def comparisons(table: Sequence[int], c: Chunk) -> tuple[np.ndarray, ...]:
     """(i, j, y, group) for every pair of players in every game of a table: ``y`` = 1 when
     ``i`` placed above ``j`` (a bigger share of the win, then a higher score), 0.5 when level.
-    Groups are the deals: every table plays the same deals, so a deal's games share their
-    dice across tables as well as across seatings."""
+    Groups are the deals (:func:`deal_of`)."""
     n = len(table)
-    deal = np.arange(len(c.turns)) // len(seatings(n)) + c.start
+    deal = deal_of(c, n)
     ii, jj, yy, gg = [], [], [], []
     for p, q in itertools.combinations(range(n), 2):
         key_p = c.win[:, p] * 1e9 + c.scores[:, p]
@@ -337,6 +342,38 @@ def comparisons(table: Sequence[int], c: Chunk) -> tuple[np.ndarray, ...]:
         yy.append(y)
         gg.append(deal)
     return tuple(np.concatenate(x) for x in (ii, jj, yy, gg))
+
+
+@dataclass
+class WinShare:
+    agent: str
+    share: float          #: share of its games won (a k-way shared win counts 1/k)
+    ci_low: float
+    ci_high: float
+    games: int
+
+
+def win_shares(tables: Sequence[Sequence[int]], per_table: Sequence[Chunk], labels: Sequence[str]) -> list[WinShare]:
+    """Each agent's share of the wins over every game it played, with a 95% Wald interval
+    cluster-robust over deals, as the ratings' are (an intercept-only least-squares fit, so
+    the estimate is the plain mean).
+
+    At N-player tables this is what a win-maximising agent maximises, while the ratings also
+    count who placed second rather than third: the two can order agents differently. An even
+    share is 1/N."""
+    import statsmodels.api as sm
+
+    out = []
+    for a, label in enumerate(labels):
+        at = [(list(t).index(a), c, len(t)) for t, c in zip(tables, per_table) if a in t]
+        y = np.concatenate([c.win[:, seat] for seat, c, _ in at])
+        groups = np.concatenate([deal_of(c, n) for _, c, n in at])
+        p = lo = hi = float(y.mean())
+        if len(np.unique(groups)) > 1 and np.ptp(y) > 0:
+            fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+            lo, hi = (float(x) for x in np.asarray(fit.conf_int(alpha=0.05))[0])
+        out.append(WinShare(label, p, max(lo, 0.0), min(hi, 1.0), len(y)))
+    return out
 
 
 # --------------------------------------------------------------------------- running
@@ -357,6 +394,7 @@ class TournamentResult:
     engines: list[str] = field(default_factory=list)  #: per table: "batched", "scalar" or both
     agent_sha256: list[str | None] = field(default_factory=list)  #: per agent: its file's hash (or None)
     notes: list[str] = field(default_factory=list)    #: what this run found and did about it (stale chunks)
+    win_share: list[WinShare] = field(default_factory=list)  #: per agent: its share of the wins, all tables
 
 
 def _safe(label: str) -> str:
@@ -599,7 +637,7 @@ def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: 
     lo, hi = wilson(first_win, games)
     first = {"win_rate": first_win / games, "ci_low": lo, "ci_high": hi, "games": games}
     return TournamentResult(cfg, rules, labels, tables, results, above, compared, ratings, first, out_dir,
-                            engines=list(engines or []))
+                            engines=list(engines or []), win_share=win_shares(tables, per_table, labels))
 
 
 # --------------------------------------------------------------------------- output
@@ -665,6 +703,7 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
         "ratings_model": "Bradley-Terry (statsmodels GLM, logit), Elo scale, field mean 0, 95% Wald intervals "
                          "with cluster-robust covariance, one cluster per deal (shared by all tables)",
         "ratings": [{k: _num(v) for k, v in r.items()} for r in rating_rows],
+        "win_share": [{k: _num(v) for k, v in asdict(w).items()} for w in res.win_share],
         "results": [{k: _num(v) for k, v in r.items()} for r in rows],
         "placed_above": [[None if not np.isfinite(x) else float(x) for x in row] for row in res.above],
         "compared": res.compared.tolist(),

@@ -72,6 +72,29 @@ def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
         benchmark.benchmark(games=40, rules="zilch", log=lambda m: None)
 
 
+def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo):
+    rng = np.random.default_rng(1)
+    F = n_features(3)
+    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 3)),
+         "b1": rng.normal(size=3)}
+    a = save_checkpoint(tiny_zoo / "a3.npz", w, checkpoint_meta(FR2, 3, hidden=[8], opponents_learn=True))
+    zoo.export(a, "fr2_afterstate_3p", command="test", root=tiny_zoo / "zoo")
+    (g,) = benchmark.benchmark(games=12, seed=3, workers=1, regret_games=20, players=3,
+                               bots=["hold:300", "dicenow", "greedy"], out=tiny_zoo / "t", log=lambda m: None)
+    assert g.players == 3 and not g.strength           # no 3-player solver: no column against optimal
+    share = {x.agent: x for x in g.tournament.win_share}
+    assert set(share) == {"zoo:fr2_afterstate_3p", "hold:300", "dicenow", "greedy"}
+    # each agent sits at 3 of the 4 tables of 12 games, and every game has one win
+    assert all(x.games == 36 for x in share.values())
+    assert sum(x.share for x in share.values()) * 36 == pytest.approx(4 * 12)
+    text = benchmark.markdown([g])
+    assert "12 games per table, seed 3; an even win share is 1/3" in text
+    assert "| agent | what | rating (Elo, 95% CI) | score | win share (95% CI) |" in text
+    d = share["dicenow"]
+    row = next(ln for ln in text.splitlines() if ln.startswith("| `dicenow`"))
+    assert row.endswith(f"| {d.share:.2%} [{d.ci_low:.2%}, {d.ci_high:.2%}] |")
+
+
 def test_bad_table_arguments_fail_before_any_work(tmp_path, capsys, monkeypatch):
     from scripts import cmd_zoo
     from scripts.cli import main

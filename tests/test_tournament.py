@@ -296,6 +296,45 @@ def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
     assert "game over" in capsys.readouterr().out
 
 
+def test_free_for_all_win_shares_pool_every_table_with_intervals_clustered_by_deal(tmp_path, capsys):
+    from scipy.stats import norm
+
+    from agents.match import Chunk
+
+    agents = ["greedy", "hold:300", "dicenow", "breakeven"]
+    res = run_tournament(TournamentConfig.from_dict(dict(agents=agents, games=30, seed=4, players=3, name="w",
+                                                         workers=1, out=str(tmp_path))))
+    assert res.tables == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    # dicenow won 19 + 15 + 14 of its three tables' 30 games each
+    assert [r.wins[r.agents.index("dicenow")] for r in res.results if "dicenow" in r.agents] == [19, 15, 14]
+    for a, w in zip(agents, res.win_share):
+        wins = sum(r.wins[r.agents.index(a)] for r in res.results if a in r.agents)
+        assert (w.agent, w.games, w.share) == (a, 90, wins / 90)
+    assert sum(w.share * w.games for w in res.win_share) == pytest.approx(120)   # one win a game
+    # The interval by hand: a deal's games at every table form one cluster,
+    # var = G / (G - 1) * sum_d (sum of y - p over deal d)^2 / N^2.
+    ys, deals = [], []
+    for t, table in enumerate(res.tables):
+        if 2 in table:
+            saved = json.loads(next((tmp_path / "w/chunks").glob(f"t{t:03d}-*.json")).read_text())
+            c = Chunk.from_json(saved["chunk"])
+            ys.append(c.win[:, table.index(2)])
+            deals.append(np.arange(len(c.turns)) // 3 + c.start)
+    y, d = np.concatenate(ys), np.concatenate(deals)
+    e = np.bincount(d, y - y.mean())
+    half = norm.ppf(0.975) * math.sqrt(10 / 9 * np.sum(e ** 2) / len(y) ** 2)
+    w = res.win_share[2]
+    assert (w.ci_low, w.ci_high) == (pytest.approx(w.share - half, abs=1e-12), pytest.approx(w.share + half, abs=1e-12))
+    doc = json.loads((tmp_path / "w/results.json").read_text())
+    assert doc["win_share"][2] == {"agent": "dicenow", "share": 48 / 90, "ci_low": w.ci_low, "ci_high": w.ci_high,
+                                   "games": 90}
+    # tenk tournament shows it beside the ratings (resumed: nothing is replayed)
+    assert main(["tournament", *agents, "--players", "3", "--games", "30", "--seed", "4", "--name", "w",
+                 "--out", str(tmp_path), "--no-progress", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "win share" in out and "53.3% [41.3%, 65.4%]" in out
+
+
 def test_config_file_and_overrides(tmp_path):
     p = tmp_path / "t.yaml"
     p.write_text("agents: [greedy, 'hold:300']\ngames: 10\nrules: zilch\n")
