@@ -56,7 +56,7 @@ def cmd_table(args: argparse.Namespace) -> int:
            + (f" --rules {args.rules}" if args.rules else "") + (f" --players {args.players}" if args.players else ""))
     text = markdown(groups, cmd)
     atomic_write_text(args.out, text)
-    Console(width=max(console.width, 160)).print(text, markup=False, highlight=False)
+    print(text, end="")   # as written: a terminal-wide wrap would break the markdown's rows
     console.print(f"written to {args.out}")
     return 0
 

@@ -72,7 +72,7 @@ def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
         benchmark.benchmark(games=40, rules="zilch", log=lambda m: None)
 
 
-def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo):
+def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo, monkeypatch, capsys):
     rng = np.random.default_rng(1)
     F = n_features(3)
     w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 3)),
@@ -93,6 +93,15 @@ def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo):
     d = share["dicenow"]
     row = next(ln for ln in text.splitlines() if ln.startswith("| `dicenow`"))
     assert row.endswith(f"| {d.share:.2%} [{d.ci_low:.2%}, {d.ci_high:.2%}] |")
+    # tenk zoo table prints the markdown as written, each row on one line however narrow the terminal
+    from scripts import cmd_zoo
+    from scripts.cli import main
+
+    g.kinds["zoo:fr2_afterstate_3p"] += ", trained " + "and trained " * 20    # a row of 300 characters
+    monkeypatch.setattr(cmd_zoo, "benchmark", lambda **k: [g])
+    assert main(["zoo", "table", "--players", "3", "--games", "12", "--out", str(tiny_zoo / "t.md")]) == 0
+    out = capsys.readouterr().out
+    assert (tiny_zoo / "t.md").read_text() in out
 
 
 def test_bad_table_arguments_fail_before_any_work(tmp_path, capsys, monkeypatch):
