@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from agents.base import RandomAgent
-from agents.match import deal_key, play_match, play_table, wilson
+from agents.match import Chunk, deal_key, play_match, play_table, wilson
 from agents.play import KeyedDice, play_game
 from agents.tournament import ELO, ConfigError, TournamentConfig, bradley_terry, load_config, run_tournament
 from scripts.cli import main
@@ -297,10 +298,6 @@ def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
 
 
 def test_free_for_all_win_shares_pool_every_table_with_intervals_clustered_by_deal(tmp_path, capsys):
-    from scipy.stats import norm
-
-    from agents.match import Chunk
-
     agents = ["greedy", "hold:300", "dicenow", "breakeven"]
     res = run_tournament(TournamentConfig.from_dict(dict(agents=agents, games=30, seed=4, players=3, name="w",
                                                          workers=1, out=str(tmp_path))))
