@@ -65,15 +65,15 @@ def render(res, console) -> None:
     rt = Table(title="Bradley-Terry ratings (Elo scale, field mean 0; 95% intervals, cluster-robust over deals)",
                title_justify="left")
     multi = cfg.players > 2
-    for col in ("#", "agent", "rating", "95% interval", "comparisons", "won") + (("win share [95% CI]",) if multi else ()):
+    cols = ["#", "agent", "rating", "95% interval", "comparisons", "won"] + (["win share [95% CI]"] if multi else [])
+    for col in cols:
         rt.add_column(col, justify="left" if col == "agent" else "right")
     for rank, a in enumerate(_order(res), 1):
-        r = res.ratings[a]
+        r, w = res.ratings[a], res.win_share[a]
         interval = f"[{_elo(r.ci_low)}, {_elo(r.ci_high)}]" if math.isfinite(r.elo) else "unbounded"
-        share = res.win_share[a]
-        rt.add_row(str(rank), r.agent, _elo(r.elo), interval, f"{r.comparisons:,}",
-                   "-" if math.isnan(r.score) else _pct(r.score),
-                   *([f"{_pct(share.share)} [{_pct(share.ci_low)}, {_pct(share.ci_high)}]"] if multi else []))
+        row = [str(rank), r.agent, _elo(r.elo), interval, f"{r.comparisons:,}",
+               "-" if math.isnan(r.score) else _pct(r.score)]
+        rt.add_row(*row, *([f"{_pct(w.share)} [{_pct(w.ci_low)}, {_pct(w.ci_high)}]"] if multi else []))
     if multi:
         rt.caption = (f"won: share of pairwise placings won; win share: share of all its games won (even: "
                       f"1/{cfg.players}), the game's own score, which can order agents differently")
