@@ -1,0 +1,21 @@
+"""Suite-wide isolation: no test reads or writes the user's solver cache.
+
+``TENK_CACHE`` points at one directory for the whole run, so solutions that several tests
+need (small rulesets solved in a second or two) are computed once, and a cold run on a fresh
+machine costs the same as a warm one. A test that needs its own empty cache still sets
+``TENK_CACHE`` itself with ``monkeypatch``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_solver_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TENK_CACHE", str(tmp_path_factory.mktemp("tenk-cache")))
+    # matplotlib writes its font cache under the home directory unless told otherwise
+    mp.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mplconfig")))
+    yield
+    mp.undo()
