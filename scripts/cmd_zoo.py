@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agents import zoo
@@ -45,13 +46,30 @@ def _figure(strength: dict) -> str:
     return "; ".join(parts) or "(not measured)"
 
 
+def _strength(e: zoo.ZooEntry) -> str:
+    # strength is added to the card by hand after `tenk zoo add`: a slip there is named, not fatal
+    try:
+        return _figure(e.card.get("strength", {}))
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        return f"(strength unreadable in {e.path / 'agent.yaml'}: {type(err).__name__} {err})"
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     for k, least in (("games", 1), ("workers", 1), ("regret_games", 0)):
         if getattr(args, k) < least:
             raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a whole number of at least {least}")
     check_output_file(args.out, "--out", "zoo_table.md")  # before the tournaments, which take minutes
+    # what an interruption's line says (scripts/cli.py): the saved chunks are kept and resumed
+    args.resume_hint = "rerun it without --fresh to resume" if args.fresh else "rerun the same command to resume"
+
+    def on_chunk(k: int, total: int) -> None:
+        args.done = f"{k} of {total} chunks of this tournament's games saved"
+
+    # A terminal gets progress bars; logs and pipes, where a bar shows only at its end, a line per tenth.
     groups = benchmark(games=args.games, seed=args.seed, workers=args.workers, regret_games=args.regret_games,
-                       rules=args.rules, players=args.players, log=lambda m: console.print(m, highlight=False))
+                       rules=args.rules, players=args.players, fresh=args.fresh, progress=console.is_terminal,
+                       log=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True), on_chunk=on_chunk)
+    args.done = None
     cmd = (f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
            + (f" --rules {args.rules}" if args.rules else "") + (f" --players {args.players}" if args.players else ""))
     text = markdown(groups, cmd)
@@ -75,12 +93,15 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     t = Table(title="the zoo: agent spec zoo:NAME")
     for col in ("name", "plays", "trained by", "strength"):
         t.add_column(col, overflow="fold")
-    for e in zoo.entries():
-        t.add_row(e.name, e.summary(), e.card.get("command", ""), _figure(e.card.get("strength", {})))
+    good, bad = zoo.scan()
+    for e in good:
+        t.add_row(e.name, e.summary(), e.card.get("command", ""), _strength(e))
     out.print(t)
-    for e in zoo.entries():
+    for e in good:
         if e.card.get("notes"):
-            out.print(f"[bold]{e.name}[/bold]: {e.card['notes']}")
+            out.print(f"[bold]{escape(e.name)}[/bold]: {escape(e.card['notes'])}")
+    for err in bad:  # named, and the healthy entries above still listed and playable
+        out.print(f"[red]broken:[/red] {escape(str(err))}", highlight=False)
     return 0
 
 
@@ -104,4 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--rules", help="table: only the game of this ruleset (preset or YAML)")
     s.add_argument("--players", type=int, help="table: only games of this many players")
     s.add_argument("--out", default="runs/zoo_table.md", help="table: the markdown file to write")
+    s.add_argument("--fresh", action="store_true",
+                   help="table: replay every tournament game of these arguments instead of resuming from the saved "
+                        "ones (each set of arguments has its own folder under runs/tournaments/, so another "
+                        "--games or --seed never needs it)")
     s.set_defaults(func=cmd_zoo)

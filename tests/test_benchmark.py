@@ -3,8 +3,6 @@ agent's strength against optimal exact where the exact evaluator follows it, els
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -39,10 +37,7 @@ def tiny_zoo(tmp_path, monkeypatch):
     model = MaskablePPO("MlpPolicy", sb3_vec_env(2, FR2, 2, opponents="random"), seed=4, device="cpu")
     p = write_checkpoint(model, tmp_path / "p.zip", ppo_meta(FR2, 2, activation="tanh", n_actions=128))
     zoo.export(p, "fr2_ppo", command="test", root=root)
-    entries = zoo.entries
-    monkeypatch.setattr(zoo, "entries", lambda r=root: entries(r))
-    monkeypatch.setattr(zoo, "load", functools.partial(zoo.load, root=root))
-    monkeypatch.setattr(base, "ZOO_DIR", root)  # where zoo:NAME's weights are, for the tournament's keys
+    monkeypatch.setattr(base, "ZOO_DIR", root)  # the zoo's folder, for every zoo function and the tournament's keys
     return tmp_path
 
 
@@ -113,3 +108,86 @@ def test_bad_table_arguments_fail_before_any_work(tmp_path, capsys, monkeypatch)
     assert "is a directory" in capsys.readouterr().out
     assert main(["zoo", "table", "--regret-games", "-1"]) != 0
     assert "--regret-games -1: give a whole number of at least 0" in capsys.readouterr().out
+
+
+@pytest.fixture()
+def one_agent_zoo(tmp_path, monkeypatch):
+    """A zoo of one FR2 afterstate agent, FR2 as a YAML file, and the working directory in
+    tmp_path (tenk zoo table writes its tournaments under runs/tournaments/)."""
+    import yaml
+
+    rng = np.random.default_rng(0)
+    F = n_features(2)
+    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
+         "b1": rng.normal(size=2)}
+    a = save_checkpoint(tmp_path / "a.npz", w, checkpoint_meta(FR2, 2, hidden=[8], opponents_learn=True))
+    zoo.export(a, "fr2_afterstate", command="test", root=tmp_path / "zoo")
+    monkeypatch.setattr(base, "ZOO_DIR", tmp_path / "zoo")
+    (tmp_path / "fr2.yaml").write_text(yaml.safe_dump(FR2.to_dict()))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _table(*extra: str) -> list[str]:
+    return ["zoo", "table", "--rules", "fr2.yaml", "--players", "2", "--regret-games", "0", "--workers", "1",
+            "--out", "t.md", *extra]
+
+
+def test_table_reruns_with_other_games_or_seed_get_their_own_tournament(one_agent_zoo, capsys):
+    """The README's sequence (--games 1000, then --games 400) ran into the first run's folder."""
+    from scripts.cli import main
+
+    assert main(_table("--games", "4")) == 0
+    first = (one_agent_zoo / "t.md").read_text()
+    out = capsys.readouterr().out
+    # 7 agents: 21 pairings of 4 games, one chunk each; a line per tenth of them
+    (folder,) = (one_agent_zoo / "runs" / "tournaments").iterdir()
+    assert folder.name == benchmark.tournament_name(FR2, 2, ["zoo:fr2_afterstate", *benchmark.BOTS, "optimal"], 4, 0)
+    assert f"fr2, 2 players: 7 agents, 4 games per table\n  tournament: runs/tournaments/{folder.name}\n" in out
+    assert "  1 of 21 chunks of games played (5%)\n" in out and "  21 of 21 chunks of games played (100%)\n" in out
+    assert main(_table("--games", "6")) == 0
+    assert main(_table("--games", "4", "--seed", "1")) == 0
+    assert len(list((one_agent_zoo / "runs" / "tournaments").iterdir())) == 3
+    assert "6 games per pairing, seed 0" in capsys.readouterr().out
+    # the same arguments resume; --fresh replays the same games
+    assert main(_table("--games", "4")) == 0
+    out = capsys.readouterr().out
+    assert f"  tournament: resuming runs/tournaments/{folder.name} (21 chunks of games saved by an earlier run)" in out
+    assert "  all its games were already played: results rebuilt from the saved chunks" in out
+    assert main(_table("--games", "4", "--fresh")) == 0
+    out = capsys.readouterr().out
+    assert "resuming" not in out and "21 of 21 chunks of games played (100%)" in out
+    assert (one_agent_zoo / "t.md").read_text() == first
+
+
+def test_tables_of_same_named_rulesets_do_not_share_a_folder():
+    """An inline ruleset keeps its base's name: the folder is keyed by the rules' content."""
+    agents = ["zoo:a", "dicenow"]
+    names = {benchmark.tournament_name(r, 2, agents, 40, 0) for r in (FR2, FR2.replace(target=1500))}
+    assert len(names) == 2 and all(n.startswith("zoo-fr2-2p-") for n in names)
+    assert benchmark.tournament_name(FR2, 3, agents, 40, 0) not in names
+
+
+def test_an_interrupted_table_says_how_far_it_got_and_resumes(one_agent_zoo, monkeypatch, capsys):
+    from scripts.cli import main
+
+    real = benchmark.run_tournament
+
+    def interrupted(cfg, **kw):
+        step = kw["on_chunk"]
+
+        def stop(done, total):
+            step(done, total)
+            if done == 3:
+                raise KeyboardInterrupt
+        return real(cfg, **{**kw, "on_chunk": stop})
+
+    monkeypatch.setattr(benchmark, "run_tournament", interrupted)
+    assert main(_table("--games", "4")) == 130
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == ("interrupted; 3 of 21 chunks of this tournament's games saved; "
+                                    "rerun the same command to resume")
+    monkeypatch.setattr(benchmark, "run_tournament", real)
+    assert main(_table("--games", "4")) == 0
+    out = capsys.readouterr().out
+    assert "(3 chunks of games saved by an earlier run)" in out and "  21 of 21 chunks of games played (100%)" in out

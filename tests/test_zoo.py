@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,177 @@ def test_zoo_agents_are_keyed_by_their_weights():
     assert agent_file("zoo:classic_ppo_demo") == zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz"
     assert agent_sha256("zoo:classic_ppo_demo") == file_sha256(zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz")
     assert agent_file("dicenow") is None
+
+
+# ---------------------------------------------------------------- entries verified on load
+@pytest.fixture()
+def small_zoo(tmp_path, monkeypatch):
+    """A zoo folder of two shipped entries, made the zoo (agents.base.ZOO_DIR, which every zoo
+    function and the tournaments' agent keys read)."""
+    import shutil
+
+    from agents import base
+
+    root = tmp_path / "zoo"
+    for name in ("classic_ppo_demo", "farkle_official_afterstate"):
+        shutil.copytree(zoo.ZOO_DIR / name, root / name)
+    monkeypatch.setattr(base, "ZOO_DIR", root)
+    return root
+
+
+def _edit_card(root, edit):
+    import yaml
+
+    card = yaml.safe_load((root / "classic_ppo_demo" / "agent.yaml").read_text())
+    edit(card)
+    (root / "classic_ppo_demo" / "agent.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
+
+
+def _truncate(p):
+    p.write_bytes(p.read_bytes()[:1000])
+
+
+CARD = r"zoo entry 'classic_ppo_demo' \(.*classic_ppo_demo/agent\.yaml\)"
+BROKEN = {
+    "empty card": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text(""),
+                   CARD + " is empty: restore the entry, or export it again with `tenk zoo add CHECKPOINT "
+                          "classic_ppo_demo --force`"),
+    "card not YAML": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("meta: [1, 2\nname: x\n"),
+                      r"zoo entry 'classic_ppo_demo': .*agent\.yaml cannot be read as YAML \(while parsing"),
+    "card a list": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("- 1\n- 2\n"),
+                    CARD + " holds list, not the card's mapping"),
+    "card without meta": (lambda r: _edit_card(r, lambda c: c.pop("meta")),
+                          CARD + " has no 'meta' \\(the checkpoint's metadata\\)"),
+    "card without obs_version": (lambda r: _edit_card(r, lambda c: c["meta"].pop("obs_version")),
+                                 CARD + r" has no meta\.obs_version \(the observation version\)"),
+    "player count not a number": (lambda r: _edit_card(r, lambda c: c["meta"].update(n_players="two")),
+                                  CARD + r": meta\.n_players is 'two', not a whole number \(the player count\)"),
+    "card without weights_sha256": (lambda r: _edit_card(r, lambda c: c.pop("weights_sha256")),
+                                    CARD + " has no 'weights_sha256' \\(the sha256 of weights.npz, 16 hex digits\\)"),
+    "ruleset edited, hash kept": (lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(target=5000)),
+                                  CARD + r": meta\.ruleset hashes to [0-9a-f]{16}, but meta\.ruleset_hash records "
+                                         r"915b7862bac40506: the card's ruleset was edited after export"),
+    "ruleset unplayable": (lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(num_dice="six")),
+                           CARD + r": meta\.ruleset: .*num_dice"),
+    "weights truncated": (lambda r: _truncate(r / "classic_ppo_demo" / "weights.npz"),
+                          r"zoo entry 'classic_ppo_demo': .*weights\.npz has sha256 [0-9a-f]{16}, but its card .* "
+                          r"records weights_sha256 [0-9a-f]{16}: the weights were replaced or damaged"),
+    "another agent's weights": (lambda r: (r / "classic_ppo_demo" / "weights.npz").write_bytes(
+                                    (zoo.ZOO_DIR / "classic_ppo_best" / "weights.npz").read_bytes()),
+                                r"weights\.npz has sha256 [0-9a-f]{16}, but its card .* records weights_sha256"),
+    "weights missing": (lambda r: (r / "classic_ppo_demo" / "weights.npz").unlink(),
+                        r"zoo entry 'classic_ppo_demo' has no weights file .*weights\.npz"),
+    "card missing": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").unlink(),
+                     r"zoo entry 'classic_ppo_demo' has no card .*agent\.yaml"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN, ids=str)
+def test_a_broken_entry_is_named_and_the_others_still_play(small_zoo, case, capsys):
+    breaks, message = BROKEN[case]
+    breaks(small_zoo)
+    with pytest.raises(zoo.ZooError, match=message):
+        make_policy("zoo:classic_ppo_demo")
+    good = make_policy("zoo:farkle_official_afterstate")
+    good.check(PRESETS["farkle_official"], 2)
+    healthy, bad = zoo.scan()
+    assert [e.name for e in healthy] == ["farkle_official_afterstate"]
+    assert len(bad) == 1 and re.search(message, str(bad[0]))
+    assert main(["zoo"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # rich folds long lines
+    assert "farkle_official_afterstate" in out and "49.89" in out
+    assert "broken: zoo entry 'classic_ppo_demo'" in out
+
+
+def test_damaged_weights_under_a_matching_hash_are_named(small_zoo):
+    """A card re-hashed over a damaged file (by hand) still gives a clear error, not BadZipFile."""
+    from tenk_env.io import file_sha256
+
+    w = small_zoo / "classic_ppo_demo" / "weights.npz"
+    _truncate(w)
+    _edit_card(small_zoo, lambda c: c.update(weights_sha256=file_sha256(w)))
+    with pytest.raises(zoo.ZooError, match=r"zoo entry 'classic_ppo_demo': .*weights\.npz cannot be read "
+                                           r"\(BadZipFile: .*\): restore the entry"):
+        make_policy("zoo:classic_ppo_demo")
+
+
+def test_every_shipped_entry_is_whole():
+    healthy, bad = zoo.scan()
+    assert bad == [] and len(healthy) == 7
+    from tenk_env.io import file_sha256
+
+    for e in healthy:
+        assert e.card["weights_sha256"] == file_sha256(e.path / "weights.npz")
+
+
+def test_one_card_claims_the_best_classic_2_player_agent():
+    best = [e.name for e in zoo.entries() if "the best classic 2-player agent" in e.card["notes"].lower()]
+    assert best == ["classic_afterstate_dicenow"]
+    (e,) = [e for e in zoo.entries() if e.name == "classic_afterstate"]
+    assert e.card["notes"].startswith("The best self-play classic 2-player agent, second of the zoo's classic "
+                                      "2-player agents (the best is classic_afterstate_dicenow, exactly 49.9556% ")
+
+
+def _afterstate_checkpoint(path):
+    from agents.afterstate import checkpoint_meta, n_features, save_checkpoint
+
+    rng = np.random.default_rng(0)
+    F = n_features(2)
+    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
+         "b1": rng.normal(size=2)}
+    return save_checkpoint(path, w, checkpoint_meta(load_ruleset("classic"), 2, hidden=[8], opponents_learn=True))
+
+
+def test_export_records_the_weights_sha256_and_a_replaced_file_is_refused(tmp_path):
+    from tenk_env.io import file_sha256
+
+    out = zoo.export(_afterstate_checkpoint(tmp_path / "a.npz"), "as_tiny", command="test", root=tmp_path / "zoo")
+    (e,) = zoo.entries(tmp_path / "zoo")
+    assert e.card["weights_sha256"] == file_sha256(out / "weights.npz")
+    zoo.load("as_tiny", root=tmp_path / "zoo")
+    (out / "weights.npz").write_bytes((zoo.ZOO_DIR / "classic_afterstate" / "weights.npz").read_bytes())
+    got, held = file_sha256(out / "weights.npz"), e.card["weights_sha256"]
+    with pytest.raises(zoo.ZooError, match=f"zoo entry 'as_tiny': .*weights.npz has sha256 {got}, but its card "
+                                           fr"\(.*agent.yaml\) records weights_sha256 {held}: the weights were"):
+        zoo.load("as_tiny", root=tmp_path / "zoo")
+
+
+def test_export_refuses_to_write_outside_the_zoo_or_where_it_cannot(tmp_path, monkeypatch, capsys):
+    import os
+
+    from agents import base
+
+    ckpt = _afterstate_checkpoint(tmp_path / "a.npz")
+    root = tmp_path / "zoo"
+    root.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(zoo.ZooError, match=r"zoo entry 'linked': .*zoo/linked leads to .*elsewhere, outside the "
+                                           r"zoo's folder .*zoo; remove the link, or pick another name"):
+        zoo.export(ckpt, "linked", command="test", root=root, force=True)
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(zoo.ZooError, match=r"cannot add zoo entry 'x': the zoo's folder .*file/zoo is not writable "
+                                           r"\(.*file is not a writable folder\)"):
+        zoo.export(ckpt, "x", command="test", root=tmp_path / "file" / "zoo")
+    # as root (containers) the permission bits do not stop a write: the failed write is named
+    def refused(*a):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(zoo, "atomic_write_bytes", refused)
+    with pytest.raises(zoo.ZooError, match=r"cannot write zoo entry 'x' to .*zoo/x: Permission denied; give the "
+                                           r"zoo's folder write permission"):
+        zoo.export(ckpt, "x", command="test", root=root)
+    monkeypatch.undo()
+    if os.geteuid() != 0:
+        root.chmod(0o555)
+        try:
+            with pytest.raises(zoo.ZooError, match=r"cannot add zoo entry 'x': the zoo's folder .*zoo is not writable"):
+                zoo.export(ckpt, "x", command="test", root=root)
+        finally:
+            root.chmod(0o755)
+    # tenk zoo add: one line, exit 2, no traceback
+    monkeypatch.setattr(base, "ZOO_DIR", tmp_path / "file" / "zoo")
+    assert main(["zoo", "add", str(ckpt), "x", "--command", "test"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("error: cannot add zoo entry 'x': the zoo's folder") and "Traceback" not in out
