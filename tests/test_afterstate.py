@@ -243,6 +243,25 @@ def test_three_players_train(tmp_path, other_seats):
     assert meta["n_players"] == 3
 
 
+
+@pytest.mark.parametrize("over, message", [
+    ({"buffer": 1e12}, "buffer = 1,000,000,000,000: the replay buffer (1,000,000,000,000 targets of 76 bytes, twice "
+                       "while it is saved) would take 152.0 TB of memory, over the limit of 4.0 GB; lower it, e.g. "
+                       "buffer=100000"),
+    ({"hidden": [100000, 100000]}, "hidden = [100000, 100000]: the value net (10,002,100,002 parameters) would take "
+                                   "320.1 GB of memory, over the limit of 4.0 GB; lower it, e.g. hidden=[64, 64]"),
+    ({"eval": {**TINY["eval"], "regret_games": 1e12}},
+     "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
+    ({"eval": {**TINY["eval"], "games": 1e12}},
+     "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
+])
+def test_sizes_are_bounded_before_any_work(tmp_path, over, message):
+    path = tiny_config(tmp_path, **over)
+    with pytest.raises(ConfigError) as e:
+        load_afterstate_config(path)
+    assert str(e.value) == f"config {str(path)!r}: {message}"
+    assert not (tmp_path / "runs").exists()
+
 def test_bad_input_is_refused_clearly(tmp_path):
     with pytest.raises(ConfigError, match="unknown config key hiden.*hidden"):
         load_afterstate_config(tiny_config(tmp_path, hiden=[3]))
@@ -257,7 +276,8 @@ def test_bad_input_is_refused_clearly(tmp_path):
     with pytest.raises(AfterstateError, match="not an afterstate checkpoint"):
         make_afterstate(str(bad))
     # a run directory that holds a run is not overwritten
-    path = tiny_config(tmp_path, "again", total_turns=40, eval={"every": 0, "games": 2, "opponents": ["hold:300"]})
+    path = tiny_config(tmp_path, "again", total_turns=40,
+                       eval={"every": 0, "games": 2, "opponents": ["hold:300"], "regret_games": 0})
     train_afterstate(load_afterstate_config(path), log=lambda s: None)
     with pytest.raises(Exception, match="already holds a run"):
         train_afterstate(load_afterstate_config(path), log=lambda s: None)
@@ -269,3 +289,4 @@ def test_bad_input_is_refused_clearly(tmp_path):
     (run / "notes.txt").unlink()
     res = train_afterstate(load_afterstate_config(path), force=run, log=lambda s: None)
     assert res.turns >= 40 and (run / "last.npz").is_file()
+    assert not (run / "regret.csv").exists()  # regret is off: nothing solved classic

@@ -425,3 +425,27 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     assert [key(r) for r in rows] == [key(r) for r in ref_rows]
     figures = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
     assert [figures(r) for r in rows if r["step"] == "0"] == [figures(r) for r in ref_rows if r["step"] == "0"]
+
+
+# ---------------------------------------------------------------- a failed start leaves nothing
+def test_a_failed_start_leaves_no_run_behind(tmp_path, monkeypatch, capsys):
+    """A start that fails after the run directory was made (the learner cannot be built)
+    removes what it wrote, so the corrected command starts instead of being told the
+    directory already holds a run."""
+    from scripts.train.trainer import Trainer
+
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs"), "total_steps": 256}))
+    run = tmp_path / "runs" / "tiny"
+
+    def cannot_build(self):
+        raise ValueError("env.backend = vector: not here; use env.backend=dummy (or auto)")
+
+    with monkeypatch.context() as m:
+        m.setattr(Trainer, "build", cannot_build)
+        assert main(["train", "--config", str(cfg), "--no-progress"]) == 2
+    assert "env.backend = vector: not here" in capsys.readouterr().out
+    assert [p.name for p in run.iterdir()] == [".lock"]
+    assert main(["train", "--config", str(cfg), "--no-progress"]) == 0
+    assert "already holds a run" not in capsys.readouterr().out
+    assert json.loads((run / "state.json").read_text())["step"] == 256

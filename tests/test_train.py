@@ -103,6 +103,25 @@ def test_cli_config_error_exits_2(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path)]) == 2  # not a run directory
 
 
+
+@pytest.mark.parametrize("data, message", [
+    ({"ppo": {"net_arch": [100000, 100000]}},
+     "ppo.net_arch = [100000, 100000]: the policy and value networks (20,026,500,000 parameters) would take "
+     "640.8 GB of memory, over the limit of 4.0 GB; lower it, e.g. ppo.net_arch=[128, 128]"),
+    ({"env": {"n_envs": 1_000_000}},
+     "env.n_envs * ppo.n_steps = 128,000,000: the rollout buffer (128,000,000 steps of 808 bytes) would take "
+     "103.4 GB of memory, over the limit of 4.0 GB; lower it, e.g. env.n_envs=16 and ppo.n_steps=128"),
+    ({"eval": {"regret_games": 1e12}}, "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per "
+                                       "evaluation"),
+    ({"eval": {"games": 1e12}}, "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
+    ({"eval": {"final_games": 2_000_000}}, "eval.final_games = 2,000,000: give at most 1,000,000 games per "
+                                           "evaluation"),
+])
+def test_sizes_are_bounded_before_any_work(data, message):
+    with pytest.raises(ConfigError) as e:
+        parse_config(data)
+    assert str(e.value) == f"config: {message}"
+
 # ---------------------------------------------------------------- the pool
 def test_pool_is_drawn_per_game_by_weight():
     from scripts.train.envs import League, PoolEnv

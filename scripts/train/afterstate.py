@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +34,11 @@ import yaml
 from agents.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
 from agents.base import make_agent
-from scripts.train.config import (DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build, _check_agent, _choice,
-                                  _help, _pool, _positive, _public_fields, _seed, _unit, apply_overrides, read_yaml)
-from scripts.train.trainer import (LinearSchedule, RunError, _Stop, evaluate_agent, log_regret, package_versions,
-                                   tag_name)
+from scripts.train.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build,
+                                  _check_agent, _choice, _help, _pool, _positive, _public_fields, _seed, _unit,
+                                  apply_overrides, check_games, check_memory, mlp_parameters, read_yaml)
+from scripts.train.trainer import (LinearSchedule, RunError, _read_rows, _Stop, evaluate_agent, log_regret,
+                                   package_versions, start_run, tag_name)
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
@@ -140,6 +140,14 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
         _unit("lam_end", cfg.lam_end)
     if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
         raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
+    F, N = n_features(cfg.n_players), cfg.n_players
+    params = mlp_parameters([F, *cfg.hidden, N])
+    check_memory("hidden", cfg.hidden, params * BYTES_PER_PARAMETER, f"the value net ({params:,} parameters)",
+                 "hidden=[64, 64]")
+    # float32 features and targets, and as much again while state.pt is written
+    check_memory("buffer", f"{cfg.buffer:,}", 2 * cfg.buffer * 4 * (F + N),
+                 f"the replay buffer ({cfg.buffer:,} targets of {4 * (F + N)} bytes, twice while it is saved)",
+                 "buffer=100000")
     pool = _pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
@@ -148,6 +156,8 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     _positive("eval.every", ev.every, zero_ok=True)
     _positive("eval.games", ev.games)
     _positive("eval.regret_games", ev.regret_games, zero_ok=True)
+    check_games("eval.games", ev.games)
+    check_games("eval.regret_games", ev.regret_games)
     _seed("eval.seed", ev.seed)
     opps = list(ev.opponents) if ev.opponents is not None else list(DEFAULT_EVAL_OPPONENTS)
     if not opps:
@@ -255,6 +265,9 @@ class AfterstateTrainer:
         self.next_eval = cfg.eval.every or None
         self.next_ckpt = cfg.checkpoint_every
         self.best: dict | None = None
+        self.finished = False
+        # resumed: TensorBoard points past the state resumed from are a killed session's
+        self.resumed = False
         self.losses: list[float] = []
         self.bots = {spec: make_agent(spec) for spec, _ in cfg._pool if spec != SELF}
         self.writer = None
@@ -276,7 +289,7 @@ class AfterstateTrainer:
                     "X": self.X[:self.size].copy(), "Y": self.Y[:self.size].copy(), "ptr": self.ptr,
                     "turns": self.turns, "games": self.games, "abandoned": self.abandoned,
                     "since_train": self.since_train, "seconds": self.seconds, "next_eval": self.next_eval,
-                    "next_ckpt": self.next_ckpt, "best": self.best, "rng": self.rng.bit_generator.state,
+                    "next_ckpt": self.next_ckpt, "best": self.best, "finished": self.finished, "rng": self.rng.bit_generator.state,
                     "torch_rng": torch.get_rng_state(), "meta": self.meta()}, buf)
         atomic_write_bytes(self.run_dir / "state.pt", buf.getvalue())
         save_checkpoint(self.run_dir / "last.npz", self.net.weights(), self.meta())
@@ -306,6 +319,11 @@ class AfterstateTrainer:
         self.size, self.ptr = min(n, self.cfg.buffer), s["ptr"] % self.cfg.buffer
         for k in ("turns", "games", "abandoned", "since_train", "seconds", "next_eval", "next_ckpt", "best"):
             setattr(self, k, s[k])
+        if "finished" in s:
+            self.finished = bool(s["finished"])
+        else:  # saved before the final evaluation by an older tenk, which then wrote done.yaml
+            done = _read_done(self.run_dir / "done.yaml")
+            self.finished = done.get("turns") == self.turns
         self.rng.bit_generator.state = s["rng"]
         torch.set_rng_state(s["torch_rng"])
         self.value = ValueNet(self.net.weights())
@@ -431,7 +449,11 @@ class AfterstateTrainer:
         from torch.utils.tensorboard import SummaryWriter
 
         cfg = self.cfg
-        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.turns or None)
+        # Everything at the saved turn count was written before the save (the evaluation at a
+        # turn precedes its checkpoint), so a resumed session hides only what came after it;
+        # with no save at all, everything.
+        purge = (self.turns + 1 if self.turns else 0) if self.resumed else None
+        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=purge)
         start = session = time.perf_counter()
         t_last, turns_last = start, self.turns
         interrupted = False
@@ -460,62 +482,97 @@ class AfterstateTrainer:
                              f"{np.mean(self.losses[-200:] or [0.0]):.4f} "
                              f"{(self.turns - turns_last) / (now - t_last):.0f} turns/s")
                     t_last, turns_last = now, self.turns
+        final = []
+        if not interrupted:
+            # evaluated before the save, so the saved state holds its rows (a resume neither
+            # repeats nor loses them) and a run killed during it replays it
+            final = self.evaluate(final=True)
+            if cfg.eval.every:
+                self.next_eval = self.turns + cfg.eval.every
+            self.finished = True
         self.seconds += time.perf_counter() - start
-        self.save_state()
-        final = [] if interrupted else self.evaluate(final=True)
-        self.writer.close()
-        atomic_write_text(self.run_dir / "done.yaml" if not interrupted else self.run_dir / "paused.yaml",
+        # the summary before the state it describes: a session killed between the two resumes
+        # from the previous state and writes the summary again
+        status, stale = ("done.yaml", "paused.yaml") if not interrupted else ("paused.yaml", "done.yaml")
+        atomic_write_text(self.run_dir / status,
                           yaml.safe_dump({"turns": self.turns, "seconds": round(self.seconds, 1), "best": self.best}))
+        (self.run_dir / stale).unlink(missing_ok=True)
+        self.writer.flush()
+        self.save_state()
+        self.writer.close()
         return AfterstateResult(self.run_dir, self.turns, self.seconds, self.best, final, interrupted)
+
+
+def _csv_text(fields: list[str], rows: list[dict], header: bool) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    if header:
+        w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return buf.getvalue()
 
 
 def _append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
     old = path.read_text() if path.is_file() else ""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
-    if not old:
-        w.writeheader()
-    for r in rows:
-        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    atomic_write_text(path, old + buf.getvalue())
+    atomic_write_text(path, old + _csv_text(fields, rows, header=not old))
+
+
+def _read_done(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    except (yaml.YAMLError, UnicodeDecodeError):
+        data = {}
+    return data if isinstance(data, dict) else {}
 
 
 def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, force: str | Path | None = None,
                      log: Callable[[str], None] = print) -> AfterstateResult:
     run_dir = Path(cfg.runs_dir) / cfg.name
-    with DirLock(run_dir, "run directory"):
-        if any(q.name != ".lock" for q in run_dir.iterdir()):
-            if force is None or Path(force).resolve() != run_dir.resolve():
-                raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
-                               f"`tenk train --resume {run_dir}`, start it over with `--force {run_dir}`, or pick "
-                               "another name with `--set name=NEW`")
-            held = [q for q in run_dir.iterdir() if q.name != ".lock"]
-            strange = [q.name for q in held if q.name not in RUN_ENTRIES and not q.name.endswith(".tmp")]
-            if strange:
-                raise RunError(f"--force {run_dir}: the directory holds {', '.join(sorted(strange)[:5])}, which an "
-                               "afterstate run does not write; nothing was deleted. Move them out, or pick another "
-                               "name with --set name=NEW")
-            log(f"--force: deleting the run in {run_dir}: {', '.join(sorted(q.name for q in held))}")
-            for q in held:
-                if q.is_dir():
-                    shutil.rmtree(q)
-                else:
-                    q.unlink()
+
+    def setup() -> Callable[[], AfterstateResult]:
         atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
         atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
             "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash,
             "command": "tenk train " + " ".join(argv or []), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "versions": package_versions()}, sort_keys=False))
-        return AfterstateTrainer(cfg, run_dir, log).run()
+        return AfterstateTrainer(cfg, run_dir, log).run
+
+    return start_run(run_dir, force, setup, log=log, entries=RUN_ENTRIES)
 
 
 def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
                       log: Callable[[str], None] = print) -> AfterstateResult:
+    """Continue the run in ``run_dir`` from its state.pt (from turn 0 in place when it was
+    killed before its first save). Evaluation rows and TensorBoard points past that state
+    are a killed session's, and go: the resumed session plays those evaluations again."""
     run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise RunError(f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
+                       "made by `tenk train --config FILE`")
     data = apply_overrides(read_yaml(run_dir / "config.yaml"), list(overrides), AfterstateConfig)
     cfg = parse_afterstate_config(data, source=f"{run_dir / 'config.yaml'}")
     with DirLock(run_dir, "run directory"):
+        # read and check everything first: an error leaves the directory as it was
+        tables = [(run_dir / "eval.csv", EVAL_FIELDS), (run_dir / "regret.csv", REGRET_FIELDS)]
+        rows = [_read_rows(path, fields) for path, fields in tables]
         t = AfterstateTrainer(cfg, run_dir, log)
-        if (run_dir / "state.pt").is_file():
+        saved = (run_dir / "state.pt").is_file()
+        if saved:
             t.load_state()
+            if t.finished and cfg.total_turns <= t.turns:
+                raise RunError(f"run {str(run_dir)!r} already finished at turn {t.turns:,}; train it further "
+                               f"with --set total_turns=N (N > {t.turns:,})")
+            head = f"resuming {run_dir} from turn {t.turns:,} (state.pt)"
+        else:
+            head = (f"resuming {run_dir} from turn 0: it stopped before its first checkpoint, so training starts "
+                    "over in this directory (config.yaml kept)")
+        if overrides:
+            head += f" with {', '.join(overrides)}"
+        log(head)
+        for (path, fields), old in zip(tables, rows):
+            kept = [r for r in old if saved and int(r[fields[0]]) <= t.turns]
+            if len(kept) < len(old):
+                atomic_write_text(path, _csv_text(fields, kept, header=True))
+        t.resumed = True
         return t.run()

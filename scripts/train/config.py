@@ -25,6 +25,7 @@ import yaml
 from agents.base import AGENTS, make_agent
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import read_yaml_mapping
+from tenk_env.obs import n_actions, obs_size
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 from tenk_env.solve import SolverError, check_game_rules
 from tenk_env.solve.game import is_solvable
@@ -41,6 +42,14 @@ DEFAULT_EVAL_OPPONENTS = ("random", "hold:300", "dicenow")
 #: how the training games are stepped (see scripts/train/envs.py)
 BACKENDS = ("auto", "vector", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
+#: what one of a run's replay buffer, rollout buffer or network may take of memory (a bigger
+#: one is refused when the config loads, not met as a MemoryError or the OOM killer later)
+MEMORY_LIMIT = 4_000_000_000
+#: the memory one network parameter costs while training: float32 weights, gradient and two
+#: Adam moments in torch, and the copies that play and are saved
+BYTES_PER_PARAMETER = 32
+#: games per evaluation opponent, and games analysed for regret, at most (as tenk evaluate)
+MAX_GAMES = 1_000_000
 
 
 class ConfigError(ValueError):
@@ -304,6 +313,30 @@ def _unit(key: str, v: float, closed: bool = True) -> None:
         raise ConfigError(f"{key} = {v!r}: must lie in {'[0, 1]' if closed else '(0, 1]'}")
 
 
+def _size(n: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n / 1e3:,.1f} kB"
+
+
+def check_memory(key: str, value: Any, nbytes: float, what: str, example: str) -> None:
+    """ConfigError when ``what`` (sized by ``key = value``) would take over MEMORY_LIMIT."""
+    if nbytes > MEMORY_LIMIT:
+        raise ConfigError(f"{key} = {value}: {what} would take {_size(nbytes)} of memory, over the limit of "
+                          f"{_size(MEMORY_LIMIT)}; lower it, e.g. {example}")
+
+
+def mlp_parameters(sizes: list[int]) -> int:
+    """Weights and biases of a fully connected net with these layer sizes (input first)."""
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+
+
+def check_games(key: str, v: int) -> None:
+    if v > MAX_GAMES:
+        raise ConfigError(f"{key} = {v:,}: give at most {MAX_GAMES:,} games per evaluation")
+
+
 def _choice(key: str, v: str, allowed) -> None:
     if v not in allowed:
         raise ConfigError(f"{key} = {v!r}{did_you_mean(str(v), allowed)}: choose one of {', '.join(allowed)}")
@@ -409,6 +442,15 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         _positive("ppo.target_kl", p.target_kl)
     if not p.net_arch or any(h <= 0 for h in p.net_arch):
         raise ConfigError(f"ppo.net_arch = {p.net_arch!r}: give one or more positive layer sizes, e.g. [128, 128]")
+    n_obs, n_act = obs_size(cfg.n_players), n_actions(rules)
+    params = 2 * mlp_parameters([n_obs, *p.net_arch]) + p.net_arch[-1] * (n_act + 1)  # policy and value nets
+    check_memory("ppo.net_arch", p.net_arch, params * BYTES_PER_PARAMETER,
+                 f"the policy and value networks ({params:,} parameters)", "ppo.net_arch=[128, 128]")
+    # SB3's rollout buffer: float32 observations and action masks, plus a few floats per step
+    steps = e.n_envs * p.n_steps
+    check_memory("env.n_envs * ppo.n_steps", f"{steps:,}", steps * 4 * (n_obs + n_act + 8),
+                 f"the rollout buffer ({steps:,} steps of {4 * (n_obs + n_act + 8):,} bytes)",
+                 "env.n_envs=16 and ppo.n_steps=128")
     _choice("ppo.activation", p.activation, ACTIVATIONS)
     _choice("ppo.policy", p.policy, ("keep_aware", "mlp"))
     rollout = e.n_envs * p.n_steps
@@ -420,10 +462,13 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     _positive("eval.every", ev.every, zero_ok=True)
     if ev.games < 2:
         raise ConfigError(f"eval.games = {ev.games}: a seat-balanced match needs at least 2 games")
+    check_games("eval.games", ev.games)
     _positive("eval.final_games", ev.final_games, zero_ok=True)
+    check_games("eval.final_games", ev.final_games)
     _positive("eval.workers", ev.workers)
     _seed("eval.seed", ev.seed)
     _positive("eval.regret_games", ev.regret_games, zero_ok=True)
+    check_games("eval.regret_games", ev.regret_games)
     _choice("eval.backend", ev.backend, ("scalar", "batched", "auto"))
     _positive("checkpoint.every", c.every)
     _positive("checkpoint.keep", c.keep)

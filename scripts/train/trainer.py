@@ -756,8 +756,9 @@ def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any]]:
-    """The rows of eval.csv (or regret.csv, with its ``fields``); RunError naming the file
-    and the line when it is damaged."""
+    """The rows of eval.csv (or regret.csv, or an afterstate run's, with its ``fields``: the
+    first is the step column); RunError naming the file and the line when it is damaged."""
+    key = fields[0]
     if not path.is_file():
         return []
     fix = (f"fix or delete the damaged lines by hand (the header is {','.join(fields)}), or move the file "
@@ -773,7 +774,7 @@ def _read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any
             raise RunError(f"evaluation rows {str(path)!r} are damaged: the header is {','.join(header)!r}; {fix}")
         rows = []
         for r in reader:
-            if None in r or None in r.values() or not r["step"].isdigit():
+            if None in r or None in r.values() or not r[key].isdigit():
                 raise RunError(f"evaluation rows {str(path)!r} are damaged at line {reader.line_num}; {fix}")
             rows.append(r)
     except csv.Error as e:
@@ -851,11 +852,12 @@ def _config_text(cfg: TrainConfig, config_path: Path, note: str = "") -> str:
             + yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
 
 
-def _clear_force(run_dir: Path, say: Callable[[str], None]) -> None:
+def _clear_force(run_dir: Path, say: Callable[[str], None], entries=RUN_ENTRIES) -> None:
     """--force: delete the run held in ``run_dir`` (the lock file stays: this process holds it),
-    after saying what goes. A directory holding anything a run does not write is left alone."""
+    after saying what goes. A directory holding anything a run does not write (``entries``)
+    is left alone."""
     held = sorted(q for q in run_dir.iterdir() if q.name != ".lock")
-    strange = [q.name for q in held if q.name not in RUN_ENTRIES and not q.name.endswith((".tmp", ".damaged"))]
+    strange = [q.name for q in held if q.name not in entries and not q.name.endswith((".tmp", ".damaged"))]
     if strange or not (run_dir / "config.yaml").is_file():
         what = f"holds {', '.join(strange[:5])}" if strange else "has no config.yaml"
         raise RunError(f"--force {run_dir}: the directory {what}, so it is not (only) a tenk run; "
@@ -867,19 +869,25 @@ def _clear_force(run_dir: Path, say: Callable[[str], None]) -> None:
         n = sum(1 for x in q.rglob("*") if x.is_file()) if q.is_dir() else 0
         parts.append(f"{q.name}/ ({n} files)" if q.is_dir() else q.name)
     say(f"--force: deleting the run in {run_dir}{at}: {', '.join(parts)}")
-    for q in held:
+    _clear(held)
+
+
+def _clear(paths: list[Path]) -> None:
+    for q in paths:
         if q.is_dir() and not q.is_symlink():
             shutil.rmtree(q)
         else:
-            q.unlink()
+            q.unlink(missing_ok=True)
 
 
-# --------------------------------------------------------------------------- entry points
-def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = None,
-          log: Callable[[str], None] | None = None, force: str | Path | None = None) -> RunResult:
-    """Start a new run of ``cfg`` in ``cfg.runs_dir/cfg.name``. ``force``: the run directory the
-    caller named to be started over (it must be that one); what it holds is deleted first."""
-    run_dir = Path(cfg.runs_dir) / cfg.name
+def start_run(run_dir: Path, force: str | Path | None, setup: Callable[[], Callable[[], Any]], *,
+              log: Callable[[str], None] | None = None, entries=RUN_ENTRIES) -> Any:
+    """The life of a new run directory, for every trainer: refuse one that holds a run (or,
+    with ``force`` naming it exactly, delete that run first), then ``setup()`` (which writes
+    the config and builds the learner, and returns the training loop), then the loop, all
+    under the directory's lock. A start that fails in ``setup`` (a config the learner
+    cannot build, Ctrl-C) removes what it wrote, so the corrected command is not told that
+    the directory already holds a run."""
     if force is not None and Path(force).resolve() != run_dir.resolve():
         raise RunError(f"--force {force}: this config writes the run directory {str(run_dir)!r} (runs_dir/name), "
                        f"not {str(force)!r}; nothing was deleted. --force deletes only the directory the run "
@@ -889,11 +897,29 @@ def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = N
             if force is None:
                 raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
                                f"`tenk train --resume {run_dir}`, or pick another name with `--set name=NEW`")
-            _clear_force(run_dir, _say(log))
+            _clear_force(run_dir, _say(log), entries)
+        try:
+            loop = setup()
+        except BaseException:
+            _clear([q for q in run_dir.iterdir() if q.name != ".lock"])
+            raise
+        return loop()
+
+
+# --------------------------------------------------------------------------- entry points
+def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = None,
+          log: Callable[[str], None] | None = None, force: str | Path | None = None) -> RunResult:
+    """Start a new run of ``cfg`` in ``cfg.runs_dir/cfg.name``. ``force``: the run directory the
+    caller named to be started over (it must be that one); what it holds is deleted first."""
+    run_dir = Path(cfg.runs_dir) / cfg.name
+
+    def setup() -> Callable[[], RunResult]:
         t = Trainer(cfg, run_dir, resuming=False, progress=progress, log=log)
         t._write_snapshot_files(argv or [])
         t.build()
-        return t.run()
+        return t.run
+
+    return start_run(run_dir, force, setup, log=log)
 
 
 def resume(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True,
