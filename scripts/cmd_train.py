@@ -1,4 +1,5 @@
-"""`tenk train`: train a MaskablePPO agent from a YAML config (see scripts/train/)."""
+"""`tenk train`: train a MaskablePPO agent, or an afterstate agent (``algo: afterstate``), from a
+YAML config (see scripts/train/)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,11 @@ def _afterstate(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.help_config:
-        for key, default, text in describe_fields() + [("", "", ""), (f"algo: {ALGO}", "", "")] + \
-                describe_fields(AfterstateConfig):
-            print(f"{key:<26} {default:<14} {text}")
+        rows = ([("# PPO (a config without algo: afterstate)", "", "")] + describe_fields() +
+                [("", "", ""), (f"# afterstate (a config with algo: {ALGO})", "", "")] +
+                describe_fields(AfterstateConfig))
+        for key, default, text in rows:
+            print(f"{key:<26} {default:<14} {text}".rstrip())
         return 0
     if args.resume and args.config:
         raise ValueError("give --config FILE for a new run or --resume runs/NAME to continue one, not both")
@@ -82,17 +85,20 @@ def cmd_train(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("train", help="train a PPO agent (MaskablePPO), or an afterstate agent (algo: afterstate), "
                                      "from a YAML config",
-                       description="Train MaskablePPO against an opponent pool, with evaluation matches, "
-                                   "TensorBoard logs and checkpoints in runs/NAME/.")
+                       description="Train MaskablePPO against an opponent pool, or an afterstate agent (a config "
+                                   "with algo: afterstate), with evaluation matches, TensorBoard logs and "
+                                   "checkpoints in runs/NAME/. --help-config lists every key of both.")
     s.add_argument("--config", metavar="FILE", help="training config (YAML), e.g. configs/ppo_demo.yaml")
     s.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="override a config key (dotted, YAML value), e.g. --set total_steps=2e6 "
                         "--set ppo.learning_rate=1e-3; repeatable")
     s.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR (e.g. runs/ppo_demo) "
-                                                        "from its newest checkpoint that loads")
+                                                        "from its newest checkpoint that loads (an afterstate "
+                                                        "run: its state.pt); evaluations past it are played again")
     s.add_argument("--force", metavar="RUN_DIR",
                    help="start over in RUN_DIR, deleting the run it holds (listed before it goes); RUN_DIR must "
                         "be the directory the config writes (runs_dir/name), written out")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (evaluation lines still print)")
-    s.add_argument("--help-config", action="store_true", help="list every config key with its default and exit")
+    s.add_argument("--help-config", action="store_true",
+                   help="list every config key (PPO's, then the afterstate trainer's) with its default and exit")
     s.set_defaults(func=cmd_train)

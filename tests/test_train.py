@@ -517,3 +517,14 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
     resume(run, ["total_steps=768"], progress=False, log=lambda m: None)
     with open(run / "regret.csv", newline="") as f:
         assert [r["step"] for r in csv.DictReader(f)] == ["0", "256", "512", "768"]
+
+
+def test_help_config_names_both_trainers(capsys):
+    assert main(["train", "--help-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "# PPO (a config without algo: afterstate)"
+    head = lines.index("# afterstate (a config with algo: afterstate)")
+    assert lines[head - 1] == "" and lines[head + 1].startswith("name ")
+    assert next(x for x in lines[head:] if x.startswith("algo ")).split(None, 2)[2] == (
+        "the learner family: afterstate selects this trainer and these keys; a config without algo trains PPO")
+    assert not any("this file" in x for x in lines)

@@ -16,7 +16,10 @@ A run directory holds ``config.yaml``, ``run.yaml``, ``tb/`` (TensorBoard:
 ``eval.csv``, ``regret.csv``, ``last.npz`` and ``best.npz`` (agents: ``afterstate:PATH``),
 and ``state.pt`` (net, optimizer, replay buffer, counters, random state), all written
 atomically; ``tenk train --resume runs/NAME`` continues from ``state.pt``, and Ctrl-C saves
-it first. ``max_minutes`` ends a session after that much wall time (resume continues).
+it first. A killed run resumes from its newest ``state.pt`` (from turn 0 in place when it was
+killed before the first): what the killed session did past it (evaluation rows, TensorBoard
+points) is replayed, not kept. ``max_minutes`` ends a session after that much wall time
+(resume continues).
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ class AfterstateEvalConfig:
 
 @dataclass
 class AfterstateConfig(RunConfig):
-    algo: str = _help("the learner family: afterstate (this file); configs without it train PPO", ALGO)
+    algo: str = _help("the learner family: afterstate selects this trainer and these keys; a config without "
+                      "algo trains PPO", ALGO)
     seed: int = _help("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
     total_turns: int = _help("learner turns to train for (one regression target each)", 300_000)
     max_minutes: float = _help("end this session after this much wall time (0: no limit); --resume continues", 0.0)
