@@ -137,9 +137,13 @@ def test_table_reruns_with_other_games_or_seed_get_their_own_tournament(one_agen
     """The README's sequence (--games 1000, then --games 400) ran into the first run's folder."""
     from scripts.cli import main
 
+    (one_agent_zoo / "zoo" / "junk").mkdir()
+    (one_agent_zoo / "zoo" / "junk" / "agent.yaml").write_text("")  # a broken entry is named, not fatal
     assert main(_table("--games", "4")) == 0
     first = (one_agent_zoo / "t.md").read_text()
     out = capsys.readouterr().out
+    junk = one_agent_zoo / "zoo" / "junk" / "agent.yaml"
+    assert out.startswith(f"left out: zoo entry 'junk' ({junk}) is empty: restore the entry")
     # 7 agents: 21 pairings of 4 games, one chunk each; a line per tenth of them
     (folder,) = (one_agent_zoo / "runs" / "tournaments").iterdir()
     assert folder.name == benchmark.tournament_name(FR2, 2, ["zoo:fr2_afterstate", *benchmark.BOTS, "optimal"], 4, 0)
