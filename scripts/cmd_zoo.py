@@ -3,6 +3,10 @@
     tenk zoo                      # list them, with how each was trained and its strength
     tenk zoo add CHECKPOINT NAME  # export a checkpoint as an entry
     tenk zoo table                # the benchmark table: zoo and bots rated together (agents/benchmark.py)
+
+A broken entry (a damaged card, weights that do not match it) is listed as broken; the
+others still list and play. ``tenk zoo table`` resumes its tournaments when rerun with the
+same arguments (each set of arguments has its own folder); ``--fresh`` replays them.
 """
 
 from __future__ import annotations

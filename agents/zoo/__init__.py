@@ -255,7 +255,7 @@ def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
     .npz): the weights that play and a card saying what it plays (with the weights' sha256),
     how it was made and how strong it is. ``root``: the zoo's folder (default
     :data:`agents.base.ZOO_DIR`); nothing is written outside it."""
-    if not name or not name.replace("_", "").replace("-", "").isalnum() or not name.isascii():
+    if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise AgentError(f"zoo name {name!r}: use letters, digits, '-' and '_'")
     root = _root(root)
     out = _check_destination(root, name)
