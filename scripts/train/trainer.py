@@ -161,6 +161,56 @@ def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int)
     return r
 
 
+# --------------------------------------------------------------------------- progress
+class Eta:
+    """Time left of a training session, from its training rate alone.
+
+    The session's first evaluation and first rollout compile kernels, and the first regret
+    evaluation may solve the game: minutes, once. So the rate counts training steps over the
+    time spent training after the first rollout (:meth:`start`), evaluations excluded
+    (:meth:`begin_eval` / :meth:`end_eval`), and each evaluation still to come adds the mean
+    time of the evaluations after the session's first."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.step0: int | None = None
+        self.t0 = 0.0
+        self.evals: list[float] = []          # seconds of each evaluation this session
+        self._since: float | None = None      # the evaluation in progress began then
+        self._busy = 0.0                      # evaluation seconds since start()
+
+    def start(self, step: int, now: float) -> None:
+        """Measure from here (the first rollout is done: its kernels are compiled)."""
+        if self.step0 is None:
+            self.step0, self.t0, self._busy = step, now, 0.0
+
+    def begin_eval(self, now: float) -> None:
+        self._since = now
+
+    def end_eval(self, now: float) -> None:
+        if self._since is not None:
+            self.evals.append(now - self._since)
+            if self.step0 is not None:
+                self._busy += now - max(self._since, self.t0)
+            self._since = None
+
+    def rate(self, step: int, now: float) -> float | None:
+        """Training steps per second (None: not measured yet)."""
+        if self.step0 is None or step <= self.step0:
+            return None
+        busy = self._busy + (now - max(self._since, self.t0) if self._since is not None else 0.0)
+        seconds = now - self.t0 - busy
+        return (step - self.step0) / seconds if seconds > 0 else None
+
+    def seconds_left(self, step: int, now: float, evals_left: int) -> float | None:
+        rate = self.rate(step, now)
+        if rate is None:
+            return None
+        later = self.evals[1:]
+        per_eval = sum(later) / len(later) if later else 0.0
+        return max(self.total - step, 0) / rate + evals_left * per_eval
+
+
 # --------------------------------------------------------------------------- the run
 class _Stop:
     """Ctrl-C / SIGTERM: the first asks the trainer to save and stop; the second quits."""
@@ -225,6 +275,9 @@ class Trainer:
         self.opp_writers: dict[str, Any] = {}
         self._purge_step: int | None = None
         self.bar = None
+        self.eta: Eta | None = None
+        self._eta_shown = 0.0
+        self._evaluated = False  # this session evaluated once (its kernels are compiled)
         self.venv = None
         self.backend = ""
 
@@ -325,13 +378,31 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, kind: str = "eval", games: int | None = None, stop: "_Stop | None" = None) -> list[EvalRow]:
+        if self.eta is not None:
+            self.eta.begin_eval(time.perf_counter())
+        try:
+            return self._evaluate(kind, games, stop)
+        finally:
+            self._evaluated = True
+            self.phase(None)
+            if self.eta is not None:
+                self.eta.end_eval(time.perf_counter())
+
+    def _evaluate(self, kind: str, games: int | None, stop: "_Stop | None") -> list[EvalRow]:
         cfg = self.cfg
         agent = PPOAgent.from_policy(self.model.policy, self.meta(), name="learner")
         step = self.step
         rows = []
+        solve = _solve_phase(cfg.ruleset) if cfg.regret_on or "optimal" in cfg.eval_opponents else None
+        if solve is not None:
+            from agents.optimal import _game_solution
+
+            self.phase(solve, log=solve.startswith("solving"))
+            _game_solution(cfg.ruleset)
         for opp in cfg.eval_opponents:
             if stop is not None and stop.requested:
                 break
+            self.phase(f"{'compiling kernels, ' if not self._evaluated else ''}evaluating vs {opp}")
             row = evaluate_agent(agent, cfg.ruleset, cfg.n_players, opp, games or cfg.eval.games, cfg.eval.seed,
                                  workers=cfg.eval.workers, backend=cfg.eval.backend)
             rows.append(row)
@@ -340,7 +411,10 @@ class Trainer:
         if not rows:
             return rows
         self._log_eval(rows, step)
-        regret = self._regret(agent, step, kind) if cfg.regret_on and not (stop and stop.requested) else None
+        regret = None
+        if cfg.regret_on and not (stop and stop.requested):
+            self.phase(f"regret evaluation ({cfg.eval.regret_games:,} games against optimal)")
+            regret = self._regret(agent, step, kind)
         self._save_csv()
         self.state["evals"] += 1
         self.state["last_eval"] = {"step": step, "kind": kind,
@@ -408,10 +482,34 @@ class Trainer:
         self.writer.add_scalar("train/shaping", self.venv.coef, step)
 
     # ------------------------------------------------------------------ progress bar
-    def _bar_postfix(self) -> None:
-        if self.bar is not None and self.latest:
-            self.bar.set_postfix_str("  ".join(f"{o} {r.win_rate:.0%}" for o, r in self.latest.items()),
-                                     refresh=True)
+    def phase(self, what: str | None, log: bool = False) -> None:
+        """Name the one-off work under way on the progress bar (None: training); ``log``: also
+        as a line (for work that takes minutes, and runs without a bar)."""
+        if log:
+            self.log(f"{what}...")
+        if self.bar is not None:
+            self.bar.set_description_str(f"{self.cfg.name}: {what}" if what else self.cfg.name, refresh=True)
+
+    def _evals_left(self, step: int) -> int:
+        every = self.cfg.eval.every
+        later = max(0, (self.cfg.total_steps - 1) // every - step // every) if every > 0 else 0
+        return later + (0 if self.state.get("finished") else 1)
+
+    def _bar_postfix(self, refresh: bool = True) -> None:
+        if self.bar is None:
+            return
+        now = time.perf_counter()
+        parts = []
+        if self.eta is not None:
+            step = self.step
+            left = self.eta.seconds_left(step, now, self._evals_left(step))
+            rate = self.eta.rate(step, now)
+            parts.append(f"ETA {self.bar.format_interval(left) if left is not None else '?'}")
+            if rate is not None:
+                parts.append(f"{self.bar.format_sizeof(rate)} steps/s training")
+        parts += [f"{o} {r.win_rate:.0%}" for o, r in self.latest.items()]
+        self._eta_shown = now
+        self.bar.set_postfix_str("  ".join(parts), refresh=refresh)
 
     # ------------------------------------------------------------------ building
     def _ppo_kwargs(self) -> dict[str, Any]:
@@ -580,6 +678,7 @@ class Trainer:
                         self.first = False
                         if cfg.eval.at_start and step == 0 and cfg.eval.every > 0:
                             trainer.evaluate(stop=stop)
+                        trainer.phase("first rollout (compiling kernels on first use)")
                         return
                     if due(cfg.eval.every, self.last_eval, step):
                         self.last_eval = step
@@ -604,10 +703,15 @@ class Trainer:
                         self.busts += info["episode_busts"]
                         self.own_turns += info["turns"] / cfg.n_players
                     if trainer.bar is not None:
+                        if time.perf_counter() - trainer._eta_shown > 1.0:
+                            trainer._bar_postfix(refresh=False)
                         trainer.bar.update(trainer.step - trainer.bar.n)
                     return not stop.requested
 
                 def _on_rollout_end(self) -> None:
+                    if trainer.eta is not None and trainer.eta.step0 is None:
+                        trainer.eta.start(trainer.step, time.perf_counter())
+                        trainer.phase(None)
                     if not self.turns:
                         return
                     w, step = trainer.writer, trainer.step
@@ -627,9 +731,13 @@ class Trainer:
                 from tqdm import tqdm
 
                 tty = sys.stderr.isatty()
+                # tqdm's own rate and ETA would count the one-off first evaluation (kernels
+                # compiled, the game solved) as training time: the postfix shows Eta's instead
                 self.bar = tqdm(total=cfg.total_steps, initial=self.step, unit="step", unit_scale=True,
-                                dynamic_ncols=True, mininterval=0.5 if tty else 60.0, smoothing=0.05,
-                                desc=cfg.name)
+                                dynamic_ncols=True, mininterval=0.5 if tty else 60.0, desc=cfg.name,
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                           "[{elapsed}{postfix}]")
+                self.eta = Eta(cfg.total_steps)
                 self._bar_postfix()
             interrupted = hard_quit = False
             try:
@@ -670,6 +778,19 @@ class Trainer:
         return RunResult(self.dir, self.step, bool(self.state.get("finished")), interrupted,
                          dict(self.state.get("best") or {}), final_rows, float(self.state["wall_seconds"]),
                          self.backend)
+
+
+def _solve_phase(rules) -> str | None:
+    """What getting the game solution of ``rules`` takes (None: this process holds it)."""
+    from agents.optimal import _GAME
+    from tenk_env.solve.cache import _path
+    from tenk_env.solve.game import GAME_VERSION
+
+    if rules.hash in _GAME:
+        return None
+    if _path(f"game-v{GAME_VERSION}-{rules.hash}").is_file():
+        return "loading the solved game"
+    return "solving the game for the regret evaluation (minutes on classic; once, then cached)"
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
