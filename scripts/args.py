@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -45,13 +46,29 @@ def check_output_dir(path: str | Path, what: str) -> Path:
     return path
 
 
+#: kernel interfaces: files there are not results (and writing some changes the system)
+_SYSTEM_DIRS = ("/proc", "/sys")
+
+
 def _check_writable(path: Path, folder: Path, what: str) -> None:
     # The writers create missing folders (tenk_env.io.atomic_write_bytes): the nearest one that
     # exists must be a directory we may write in.
+    real = os.path.realpath(path)
+    for system in _SYSTEM_DIRS:
+        if real == system or real.startswith(system + "/"):
+            raise ValueError(f"{what} {str(path)!r} is under {system}, the kernel's interface, not a place for "
+                             "results; give a path in a directory you can write to")
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
         raise ValueError(f"{what} {str(path)!r} cannot be written: {str(folder)!r} is a file, not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {str(path)!r} cannot be written: no permission to write in {str(folder)!r}; "
-                         "give a path in a directory you can write to")
+    # Permission bits do not tell (root passes os.access everywhere, a read-only mount passes
+    # it too): a file made and removed there does. The writers write a temporary file in
+    # the folder and rename it, as this probe does.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tenk-probe-", dir=folder)
+    except OSError as e:
+        raise ValueError(f"{what} {str(path)!r} cannot be written: no file can be made in {str(folder)!r} "
+                         f"({e.strerror or e}); give a path in a directory you can write to") from None
+    os.close(fd)
+    os.unlink(probe)

@@ -2,6 +2,17 @@
 
 A subcommand module defines ``register(subparsers)``, which adds its parser and sets
 ``func`` to a function taking the parsed arguments and returning an exit code.
+
+Ctrl-C (SIGINT) and SIGTERM end every command with one line and no traceback:
+``interrupted`` (exit code 130 for SIGINT, 143 for SIGTERM), followed by what the command
+says of itself through two optional attributes of its parsed arguments:
+
+* ``resume_hint``, set in the parser's defaults by a command that resumes (e.g. ``"rerun
+  the same command to resume"``), or while it runs where the hint depends on its arguments;
+* ``done``, set while it runs (or in a handler that re-raises the interrupt), how far the
+  work got, e.g. ``"3 of 12 chunks saved"``.
+
+The line then reads ``interrupted; 3 of 12 chunks saved; rerun the same command to resume``.
 """
 
 from __future__ import annotations
@@ -9,7 +20,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +30,18 @@ from rich.markup import escape
 import scripts
 
 console = Console()
+
+#: exit codes of an interrupted command: 128 + the signal's number, as a shell reports it
+EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C raises KeyboardInterrupt, so the same
+    cleanup (``finally`` blocks, context managers, saving what is done) runs for both."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,10 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def interrupted_line(args: argparse.Namespace | None) -> str:
+    """The one line an interrupted command ends with (see the module docstring)."""
+    parts = ["interrupted"] + [x for x in (getattr(args, "done", None), getattr(args, "resume_hint", None)) if x]
+    return "; ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
+        old = signal.signal(signal.SIGTERM, _on_sigterm), signal.getsignal(signal.SIGINT)
+    args = None
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
+    except KeyboardInterrupt as e:
+        if main_thread:
+            # a second Ctrl-C (or a SIGTERM after it) must not cut the line short with a traceback
+            for s in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_IGN)
+        console.print(interrupted_line(args), highlight=False, markup=False, soft_wrap=True)
+        return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
     except (ValueError, FileNotFoundError) as e:
         # Every error the project raises for bad input (rulesets, agent specs, configs,
         # checkpoints, illegal moves) is a ValueError subclass with a message naming the fix.
@@ -39,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         # escaped: messages hold brackets meant literally (pip install -e ".[ray]", [0.8, 0.95])
         console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
+    finally:
+        if main_thread:
+            for s, h in zip((signal.SIGTERM, signal.SIGINT), old):
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from agents.match import MatchResult
 from agents.tournament import ConfigError, TournamentConfig, _order, load_config, run_tournament
+from scripts.args import check_output_dir
 from scripts.cli import console as default_console
 from scripts.ray_runtime import RayExecutor, add_ray_arguments, ray_session
 
@@ -109,17 +110,20 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     use_ray = args.ray or args.ray_address is not None
     if args.ray_cpus is not None and not use_ray:
         raise ConfigError("--ray-cpus sizes the local Ray runtime: give it with --ray")
-    try:
-        if use_ray:
-            cfg.validate()  # a bad config fails before Ray starts
-            with ray_session(args.ray_address, num_cpus=args.ray_cpus, what="tenk tournament --ray", say=say):
-                res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say,
-                                     executor=RayExecutor())
-        else:
-            res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: finished chunks are saved; rerun the same command to resume")
-        return 130
+    cfg.validate()  # a bad config fails before Ray starts, and out is a path to check
+    # the tournament's directory is made under --out when the games start: a file or a place
+    # that cannot be written there is named now, not in a traceback
+    check_output_dir(cfg.out, "--out")
+
+    def on_chunk(done: int, total: int) -> None:
+        args.done = f"{done} of {total} chunks saved"  # the line an interrupt ends with
+
+    if use_ray:
+        with ray_session(args.ray_address, num_cpus=args.ray_cpus, what="tenk tournament --ray", say=say):
+            res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say,
+                                 executor=RayExecutor(), on_chunk=on_chunk)
+    else:
+        res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say, on_chunk=on_chunk)
     if res.played_now == 0:
         console.print("all games were already played: results rebuilt from the saved chunks", highlight=False)
     if not console.is_terminal:
@@ -159,4 +163,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_ray_arguments(s, "play the chunks on the Ray cluster at this address (or set RAY_ADDRESS and give --ray); "
                          "the package must be installed on every node")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
-    s.set_defaults(func=cmd_tournament)
+    s.set_defaults(func=cmd_tournament, resume_hint="rerun the same command to resume")

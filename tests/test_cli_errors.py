@@ -102,3 +102,48 @@ def test_a_directory_given_for_a_file_is_called_a_directory(tmp_path, capsys):
         read_yaml_mapping(tmp_path, "config", ValueError, "see configs/")
     assert main(["replay", str(tmp_path)]) == 2
     assert "is a directory; give the .jsonl file of one game" in _out(capsys)
+
+
+def test_tournament_out_is_checked_before_the_games(tmp_path, afile, monkeypatch, capsys):
+    monkeypatch.setattr("scripts.cmd_tournament.run_tournament", _never("the tournament"))
+    argv = ["tournament", "greedy", "hold:300", "--games", "20", "--no-progress", "--out"]
+    assert main(argv + [str(afile)]) == 2
+    assert f"error: --out {str(afile)!r} is a file, not a directory" in _out(capsys)
+    assert main(argv + ["/proc/tenk"]) == 2
+    assert "error: --out '/proc/tenk' is under /proc, the kernel's interface, not a place for results" \
+        in _out(capsys)
+
+
+@pytest.mark.parametrize("path", ["/proc/self/x.csv", "/proc/sys/vm/drop_caches", "/sys/kernel/x.png"])
+def test_kernel_interfaces_are_no_place_for_results(path):
+    from scripts.args import check_output_dir, check_output_file
+
+    with pytest.raises(ValueError, match=f"'{path}' is under /(proc|sys), the kernel's interface"):
+        check_output_file(path, "--csv", "e.csv")
+    with pytest.raises(ValueError, match=f"'{path}.d' is under /(proc|sys), the kernel's interface"):
+        check_output_dir(f"{path}.d", "--out")
+
+
+def test_a_folder_where_no_file_can_be_made_is_refused(tmp_path, monkeypatch):
+    """Permission bits do not say it (root passes them, a read-only mount too): a file that
+    cannot be made there does."""
+    import tempfile
+
+    from scripts.args import check_output_dir, check_output_file
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(ValueError, match=f"--out '{tmp_path}/sub' cannot be written: no file can be made in "
+                                         f"'{tmp_path}' \\(Permission denied\\); give a path in a directory"):
+        check_output_dir(tmp_path / "sub", "--out")
+    with pytest.raises(ValueError, match="cannot be written: no file can be made in"):
+        check_output_file(tmp_path / "e.csv", "--csv", "e.csv")
+
+
+def test_the_writability_probe_leaves_nothing_behind(tmp_path):
+    from scripts.args import check_output_dir
+
+    check_output_dir(tmp_path / "new", "--out")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,73 @@
+"""Ctrl-C (SIGINT, sent to the process group as a terminal sends it) and SIGTERM end a `tenk`
+command with one line, no traceback, and the shell's exit code (130, 143); a command that
+resumes says so, and how far it got."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TENK = [sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _interrupt(argv: list[str], ready, sig: int, *, group: bool = True, timeout: float = 120.0
+               ) -> tuple[int, str, str]:
+    """Run `tenk ARGV`, wait until ``ready()`` holds, send ``sig``; (exit code, stdout, stderr)."""
+    p = subprocess.Popen(TENK + argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if p.poll() is not None or time.monotonic() > deadline:
+                out, err = p.communicate(timeout=5) if p.poll() is not None else ("", "")
+                pytest.fail(f"the command ended (or never got ready) before the signal: {p.returncode}\n{out}\n{err}")
+            time.sleep(0.05)
+        if group:
+            os.killpg(p.pid, sig)
+        else:
+            os.kill(p.pid, sig)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return p.returncode, out, err
+
+
+def _chunks(d: Path):
+    return lambda: d.is_dir() and any(d.glob("*.json"))
+
+
+@pytest.mark.parametrize("sig, code, group, workers", [
+    (signal.SIGINT, 130, True, 1),      # Ctrl-C at a terminal: the whole process group
+    (signal.SIGTERM, 143, False, 1),    # `kill PID`
+    (signal.SIGTERM, 143, True, 1),     # a service manager stopping the group
+])
+def test_interrupted_tournament_ends_with_one_line_and_resumes(tmp_path, sig, code, group, workers):
+    argv = ["tournament", "greedy", "hold:300", "--games", "200000", "--backend", "scalar", "--workers",
+            str(workers), "--no-progress", "--out", str(tmp_path), "--name", "t"]
+    chunks = tmp_path / "t" / "chunks"
+    rc, out, err = _interrupt(argv, _chunks(chunks), sig, group=group)
+    assert rc == code, (out, err)
+    assert "Traceback" not in err and "Traceback" not in out, err
+    last = out.strip().splitlines()[-1]
+    saved = len(list(chunks.glob("*.json")))
+    assert last == f"interrupted; {saved} of 1000 chunks saved; rerun the same command to resume", (out, err)
+
+
+def test_a_command_that_does_not_resume_says_only_interrupted():
+    """A long exact solve (nothing saved on the way) stopped by SIGTERM, as a service manager
+    sends it, to the process alone."""
+    t0 = time.monotonic()
+    rc, out, err = _interrupt(["solve", "game", "classic"], lambda: time.monotonic() - t0 > 5, signal.SIGTERM,
+                              group=False)
+    assert rc == 143, (out, err)
+    assert "Traceback" not in err, err
+    assert out.strip().splitlines()[-1] == "interrupted", out
