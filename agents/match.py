@@ -276,8 +276,7 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
         e.step(actions, games=aw)
         if e.turn[aw].max() > max_turns:
             b = int(aw[np.argmax(e.turn[aw])])
-            raise GameTooLongError(f"game not over after {max_turns} turns (scores {e.scores[b].tolist()}; "
-                                   f"agents {[bots[i].name for i in seat_agent[b]]}); check the agents")
+            raise GameTooLongError.of(max_turns, e.scores[b].tolist(), [bots[i].name for i in seat_agent[b]])
     # back from seats to the table's agents: agent i of the table sat in seat seat_of[b, i]
     seat_of = np.argsort(orders[seating], axis=1)
     rows = np.arange(B)[:, None]

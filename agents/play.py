@@ -28,9 +28,18 @@ from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 __all__ = ["play_game", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "GameTooLongError"]
 
 
-class GameTooLongError(RuntimeError):
-    """A game did not end within ``max_turns`` turns (agents that never bank, or never
-    land an exact finish)."""
+class GameTooLongError(ValueError):
+    """A game did not end within ``max_turns`` turns. Rulesets whose turns reach the entry
+    threshold or minimum bank only with negligible chance are refused at validation, so the
+    cause is an agent: one that never banks, or never lands an exact finish."""
+
+    @classmethod
+    def of(cls, max_turns: int, scores: Sequence[int], names: Sequence[str]) -> "GameTooLongError":
+        idle = [f"{n} (seat {i})" for i, (n, s) in enumerate(zip(names, scores)) if s == 0]
+        who = f"; never banked: {', '.join(idle)}" if idle else ""
+        return cls(f"game not over after {max_turns:,} turns (scores {list(map(int, scores))}; agents "
+                   f"{list(names)}{who}): the ruleset lets turns bank often enough to end a game, so check the "
+                   "agents (one that never banks, e.g. hold:N above what a turn can reach, cannot end it)")
 
 
 @runtime_checkable
@@ -168,8 +177,7 @@ def play_game(rules: Ruleset | str, agents: Sequence["str | Policy"],
         elif ph is ROLL:
             game.roll(draw(game))
             if game.turn > max_turns:
-                raise GameTooLongError(f"game not over after {max_turns} turns (scores {game.scores}; "
-                                       f"agents {[a.name for a in players]}); raise max_turns or check the agents")
+                raise GameTooLongError.of(max_turns, game.scores, [a.name for a in players])
         elif ph is PIGGYBACK:
             game.piggyback(bool(players[game.current].piggyback(game, agent_rng)))
         elif ph is ORDER:

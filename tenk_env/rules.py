@@ -25,6 +25,13 @@ from typing import Any, Mapping
 __all__ = ["Ruleset", "RulesetError", "PRESETS", "load_ruleset", "preset_names"]
 
 
+#: the least chance a turn must have of reaching the entry threshold / minimum bank: with less,
+#: the expected game outlasts the engines' 100,000-turn safety limit
+MIN_BANK_CHANCE = 1e-4
+#: thresholds at or below this many points are not checked against MIN_BANK_CHANCE
+CHECKED_FROM = 1000
+
+
 class RulesetError(ValueError):
     """A ruleset field has a value the engine cannot play; the message names the fix."""
 
@@ -223,6 +230,28 @@ class Ruleset:
                         f"ruleset {self.name!r}: {name} {v} cannot be reached in {self.max_rolls} rolls "
                         f"(max_rolls {self.max_rolls}): the most a turn can score is {reach:,}, {never}; "
                         f"lower {name} to {reach} or less, or raise max_rolls")
+        # A threshold that a turn reaches only with negligible chance makes games that end only
+        # in theory: they surface as turn-limit failures in tournaments and training, hours in.
+        # Thresholds up to CHECKED_FROM points are met often under every table (single 1s and 5s
+        # always score), so only higher ones pay for the tables and the reach computation.
+        name = "entry_threshold" if self.entry_threshold >= self.min_bank else "min_bank"
+        v = getattr(self, name)
+        # (under an exact finish a bank landing on the target is allowed below the threshold)
+        if v > CHECKED_FROM and not (self.exact_finish != "off" and v >= self.target):
+            tables = get_tables(self)
+            p = tables.bank_chance(v)
+            if p < MIN_BANK_CHANCE:
+                lo, hi = CHECKED_FROM // 50, v // 50  # the largest multiple of 50 points still playable
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    lo, hi = (mid, hi) if tables.bank_chance(50 * mid) >= MIN_BANK_CHANCE else (lo, mid)
+                where = (f"within {self.max_rolls} roll{'s' * (self.max_rolls > 1)}" if self.max_rolls
+                         else "in a turn")
+                odds = f"one turn in {1 / p:,.0f}" if p > 1e-12 else "practically never"
+                raise RulesetError(
+                    f"ruleset {self.name!r}: {name} {v} is reached {where} with chance {p:.2g} at best "
+                    f"({odds}), so games would not end in practice; a playable table needs a chance of at "
+                    f"least {MIN_BANK_CHANCE:g}: lower {name} to {50 * lo} or less")
 
     # ------------------------------------------------------------------ data in and out
     def to_dict(self) -> dict[str, Any]:
@@ -245,9 +274,20 @@ class Ruleset:
                                f"allowed fields: {', '.join(names)}")
         if base_name is not None:
             base = get_preset(base_name).to_dict()
+            if "name" not in data:
+                # named after what it changes, so that no message calls a changed table by its
+                # base's name ("trained on 'classic' ... this game is 'classic'")
+                changed = [f"{k}={_text(v)}" for k, v in data.items() if _text(v) != _text(base[k])]
+                if changed:
+                    data["name"] = f"{base_name}+" + ",".join(changed[:3]) + (",..." if len(changed) > 3 else "")
             base.update(data)
             data = base
-        return cls(**data)
+        try:
+            return cls(**data)
+        except RulesetError as e:
+            if source == "ruleset":
+                raise
+            raise RulesetError(f"{source}: {e}") from None
 
     def replace(self, **changes: Any) -> "Ruleset":
         return dataclasses.replace(self, **changes)
@@ -330,6 +370,10 @@ def get_preset(name: str) -> Ruleset:
     except (KeyError, TypeError):
         raise RulesetError(f"unknown ruleset preset {name!r}{did_you_mean(str(name), PRESETS)}; presets: {', '.join(PRESETS)}; "
                            "or give a path to a YAML file") from None
+
+
+def _text(v: Any) -> str:
+    return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
 
 
 def load_ruleset(spec: "str | Path | Ruleset | Mapping[str, Any]") -> Ruleset:

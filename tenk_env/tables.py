@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NamedTuple
 
+import numpy as np
+
 from tenk_env.rules import Ruleset
 
 __all__ = ["Combo", "Keep", "RollInfo", "Tables", "get_tables", "counts_of", "dice_of"]
@@ -245,6 +247,78 @@ class Tables:
                            default=0)
                     for n in range(1, nd + 1)}
         return best[nd]
+
+    def bank_chance(self, threshold: int) -> float:
+        """The best chance that one turn ends able to bank at least ``threshold`` points (or
+        wins at once), under the ruleset's roll limit, hot-dice rule and zilch pay-outs.
+
+        A turn played for this alone keeps rolling until its total reaches the threshold, so
+        the value is a backward induction over (rolls used, dice to roll, turn total) with every
+        total at or past the threshold merged into one: a keep or pay-out only raises the total,
+        and only a forced roll there (mandatory hot dice) can lose it, a fixed point solved by
+        iteration. Exact up to float rounding; the cost grows with ``threshold`` over the step
+        of the scoring values (milliseconds to a few tenths of a second)."""
+        r = self.rules
+        N, R = r.num_dice, max(1, r.max_rolls)
+        g = functools.reduce(math.gcd, [k.points for info in self.rolls.values() for k in info.keeps]
+                             + [r.zilch_payout], 0)
+        X = -(-threshold // g)
+        if X <= 0:
+            return 1.0
+        mandatory = r.hot_dice == "mandatory"
+        # per number of dice: the roll classes' chances and kinds, and their options flattened
+        groups = []
+        for n in range(1, N + 1):
+            prob, kind, op, od, start = [], [], [], [], []
+            for dice, info in self.rolls.items():
+                if len(dice) != n:
+                    continue
+                w = math.factorial(n) / math.prod(math.factorial(k) for k in info.counts) / 6 ** n
+                if info.instant_win:
+                    kind.append(1)
+                elif info.bust or info.lose_all:
+                    kind.append(0)
+                elif info.zilch:
+                    kind.append(2)
+                else:
+                    kind.append(3)
+                    start.append(len(op))
+                    op.extend(k.points // g for k in info.keeps)
+                    od.extend(k.n for k in info.keeps)
+                prob.append(w)
+            kind_a, prob_a = np.array(kind), np.array(prob)
+            left = n - np.array(od, dtype=np.int64)
+            groups.append((prob_a[kind_a == 1].sum(), prob_a[kind_a == 2].sum(), prob_a[kind_a == 3],
+                           np.array(op, dtype=np.int64), left, np.where(left == 0, N, left),
+                           np.array(start, dtype=np.int64)))
+        z = r.zilch_payout // g
+        # f[k, n, T]: value of rolling n dice at total T with k rolls used; row R: no roll left
+        f = np.zeros((R + 1, N + 1, X + 1))
+
+        def roll(k: int, n: int, T: int) -> float:
+            win, pz, pc, op, left, nxt, start = groups[n - 1]
+            k2 = k + 1 if r.max_rolls else k
+            more = k2 < R
+            T2 = np.minimum(T + op, X)
+            done = T2 == X
+            # at the threshold a keep banks, unless hot dice must be rolled while rolls remain
+            forced = done & (left == 0) & mandatory & more
+            after = np.where(done & ~forced, 1.0, f[k2, nxt, T2] if more else 0.0)
+            v = win + (pc @ np.maximum.reduceat(after, start) if len(start) else 0.0)
+            if pz:
+                Tz = min(T + z, X)
+                v += pz * (f[k2, N, Tz] if more else float(Tz == X))
+            return v
+
+        for T in range(X, -1, -1):
+            for _ in range(10_000 if T == X and not r.max_rolls else 1):
+                old = f[0, N, T]
+                for k in range(R - 1, -1, -1):
+                    for n in range(1, N + 1):
+                        f[k, n, T] = roll(k, n, T)
+                if T < X or r.max_rolls or abs(f[0, N, T] - old) < 1e-15:
+                    break
+        return float(f[0, N, 0])
 
     def odds(self) -> list[tuple[int, float, float]]:
         """(n, bust chance, mean best points) for every roll of n dice, by exact enumeration.

@@ -230,7 +230,10 @@ def test_unreachable_entry_under_a_roll_limit_is_refused():
     with pytest.raises(RulesetError, match="entry_threshold 5000 cannot be reached in 1 rolls"):
         Game(rules(max_rolls=1, entry_threshold=5000, six_of_a_kind_wins="off", three_ones=300,
                    multiples="none", straight=0, three_pairs=0))
-    Game(rules(max_rolls=1, entry_threshold=5000))  # six 1s (8,000) can reach it
+    # six 1s (8,000) can reach it, one roll in 46,656: too seldom to be a game
+    with pytest.raises(RulesetError, match="entry_threshold 5000 is reached within 1 roll with chance 2.1e-05"):
+        rules(max_rolls=1, entry_threshold=5000)
+    Game(rules(max_rolls=1, entry_threshold=4050))  # five 1s and a 5, six 1s or six 6s: 8 rolls in 6**6
 
 
 def test_roll_limit_and_stop_below_entry():

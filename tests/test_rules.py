@@ -7,6 +7,7 @@ import yaml
 
 from scripts.cli import main
 from tenk_env.rules import PRESETS, Ruleset, RulesetError, load_ruleset
+from tenk_env.tables import get_tables
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "rules"
 
@@ -146,5 +147,8 @@ def test_rulesets_whose_games_can_end_are_accepted():
     c.replace(exact_finish="forfeit", target=10_025, three_pairs=775)  # 775 + 50s
     c.replace(exact_finish="to_lowest", target=10_025, komi=25)  # seat 1 starts at 25
     c.replace(target=10_025)  # without exact finish any total at or past the target counts
-    c.replace(max_rolls=3, min_bank=24_000)  # three rolls of six 1s
-    PRESETS["inform_five_dice"].replace(entry_threshold=12_000)  # three rolls of five 1s
+    # the most a turn can score in three rolls: six 1s, or five 1s, each time; such a threshold
+    # is reachable, but so seldom that it is refused (tests/test_solver_bounds.py)
+    assert get_tables(c.replace(max_rolls=3)).max_turn_points(3) == 24_000
+    assert get_tables(PRESETS["inform_five_dice"]).max_turn_points(3) == 12_000
+    c.replace(max_rolls=3, min_bank=5150)  # the largest multiple of 50 reached with chance >= 1e-4

@@ -133,7 +133,7 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     RA = rf_optimal(sol, J)
     RB = sb.final_table(J)
     W, WB = np.zeros((2, 2, tu, tu)), np.zeros((2, 2, tu, tu))
-    Tmax = tu + sol.Leps + sol.Lx + s.max_step + 4
+    Tmax = sol.t_len
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
     Q = np.zeros_like(V)
     bv = np.zeros(Tmax + s.max_step + 2)

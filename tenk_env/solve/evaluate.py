@@ -184,7 +184,7 @@ def _evaluate_issue5(rules: "Ruleset | str", a="optimal", b="maxscore", *,
     WA = np.zeros((2, 2, tu, tu))
     WB = np.zeros_like(WA)
     RA, RB = _final_for(sol, pa), _final_for(sol, pb)
-    Tmax = tu + sol.Leps + sol.Lx + s.max_step + 4
+    Tmax = sol.t_len
     mk = lambda: np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))  # noqa: E731
     V, Q, V2, Q2 = mk(), mk(), mk(), mk()
     bv, bv2 = np.zeros(Tmax + s.max_step + 2), np.zeros(Tmax + s.max_step + 2)
@@ -557,7 +557,7 @@ class _SelfSide:
             raise SolverError(f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, "
                               f"not {sol.rules.name!r}")
         s = sol.spec
-        Tmax = sol.target_units + sol.Leps + sol.Lx + s.max_step + 4
+        Tmax = sol.t_len
         mk = lambda: np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))  # noqa: E731
         self.V, self.Q, self.V2, self.Q2 = mk(), mk(), mk(), mk()
         self.bv, self.bv2 = np.zeros(Tmax + s.max_step + 2), np.zeros(Tmax + s.max_step + 2)

@@ -35,8 +35,8 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_MAXROLLS, P_SHARED, P_TARGET, WIN, ZILCH, SolverError,
-                                  Spec, build_spec)
+from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_SHARED, P_TARGET, WIN,
+                                  ZILCH, SolverError, Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
 
 __all__ = ["GameSolution", "solve_game", "check_game_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
@@ -107,6 +107,18 @@ class GameSolution:
     @property
     def target_units(self) -> int:
         return int(self.spec.prm[P_TARGET])
+
+    @property
+    def t_len(self) -> int:
+        """Length of a turn-total axis that holds the DP of every turn-start state.
+
+        A turn is followed to the target plus the final round's lead cap (``Leps``), or to the
+        first bankable total when the entry threshold or minimum bank lies beyond that (an
+        entry threshold above the target): see :func:`_kernels.opt_tcap`. Every kernel buffer
+        indexed by a turn total is sized from here, so no ruleset can write past one."""
+        s = self.spec
+        reach = max(self.target_units + self.Leps, int(s.prm[P_ENTRY]), int(s.prm[P_MINBANK]))
+        return reach + self.Lx + s.max_step + 4
 
     @property
     def start_flag(self) -> int:
@@ -276,8 +288,7 @@ def _masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
 
 def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
     s = sol.spec
-    tu = sol.target_units
-    Tmax = tu + sol.Leps + sol.Lx + s.max_step + 4
+    Tmax = sol.t_len
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
     Q = np.zeros_like(V)
     bv = np.zeros(Tmax + s.max_step + 2)
