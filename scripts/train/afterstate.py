@@ -293,7 +293,8 @@ class AfterstateTrainer:
                     "X": self.X[:self.size].copy(), "Y": self.Y[:self.size].copy(), "ptr": self.ptr,
                     "turns": self.turns, "games": self.games, "abandoned": self.abandoned,
                     "since_train": self.since_train, "seconds": self.seconds, "next_eval": self.next_eval,
-                    "next_ckpt": self.next_ckpt, "best": self.best, "finished": self.finished, "rng": self.rng.bit_generator.state,
+                    "next_ckpt": self.next_ckpt, "best": self.best, "finished": self.finished,
+                    "rng": self.rng.bit_generator.state,
                     "torch_rng": torch.get_rng_state(), "meta": self.meta()}, buf)
         atomic_write_bytes(self.run_dir / "state.pt", buf.getvalue())
         save_checkpoint(self.run_dir / "last.npz", self.net.weights(), self.meta())
