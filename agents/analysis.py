@@ -17,7 +17,9 @@ game in expectation,
 game estimates the agent's loss against perfect play without the dice luck that a win/loss
 count carries: its interval is several times narrower for the same games. Deals are the
 independent unit (the two games of a deal share their dice), so every interval here is a
-t-interval over per-deal sums.
+t-interval over per-deal sums, given only where that is honest (:func:`_interval`): with at
+least :data:`MIN_DEALS` deals, and for regret with at least :data:`MIN_MISTAKE_DEALS` of them
+holding a mistake; otherwise the interval is ``(nan, nan)`` and the report says why.
 
 Outputs (:func:`write_outputs`, ``tenk analyze``): ``report.json`` (:class:`AnalysisReport`),
 ``breakdown.csv`` (:func:`breakdown`), ``atlas.png`` (:func:`plot_atlas`), ``mistakes.jsonl``
@@ -36,6 +38,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,14 +47,15 @@ from typing import Any
 import numpy as np
 
 from agents.base import Policy, agent_sha256, make_agent
-from agents.match import _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
+from agents.match import MEMORY_BUDGET, _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
 from agents.optimal import OptimalAgent, _game_solution
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve.game import check_game_rules
+from tenk_env.solve import cache_dir
+from tenk_env.solve.game import GAME_VERSION, check_game_rules
 from tenk_env.solve.regret import regret_of
 
 __all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown", "plot_atlas", "check_out_dir",
@@ -60,25 +64,70 @@ __all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown"
 #: deals per task sent to a worker (results never depend on it: every deal has its own key)
 CHUNK_DEALS = 25
 
-#: columns of the per-decision table (:attr:`Analysis.decisions`)
+#: columns of the per-decision table (:attr:`Analysis.decisions`) and their types
 DECISION_FIELDS = ("deal", "seat", "own", "opp", "own_on", "opp_on", "total", "dice", "rolls", "final_turn",
                    "end", "best_end", "same_keep", "value", "best_value", "regret")
+DECISION_DTYPES = (np.int64, np.int8, np.int64, np.int64, bool, bool, np.int64, np.int8, np.int16, bool, bool, bool,
+                   bool, np.float64, np.float64, np.float64)
+#: memory the analysis keeps per decision of the agent: a row of the table, twice at the end
+#: (the workers' chunks, then their concatenation)
+DECISION_BYTES = 2 * sum(np.dtype(t).itemsize for t in DECISION_DTYPES)
+#: and per game: deal, seat, regret, win, twice
+GAME_BYTES = 2 * (8 + 1 + 8 + 8)
 #: kinds of mistake (a decision with regret > 0)
 KINDS = ("banked, rolling was better", "rolled on, banking was better", "set aside the wrong dice")
 
 
 # ----------------------------------------------------------------------------- statistics
-def _t_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """t-interval for the mean of independent values (nan when fewer than 2)."""
+#: deals needed before any interval is given: the t-interval rests on the normal
+#: approximation of a mean, which a handful of deals does not support (3 deals without a
+#: mistake gave a zero-width interval around a win rate 1.7 points off the exact one)
+MIN_DEALS = 30
+#: deals with some regret needed before a regret interval is given. Regret is zero in most
+#: decisions and large in a few, so the per-deal sums are skewed: while mistakes are rare in
+#: the sample, the spread of the sums (and with it the t-interval) says little about how much
+#: the mistakes not yet seen would add, and none at all when every deal is mistake-free
+MIN_MISTAKE_DEALS = 10
+#: the value of an interval that is not given (one object, so equal reports compare equal)
+NAN = math.nan
+NO_INTERVAL = (NAN, NAN)
+
+
+def _interval(x: np.ndarray, low: float, high: float, mistakes: int | None = None,
+              what: str = "with a mistake", confidence: float = 0.95) -> tuple[tuple[float, float], str | None]:
+    """95% t-interval for the mean of the independent values ``x``, cut to the range
+    [``low``, ``high``] the mean is known to lie in, and None; or :data:`NO_INTERVAL` and
+    the reason when it would not be honest.
+
+    Method: Student's t over the values (deals, or one seat's game of each deal), which
+    needs enough of them for the mean to be near normal, hence :data:`MIN_DEALS`. A regret
+    is never negative, and its mean per game is optimal's win rate less the agent's, so the
+    mean lies in [0, optimal's win rate]; a win share's in [0, 1]. The interval is cut to
+    that range (a true value inside the t-interval is inside the cut one too, so the
+    coverage is kept), and the implied win rate's interval, optimal's win rate less the
+    regret's, lies in [0, optimal's win rate] with it. For regret, ``mistakes`` counts the
+    values above zero (deals, or a seat's games), and fewer than :data:`MIN_MISTAKE_DEALS`
+    give no interval: the sums are too skewed for the t-interval then (a sample with no
+    mistake at all would give a zero-width interval at 0 whatever the agent's true regret).
+    The win shares of deals are alike: most deals are split 1-1 with optimal, and the
+    others (``mistakes`` of them, ``what`` names them) carry the information.
+    """
     n = len(x)
-    if n < 2:
-        return (math.nan, math.nan)
+    if n < MIN_DEALS:
+        return NO_INTERVAL, f"interval needs at least {MIN_DEALS} deals, have {n}"
+    if mistakes is not None and mistakes < MIN_MISTAKE_DEALS:
+        return NO_INTERVAL, f"interval needs at least {MIN_MISTAKE_DEALS} deals {what}, have {mistakes} of {n}"
     from scipy.stats import t
 
     m = float(np.mean(x))
     se = float(np.std(x, ddof=1)) / math.sqrt(n)
     h = float(t.ppf(0.5 + confidence / 2, n - 1)) * se
-    return (m - h, m + h)
+    return (max(m - h, low), min(m + h, high)), None
+
+
+def _implied(base: float, ci: tuple[float, float]) -> tuple[float, float]:
+    """The implied win rate's interval from the regret's (base - regret), absent with it."""
+    return NO_INTERVAL if ci is NO_INTERVAL else (base - ci[1], base - ci[0])
 
 
 def seat_baselines(sol, rules: Ruleset) -> tuple[float, float]:
@@ -100,7 +149,8 @@ class AnalysisReport:
 
     * ``regret_per_game``: mean over games of the agent's summed regret, the win
       probability it gives away against perfect play; ``regret_ci`` its t-interval over
-      the deals' sums (two games each). ``regret_per_decision``: the mean over decisions.
+      the deals' sums (two games each), never below 0. ``regret_per_decision``: the mean
+      over decisions.
     * ``optimal_seat``: optimal's own win probability in seat 0 / seat 1 against itself
       (the baseline of the identity in :mod:`agents.analysis`).
     * ``implied_win_rate`` (``implied_ci``): the agent's win rate against ``optimal``
@@ -109,11 +159,15 @@ class AnalysisReport:
     * ``empirical_win_rate``: the agent's share of the wins in the same games (a shared
       win counts half), with a t-interval over deals (``empirical_ci``) and, for
       comparison with ``tenk evaluate``, Wilson's interval over games as if they were
-      independent (``empirical_wilson``); ``empirical_seat`` / ``empirical_seat_ci`` by seat.
+      independent (``empirical_wilson``); ``empirical_seat`` / ``empirical_seat_ci`` by
+      seat (Wilson's: one game per deal in a seat, so independent games).
     * ``width_ratio``: width of ``empirical_ci`` over width of ``implied_ci``: how many
-      times narrower the regret-based interval is (None when the regret interval has
-      width 0, as for ``optimal`` itself).
+      times narrower the regret-based interval is (None when either is not given).
     * ``by_kind``: regret per game of each kind of mistake (:data:`KINDS`).
+    * ``interval_notes``: why an interval is not given (its value is ``(nan, nan)``): too
+      few deals, or too few with a mistake (:func:`_interval`). Keys: ``regret`` (also
+      the implied win rate's), ``regret seat 1`` / ``regret seat 2`` (the implied seat
+      intervals), ``empirical`` (``empirical_ci``); absent when given.
     """
 
     agent: str
@@ -145,18 +199,24 @@ class AnalysisReport:
     #: a ``ppo:PATH`` agent: the SHA-256 (16 hex digits) of the checkpoint's bytes, so a
     #: report is tied to the exact weights it measured (None for other agents)
     agent_sha256: str | None = None
+    interval_notes: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def ci_text(self, ci: tuple[float, float], key: str) -> str:
+        """``[lo, hi]`` in percentage points, or why the interval ``key`` is not given."""
+        if math.isnan(ci[0]):
+            return f"({self.interval_notes.get(key, 'no interval')})"
+        return f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
+
     def __str__(self) -> str:
         pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
-        ratio = f"{self.width_ratio:.1f}x" if self.width_ratio is not None else "n/a"
+        ratio = f"; interval {self.width_ratio:.1f}x narrower" if self.width_ratio is not None else ""
         return (f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
-                f"regret {pp(self.regret_per_game)} pp/game [{pp(self.regret_ci[0])}, {pp(self.regret_ci[1])}]; "
-                f"implied win rate vs optimal {pp(self.implied_win_rate)}% [{pp(self.implied_ci[0])}, "
-                f"{pp(self.implied_ci[1])}], empirical {pp(self.empirical_win_rate)}% [{pp(self.empirical_ci[0])}, "
-                f"{pp(self.empirical_ci[1])}]; interval {ratio} narrower")
+                f"regret {pp(self.regret_per_game)} pp/game {self.ci_text(self.regret_ci, 'regret')}; "
+                f"implied win rate vs optimal {pp(self.implied_win_rate)}% {self.ci_text(self.implied_ci, 'regret')}, "
+                f"empirical {pp(self.empirical_win_rate)}% {self.ci_text(self.empirical_ci, 'empirical')}{ratio}")
 
 
 @dataclass
@@ -251,6 +311,7 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
     opt = _W["opt"]
     scored = _Scored(_W["agent"], opt, _W["top"])
     games = []
+    # the rows become arrays here: Python tuples would take several times the memory
     for d, key in zip(range(start, stop), deal_keys(seed, np.arange(start, stop)).tolist()):
         for s, order in enumerate(seatings(2)):
             # order[i]: who sits in seat i (0 = the agent), as agents.match.play_deals seats them
@@ -260,7 +321,12 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
             seat = order.index(0)
             win = 1.0 / len(game.winners) if seat in game.winners else 0.0
             games.append((d, seat, scored.game_regret, win))
-    return {"start": start, "rows": scored.rows, "games": games, "heap": scored.heap}
+    cols = list(zip(*scored.rows)) if scored.rows else [()] * len(DECISION_FIELDS)
+    g = list(zip(*games))
+    dec = {f: np.asarray(c, t) for f, c, t in zip(DECISION_FIELDS, cols, DECISION_DTYPES)}
+    per_game = {k: np.asarray(c, t) for k, c, t in zip(("deal", "seat", "regret", "win"), g,
+                                                       (np.int64, np.int8, np.float64, np.float64))}
+    return {"start": start, "decisions": dec, "games": per_game, "heap": scored.heap}
 
 
 def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: int, advance) -> list[dict]:
@@ -268,38 +334,97 @@ def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: 
 
     def done(r: dict) -> None:
         out.append(r)
-        advance(len(r["games"]))
+        advance(len(r["games"]["deal"]))
 
     run_pool(tasks, _work, _init_worker, (agent, top), [agent], workers, done)
     return out
 
 
 # ----------------------------------------------------------------------------- entry point
-def _check(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int) -> Policy:
-    """Every input checked before any work, each failure with its own message."""
+def decisions_per_game(rules: Ruleset) -> int:
+    """An upper estimate of the agent's decisions in a game under ``rules``, to bound the
+    memory before any work: the bots and trained agents take 5-7 at target 1,000 and 9-11
+    at 2,000, growing with the target; this allows 2-3 times that."""
+    return max(20, rules.target // 100)
+
+
+def max_games(rules: Ruleset) -> int:
+    """The most games one analysis under ``rules`` may play: what the per-decision table of
+    :func:`decisions_per_game` decisions a game fits in :data:`agents.match.MEMORY_BUDGET`."""
+    return 2 * (MEMORY_BUDGET // (decisions_per_game(rules) * DECISION_BYTES + GAME_BYTES) // 2)
+
+
+def _name(what: str, value: Any) -> str:
+    # a flag reads "--games 5,000", a parameter "games = 5000"
+    if what.startswith("-"):
+        return f"{what} {value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{what} {value}"
+    return f"{what} = {value!r}"
+
+
+def check_games(games: Any, rules: Ruleset, what: str = "games") -> int:
+    """``games`` as an int, or a ValueError naming ``what`` (a parameter or a flag): fewer
+    than 2 (one deal played in both seats), or more than :func:`max_games` allows."""
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
-        raise ValueError(f"games = {games!r}: the analysis needs at least 2 games (one deal played in both seats)")
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
-        raise ValueError(f"workers = {workers!r}: give a number of processes >= 1 (0: the default)")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
-        raise ValueError(f"top = {top!r}: give how many of the costliest mistakes to keep (>= 0)")
+        raise ValueError(f"{_name(what, games)}: the analysis needs at least 2 games (one deal played in both seats)")
+    games = int(games)
+    most = max_games(rules)
+    if games > most:
+        gb = games * (decisions_per_game(rules) * DECISION_BYTES + GAME_BYTES) / 1e9
+        raise ValueError(f"{_name(what, games)}: the analysis keeps about {DECISION_BYTES} bytes per decision "
+                         f"of the agent in memory, up to about {decisions_per_game(rules)} decisions a game under "
+                         f"{rules.name!r}: ~{gb:,.{1 if gb < 10 else 0}f} GB for this many games; give at most "
+                         f"{most:,} games (a {MEMORY_BUDGET >> 30} GiB budget)")
+    return games
+
+
+def _check(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int, *,
+           names: dict[str, str] | None = None) -> Policy:
+    """Every input checked before any work, each failure with its own message. ``names``:
+    how to call ``games``, ``workers``, ``top`` in the messages (a command's flags)."""
+    names = {"games": "games", "workers": "workers", "top": "top", **(names or {})}
     check_game_rules(rules, 2)
+    check_games(games, rules, names["games"])
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
+        raise ValueError(f"{_name(names['workers'], workers)}: give a number of processes >= 1 (0: the default)")
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
+        raise ValueError(f"{_name(names['top'], top)}: give how many of the costliest mistakes to keep (>= 0)")
     a = make_agent(agent)
+    if getattr(a, "name", None) == "human" and not (sys.stdin and sys.stdin.isatty()):
+        raise ValueError("agent 'human' plays at a terminal, and standard input is not one; run the analysis "
+                         "of 'human' in a terminal, or analyse a bot")
     a.check(rules, 2)
     return a
 
 
+def solve_notice(rules: Ruleset) -> str | None:
+    """A line to print before the analysis solves ``rules``' game (long, silent, once), or
+    None when the solution is in memory or in the cache already."""
+    import agents.optimal
+
+    if rules.hash in agents.optimal._GAME:
+        return None
+    path = cache_dir() / f"game-v{GAME_VERSION}-{rules.hash}.npz"
+    if path.is_file():
+        return None
+    return (f"solving the game for {rules.name!r} (seconds for a small target, a few minutes for classic; once: "
+            f"cached in {cache_dir()})")
+
+
 def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: int = 1000, seed: int = 0, *,
-            workers: int = 1, top: int = 20, progress: bool = False) -> Analysis:
+            workers: int = 1, top: int = 20, progress: bool = False, say=None) -> Analysis:
     """Score every decision of ``agent`` in ``games`` (rounded up to even) seat-balanced
     duplicate games against ``optimal`` under ``rules`` (2 players, a ruleset the game
     solver covers). ``top``: how many of the costliest mistakes to keep with their game
     record prefix. The result depends on (agent, rules, games, seed) only, not on
-    ``workers``. The game solution is solved on first use if not cached (minutes)."""
+    ``workers``. The game solution is solved on first use if not cached (minutes);
+    ``say(line)``, if given, is told so first (:func:`solve_notice`). ``games`` is bounded
+    by the memory it would take (:func:`max_games`). ``human`` plays in this process."""
     rules = load_ruleset(rules)
     scored_agent = _check(agent, rules, games, workers, top)
-    workers = int(workers) or default_workers()
+    workers = 1 if getattr(scored_agent, "name", None) == "human" else (int(workers) or default_workers())
     deals = -(-int(games) // 2)
+    if say is not None and (note := solve_notice(rules)):
+        say(note)
     sol = _game_solution(rules)
     label = agent_label(agent)
     tasks = [dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
@@ -308,17 +433,11 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     with _Progress(2 * deals, f"analysing {label}", progress) as bar:
         parts = _run(tasks, agent, top, workers, bar.advance)
     parts.sort(key=lambda r: r["start"])
-    rows = [r for p in parts for r in p["rows"]]
-    cols = list(zip(*rows)) if rows else [()] * len(DECISION_FIELDS)
-    dtypes = (np.int64, np.int8, np.int64, np.int64, bool, bool, np.int64, np.int8, np.int16, bool, bool, bool, bool,
-              np.float64, np.float64, np.float64)
-    decisions = {f: np.asarray(c, dt) for f, c, dt in zip(DECISION_FIELDS, cols, dtypes)}
-    g = [x for p in parts for x in p["games"]]
-    game_deal = np.asarray([x[0] for x in g], np.int64)
-    game_seat = np.asarray([x[1] for x in g], np.int8)
-    game_regret = np.asarray([x[2] for x in g], np.float64)
-    game_win = np.asarray([x[3] for x in g], np.float64)
+    decisions = {f: np.concatenate([p["decisions"][f] for p in parts]) for f in DECISION_FIELDS}
+    game_deal, game_seat, game_regret, game_win = (np.concatenate([p["games"][k] for p in parts])
+                                                   for k in ("deal", "seat", "regret", "win"))
     heap = sorted((x for p in parts for x in p["heap"]), key=lambda x: (-x[0], x[1]))[:top]
+    del parts[:]  # the chunks' arrays are copied: free them before the records are played
     seconds = time.perf_counter() - t0
     report = _report(label, rules, sol, int(seed), decisions, game_seat, game_regret, game_win, seconds, workers)
     report.agent_sha256 = agent_sha256(agent)
@@ -338,32 +457,42 @@ def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarra
     r_deal = r2.mean(axis=1)
     w_deal = w2.mean(axis=1)
     rm = float(r_deal.mean())
-    rlo, rhi = _t_interval(r_deal)
+    notes: dict[str, str] = {}
+
+    def note(key: str, got: tuple[tuple[float, float], str | None]) -> tuple[float, float]:
+        if got[1]:
+            notes[key] = got[1]
+        return got[0]
+
     b = 0.5 * (base[0] + base[1])
+    # the mean regret is optimal's win rate less the agent's (the identity), so it lies in [0, b]
+    regret_ci = note("regret", _interval(r_deal, 0.0, b, mistakes=int((r_deal > 0).sum())))
     imp_seat, imp_seat_ci, reg_seat, emp_seat, emp_seat_ci = [], [], [], [], []
     for q in (0, 1):
         rq, wq = by_seat(r2, q), by_seat(w2, q)
-        lo, hi = _t_interval(rq)
+        ci = note(f"regret seat {q + 1}", _interval(rq, 0.0, base[q], mistakes=int((rq > 0).sum())))
         reg_seat.append(float(rq.mean()))
         imp_seat.append(base[q] - float(rq.mean()))
-        imp_seat_ci.append((base[q] - hi, base[q] - lo))
+        imp_seat_ci.append(_implied(base[q], ci))
         emp_seat.append(float(wq.mean()))
-        emp_seat_ci.append(_t_interval(wq))
-    elo, ehi = _t_interval(w_deal)
-    width = rhi - rlo
-    ratio = (ehi - elo) / width if width > 0 else None
+        # one game per deal in each seat: independent games, Wilson's interval at any count
+        emp_seat_ci.append(wilson(float(wq.sum()), len(wq)))
+    empirical_ci = note("empirical", _interval(w_deal, 0.0, 1.0, int((w_deal != 0.5).sum()), "not split 1-1"))
+    implied_ci = _implied(b, regret_ci)
+    width = implied_ci[1] - implied_ci[0]
+    ratio = (empirical_ci[1] - empirical_ci[0]) / width if width > 0 else None  # False for nan: None
     mistakes = dec["regret"] > 0
     kinds = _kinds(dec)
     g = len(regret)
     return AnalysisReport(
         agent=label, rules=rules.name, rules_hash=rules.hash, games=g, deals=deals, seed=seed,
-        decisions=int(len(dec["regret"])), mistakes=int(mistakes.sum()), regret_per_game=rm, regret_ci=(rlo, rhi),
+        decisions=int(len(dec["regret"])), mistakes=int(mistakes.sum()), regret_per_game=rm, regret_ci=regret_ci,
         regret_per_decision=float(dec["regret"].mean()) if len(dec["regret"]) else 0.0, regret_seat=reg_seat,
-        optimal_seat=list(base), implied_win_rate=b - rm, implied_ci=(b - rhi, b - rlo), implied_seat=imp_seat,
-        implied_seat_ci=imp_seat_ci, empirical_win_rate=float(w_deal.mean()), empirical_ci=(elo, ehi),
+        optimal_seat=list(base), implied_win_rate=b - rm, implied_ci=implied_ci, implied_seat=imp_seat,
+        implied_seat_ci=imp_seat_ci, empirical_win_rate=float(w_deal.mean()), empirical_ci=empirical_ci,
         empirical_wilson=wilson(float(win.sum()), g), empirical_seat=emp_seat, empirical_seat_ci=emp_seat_ci,
         width_ratio=ratio, by_kind={k: float(dec["regret"][kinds == i].sum() / g) for i, k in enumerate(KINDS)},
-        seconds=seconds, workers=workers)
+        seconds=seconds, workers=workers, interval_notes=notes)
 
 
 def _kinds(dec: dict[str, np.ndarray]) -> np.ndarray:
@@ -554,19 +683,30 @@ def check_out_dir(out: str | Path) -> Path:
     return out
 
 
+def _json_safe(x: Any) -> Any:
+    # an interval not given is (nan, nan) in the report, null in the file (NaN is not JSON)
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    return x
+
+
 def write_outputs(a: Analysis, out: str | Path) -> dict[str, Path]:
-    """Write ``report.json``, ``breakdown.csv``, ``atlas.png``, ``mistakes.jsonl`` (one line
-    per mistake, costliest first: the position, the move made and the best move with their
-    W*, every legal move's W* and ``record``: the path of its game record prefix) and
-    ``mistakes/NN.jsonl`` (the record up to the decision: :func:`tenk_env.records.replay`
-    sets the position up again; ``tenk replay`` prints the game up to it and says where it
-    stands). Returns the paths."""
+    """Write ``report.json`` (the report; an interval not given is ``null``),
+    ``breakdown.csv``, ``atlas.png``, ``mistakes.jsonl`` (one line per mistake, costliest
+    first: the position, the move made and the best move with their W*, every legal move's
+    W* and ``record``: the path of its game record prefix) and ``mistakes/NN.jsonl`` (the
+    record up to the decision: :func:`tenk_env.records.replay` sets the position up again;
+    ``tenk replay`` prints the game up to it and says where it stands). Returns the paths."""
     import csv
     import io
 
     out = check_out_dir(out)
     paths = {name: out / name for name in OUT_FILES}
-    atomic_write_text(paths["report.json"], json.dumps(a.report.to_dict(), indent=1) + "\n")
+    atomic_write_text(paths["report.json"], json.dumps(_json_safe(a.report.to_dict()), indent=1) + "\n")
     buf = io.StringIO()
     rows = breakdown(a)
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")

@@ -1,10 +1,17 @@
-"""`tenk evaluate CHECKPOINT`: the trainer's evaluation matches, on their own.
+"""`tenk evaluate AGENT`: the trainer's evaluation matches, on their own.
 
-Plays a seat-balanced match (2 players; a rotated table for more) of a ``tenk train``
-checkpoint against each opponent, under the ruleset it was trained on, and prints win
-rates with 95% Wilson intervals, then, where the game solver covers the ruleset (2 players),
-the exact regret against perfect play over ``--regret-games`` analysed games (what ``tenk
-analyze`` reports). ``--csv`` writes the match rows (the columns of a run's ``eval.csv``).
+Plays a seat-balanced match (2 players; a rotated table for more) of a trained agent against
+each opponent, under the ruleset it was trained on, and prints win rates with 95% Wilson
+intervals, then, where the game solver covers the ruleset (2 players), the exact regret
+against perfect play over ``--regret-games`` analysed games (what ``tenk analyze`` reports;
+its interval only from enough deals, :func:`agents.analysis._interval`). The agent is a
+checkpoint (a PPO run's ``.zip``, an afterstate run's ``.npz``), a run directory (its best
+checkpoint) or a trained agent's spec (``zoo:NAME``, ``ppo:PATH``, ``afterstate:PATH``).
+``--csv`` writes the match rows (the columns of a run's ``eval.csv``).
+
+Every count is checked before any work: negative or too few games are refused, and so are
+more than the results would fit in memory (:func:`agents.match.play_match`,
+:func:`agents.analysis.max_games`).
 """
 
 from __future__ import annotations
@@ -17,9 +24,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agents.analysis import analyse
+from agents.analysis import MIN_DEALS, analyse, check_games, solve_notice
 from agents.base import AGENTS, make_agent
-from agents.match import default_workers
+from agents.match import _deals, default_workers
 from scripts.args import check_output_file, seed_arg
 from scripts.train.config import default_eval_opponents
 from scripts.train import trainer  # trainer.evaluate_agent: tests stub it there
@@ -54,7 +61,21 @@ def _num(own: float, opp: float) -> str:
     return f"{own:.0f} ({opp:.0f})"
 
 
+def _counts(args: argparse.Namespace) -> None:
+    """The counts that need no agent or ruleset, refused before anything is loaded."""
+    for flag, value, what in (("--regret-games", args.regret_games, "give a number of games to analyse, or 0 to skip "
+                                                                    "the regret"),
+                              ("--workers", args.workers, "give a number of processes (0: the default)"),
+                              ("--players", args.players, "give a number of players (0: the checkpoint's)")):
+        if value < 0:
+            raise ValueError(f"{flag} {value}: negative; {what}")
+    if args.games < 2:
+        raise ValueError(f"--games {args.games}: give at least 2 games per opponent (one deal played in both seat "
+                         "orders)")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    _counts(args)
     if args.csv:  # checked before the games: a path that cannot be written would lose them
         check_output_file(args.csv, "--csv", "eval.csv")
     spec, path = _spec(args.checkpoint)
@@ -68,6 +89,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     rules = load_ruleset(args.rules) if args.rules else load_ruleset(meta["ruleset"])
     n_players = args.players or int(meta["n_players"])
     agent.check(rules, n_players)  # a mismatch fails here with the checkpoint's own message
+    try:
+        _deals(args.games, n_players)  # the matches keep every game's results: bounded by memory
+    except ValueError as e:
+        raise ValueError(f"--games {args.games:,}: {str(e).partition(': ')[2]}") from None
+    regret = args.regret_games > 0 and is_solvable(rules, n_players)
+    if regret:
+        check_games(args.regret_games, rules, "--regret-games")
     opponents = args.opponents or default_eval_opponents(rules, n_players)
     for o in opponents:
         make_agent(o).check(rules, n_players)
@@ -81,6 +109,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                   f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
                   f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
                   highlight=False)
+    note = solve_notice(rules) if regret or "optimal" in opponents else None
+    if note:  # the first match against optimal, or the regret analysis, solves the game
+        console.print(note, highlight=False, markup=False)
     table = Table("opponent", "games", "win rate [95% interval]", "margin", "points/turn (opp.)", "busts",
                   "turns")
     rows = []
@@ -91,14 +122,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       f"{r.mean_margin:+,.0f}", _num(r.points_per_turn, r.opp_points_per_turn),
                       f"{r.bust_rate:.1%}", f"{r.turns_per_game:.1f}")
     console.print(table)
-    if args.regret_games > 0 and is_solvable(rules, n_players):
+    if regret:
         rep = analyse(spec, rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
         pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         console.print(f"regret against perfect play ({rep.games:,} games vs optimal, seed {args.seed}): "
-                      f"{pp(rep.regret_per_game)} points of win probability per game [{pp(rep.regret_ci[0])}, "
-                      f"{pp(rep.regret_ci[1])}]; implied win rate vs optimal {pp(rep.implied_win_rate)}% "
-                      f"[{pp(rep.implied_ci[0])}, {pp(rep.implied_ci[1])}] (details: tenk analyze {spec})",
-                      highlight=False)
+                      f"{pp(rep.regret_per_game)} points of win probability per game "
+                      f"{rep.ci_text(rep.regret_ci, 'regret')}; implied win rate vs optimal "
+                      f"{pp(rep.implied_win_rate)}% {rep.ci_text(rep.implied_ci, 'regret')} "
+                      f"(details: tenk analyze {spec})", highlight=False, markup=False)
     if args.csv:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=trainer.CSV_FIELDS, lineterminator="\n")
@@ -110,11 +141,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("evaluate", help="evaluation matches of a trained checkpoint (tenk train's best.zip)",
-                       description="Seat-balanced matches of a PPO checkpoint against agents, with 95% intervals.")
-    s.add_argument("checkpoint", help="a checkpoint (runs/NAME/best.zip, or best.npz of an afterstate run), a run "
-                                        "directory (its best checkpoint) or a trained agent's spec (zoo:NAME, "
-                                        "afterstate:PATH, ppo:PATH)")
+    s = sub.add_parser("evaluate", help="evaluation matches of a trained agent (a checkpoint, a run, zoo:NAME)",
+                       description="Seat-balanced matches of a trained agent (a PPO or afterstate checkpoint, a run "
+                                   "directory, or zoo:NAME / ppo:PATH / afterstate:PATH) against agents, with 95% "
+                                   "intervals, and its exact regret against perfect play where the game solver "
+                                   "covers the ruleset.")
+    s.add_argument("checkpoint", metavar="AGENT",
+                   help="a checkpoint (runs/NAME/best.zip of a PPO run, best.npz of an afterstate run), a run "
+                        "directory (its best checkpoint: best, else last) or a trained agent's spec (zoo:NAME, "
+                        "ppo:PATH, afterstate:PATH); bots have no training to evaluate: use tenk tournament")
     s.add_argument("--games", type=int, default=2000, help="games per opponent, half in each seat (default 2000)")
     s.add_argument("--opponents", nargs="+", metavar="SPEC",
                    help="agent specs (default: random hold:300 dicenow, and optimal where it plays the ruleset)")
@@ -127,6 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "scalar engine otherwise; both play the same games")
     s.add_argument("--regret-games", type=int, default=1000, metavar="N",
                    help="games analysed against optimal for the exact regret, where the game solver covers the "
-                        "ruleset (default 1000; 0: skip; the first use solves the game once)")
+                        f"ruleset (default 1000; 0: skip; its interval needs {2 * MIN_DEALS} games at least; the first "
+                        "use solves the game once)")
     s.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
     s.set_defaults(func=cmd_evaluate)
