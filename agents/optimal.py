@@ -20,13 +20,13 @@ from agents.base import AgentError
 from tenk_env.game import Game
 from tenk_env.rules import Ruleset
 from tenk_env.solve._spec import SolverError
-from tenk_env.solve.game import check_game_rules, solve_game
+from tenk_env.solve.game import check_game_rules, is_cached, solve_game
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import TurnTables, state_key
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import Keep
 
-__all__ = ["MaxScoreAgent", "OptimalAgent"]
+__all__ = ["MaxScoreAgent", "OptimalAgent", "game_solution", "solution_source"]
 
 _TURN: dict[str, object] = {}
 _GAME: dict[str, object] = {}
@@ -38,10 +38,24 @@ def _turn_solution(rules: Ruleset):
     return _TURN[rules.hash]
 
 
-def _game_solution(rules: Ruleset):
+def game_solution(rules: Ruleset):
+    """The solved 2-player game of ``rules``, held for this process (solved on first use
+    unless cached on disk: see :func:`solution_source`)."""
     if rules.hash not in _GAME:
         _GAME[rules.hash] = solve_game(rules)
     return _GAME[rules.hash]
+
+
+def solution_source(rules: Ruleset) -> str:
+    """Where ``optimal`` would get the game solution of ``rules``: ``"memory"`` (this process
+    holds it), ``"cache"`` (read from disk in a moment) or ``"solve"`` (seconds at a small
+    target, minutes on classic), so that commands can say so before a long, silent step."""
+    if rules.hash in _GAME:
+        return "memory"
+    return "cache" if is_cached(rules) else "solve"
+
+
+_game_solution = game_solution  # TODO(lead): drop once agents/analysis.py and its tests say game_solution
 
 
 class MaxScoreAgent:
@@ -100,7 +114,7 @@ class OptimalAgent:
         """The :class:`~tenk_env.solve.regret.TurnTables` of ``game``'s current turn, from this
         agent's cache: the regret analysis (:mod:`agents.analysis`) reads the same tables, so
         a state both need is computed once."""
-        sol = _game_solution(game.rules)
+        sol = game_solution(game.rules)
         key = state_key(sol, game)
         cache = self._cache
         got = cache.get(key)

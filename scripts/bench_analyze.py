@@ -16,7 +16,7 @@ import os
 import time
 
 from agents.analysis import analyse
-from agents.optimal import _game_solution
+from agents.optimal import game_solution
 from agents.ppo import untrained_ppo
 from scripts.cli import console
 from tenk_env.rules import load_ruleset
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> None:
     workers = getattr(args, "analyze_workers", 0) or max(1, min(2, os.cpu_count() or 1))
     rules = load_ruleset("classic")
     t0 = time.perf_counter()
-    _game_solution(rules)
+    game_solution(rules)
     console.print(f"analyze: classic game solution ready in {time.perf_counter() - t0:.1f} s; {games:,} games per "
                   f"agent against optimal, {workers} worker(s)", highlight=False)
     agents = [("PPO (untrained SB3 MLP 64x64, NumPy forward pass)", untrained_ppo(rules)), ("dicenow", "dicenow")]

@@ -55,10 +55,19 @@ def cmd_turn(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_solving(r, cache: bool = True) -> None:
+    """One line before a game solve that is not cached: it is silent and takes minutes on classic."""
+    if not cache or not solve.is_cached(r):
+        console.print(f"solving the game for {r.name!r} (seconds at a small target, a few minutes for classic; "
+                      f"once: cached in {_cache()})", highlight=False, soft_wrap=True)
+
+
 def cmd_game(args: argparse.Namespace) -> int:
     r = load_ruleset(args.ruleset)
     if args.plot:
         check_output_file(args.plot, "--plot", f"{r.name}-policy.png")
+    solve.check_game_rules(r)
+    _say_solving(r, cache=not args.no_cache)
     t0 = time.perf_counter()
     sol = solve.solve_game(r, cache=not args.no_cache)
     secs = time.perf_counter() - t0
@@ -85,6 +94,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for p in (args.a, args.b):  # before the game solve, which takes minutes
         exact.check_exact_spec(p)
     r = load_ruleset(args.ruleset)
+    solve.check_game_rules(r)
+    _say_solving(r)
+    console.print(f"evaluating {args.a} against {args.b} exactly (a minute or more on classic; once: cached)",
+                  highlight=False)
     t0 = time.perf_counter()
     e = exact.exact_eval(r, args.a, args.b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
@@ -100,6 +113,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_best_response(args: argparse.Namespace) -> int:
     exact.check_exact_spec(args.bot)
     r = load_ruleset(args.ruleset)
+    solve.check_game_rules(r)
+    _say_solving(r)
+    console.print(f"solving the best response to {args.bot} exactly (minutes on classic; once: cached)",
+                  highlight=False)
     t0 = time.perf_counter()
     br = exact.best_response(r, args.bot)
     opt = exact.exact_eval(r, "optimal", args.bot)
@@ -134,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
     g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     g.set_defaults(func=cmd_game)
-    who = "optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N] or br:BOT"
+    who = f"one of {exact.EXACT_AGENTS}"
     e = ss.add_parser("eval", help="exact win probability of agent A against B, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
     e.add_argument("a", help=who)

@@ -321,3 +321,29 @@ def test_solve_eval_and_best_response_commands_print_the_exact_figures(tmp_path,
     assert br.p >= opt.p_a - 1e-12
     assert f"{br.p:.6f}" in out and f"{opt.p_a:.6f}" in out
     assert f"dicenow can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes" in out
+
+
+def test_solve_commands_say_what_takes_long_before_doing_it(tmp_path, capsys):
+    """A game solve is silent for minutes on classic: the command says so first, once."""
+    from scripts.cli import main
+
+    path = tmp_path / "small.yaml"
+    path.write_text("base: classic\ntarget: 500\nend: immediate\n")
+    assert main(["solve", "game", str(path)]) == 0
+    first = " ".join(capsys.readouterr().out.split()).splitlines()[0]
+    assert first.startswith("solving the game for 'small' (seconds at a small target, a few minutes for classic; "
+                            f"once: cached in {tmp_path / 'cache'})")
+    assert main(["solve", "eval", str(path), "dicenow", "hold:300"]) == 0
+    out = capsys.readouterr().out
+    assert "solving the game" not in out and out.startswith("evaluating dicenow against hold:300 exactly")
+    assert main(["solve", "best-response", str(path), "dicenow"]) == 0
+    assert capsys.readouterr().out.startswith("solving the best response to dicenow exactly")
+
+
+def test_solve_eval_help_names_every_agent_it_follows(capsys):
+    from scripts.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["solve", "eval", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "br:BOT (the best response to BOT) and 2-player afterstate agents (afterstate:PATH, zoo:NAME)" in out

@@ -56,6 +56,7 @@ import yaml
 
 from agents.analysis import analyse
 from agents.match import play_match, play_table
+from agents.optimal import game_solution, solution_source
 from agents.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta, read_meta,
                         verify_checkpoint, write_checkpoint)
 from scripts.train.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
@@ -395,10 +396,8 @@ class Trainer:
         rows = []
         solve = _solve_phase(cfg.ruleset) if cfg.regret_on or "optimal" in cfg.eval_opponents else None
         if solve is not None:
-            from agents.optimal import _game_solution
-
             self.phase(solve, log=solve.startswith("solving"))
-            _game_solution(cfg.ruleset)
+            game_solution(cfg.ruleset)
         for opp in cfg.eval_opponents:
             if stop is not None and stop.requested:
                 break
@@ -782,13 +781,10 @@ class Trainer:
 
 def _solve_phase(rules) -> str | None:
     """What getting the game solution of ``rules`` takes (None: this process holds it)."""
-    from agents.optimal import _GAME
-    from tenk_env.solve.cache import _path
-    from tenk_env.solve.game import GAME_VERSION
-
-    if rules.hash in _GAME:
+    source = solution_source(rules)
+    if source == "memory":
         return None
-    if _path(f"game-v{GAME_VERSION}-{rules.hash}").is_file():
+    if source == "cache":
         return "loading the solved game"
     return "solving the game for the regret evaluation (minutes on classic; once, then cached)"
 

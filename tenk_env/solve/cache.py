@@ -16,7 +16,7 @@ import numpy as np
 
 from tenk_env.io import atomic_write_bytes
 
-__all__ = ["cache_dir", "load_arrays", "save_arrays"]
+__all__ = ["cache_dir", "cache_path", "load_arrays", "save_arrays"]
 
 
 def cache_dir() -> Path:
@@ -24,12 +24,14 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "tenk"
 
 
-def _path(key: str) -> Path:
+def cache_path(key: str) -> Path:
+    """The file a solution of this key is cached in."""
     return cache_dir() / f"{key}.npz"
 
 
+
 def load_arrays(key: str) -> dict | None:
-    p = _path(key)
+    p = cache_path(key)
     if not p.is_file():
         return None
     try:
@@ -43,6 +45,6 @@ def load_arrays(key: str) -> dict | None:
 def save_arrays(key: str, arrays: dict) -> Path:
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
-    p = _path(key)
+    p = cache_path(key)
     atomic_write_bytes(p, buf.getvalue())
     return p

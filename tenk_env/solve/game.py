@@ -37,9 +37,9 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import _kernels as K
 from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_SHARED, P_TARGET, WIN,
                                   ZILCH, SolverError, Spec, build_spec)
-from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
 
-__all__ = ["GameSolution", "solve_game", "check_game_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
+__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
            "TOL"]
 
 GAME_VERSION = 1
@@ -366,12 +366,22 @@ def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
     return R, _suffix_max(R)
 
 
+def _cache_key(rules: Ruleset) -> str:
+    return f"game-v{GAME_VERSION}-{rules.hash}"
+
+
+def is_cached(rules: "Ruleset | str") -> bool:
+    """Whether :func:`solve_game` would read ``rules``' solution from the disk cache (a solve
+    that is not cached takes seconds at a small target, minutes on classic)."""
+    return cache_path(_cache_key(load_ruleset(rules))).is_file()
+
+
 def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True) -> GameSolution:
     """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash)."""
     rules = load_ruleset(rules)
     check_game_rules(rules)
     spec = build_spec(rules, for_game=True)
-    key = f"game-v{GAME_VERSION}-{rules.hash}"
+    key = _cache_key(rules)
     if cache:
         got = load_arrays(key)
         if got is not None and (not with_fair_komi or "fair" in got):
