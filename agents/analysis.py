@@ -48,14 +48,14 @@ import numpy as np
 
 from agents.base import Policy, agent_sha256, make_agent
 from agents.match import MEMORY_BUDGET, _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
-from agents.optimal import OptimalAgent, _game_solution
+from agents.optimal import OptimalAgent, game_solution, solution_source
 from agents.play import KeyedDice, play_game
 from tenk_env.game import Game
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
-from tenk_env.solve.game import GAME_VERSION, check_game_rules
+from tenk_env.solve.game import check_game_rules
 from tenk_env.solve.regret import regret_of
 
 __all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown", "plot_atlas", "check_out_dir",
@@ -399,14 +399,9 @@ def _check(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top:
 def solve_notice(rules: Ruleset) -> str | None:
     """A line to print before the analysis solves ``rules``' game (long, silent, once), or
     None when the solution is in memory or in the cache already."""
-    import agents.optimal
-
-    if rules.hash in agents.optimal._GAME:
+    if solution_source(rules) != "solve":
         return None
-    path = cache_dir() / f"game-v{GAME_VERSION}-{rules.hash}.npz"
-    if path.is_file():
-        return None
-    return (f"solving the game for {rules.name!r} (seconds for a small target, a few minutes for classic; once: "
+    return (f"solving the game for {rules.name!r} (seconds at a small target, a few minutes for classic; once: "
             f"cached in {cache_dir()})")
 
 
@@ -425,7 +420,7 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     deals = -(-int(games) // 2)
     if say is not None and (note := solve_notice(rules)):
         say(note)
-    sol = _game_solution(rules)
+    sol = game_solution(rules)
     label = agent_label(agent)
     tasks = [dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
              for s in range(0, deals, CHUNK_DEALS)]

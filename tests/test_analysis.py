@@ -23,7 +23,7 @@ import pytest
 
 from agents.analysis import analyse, check_out_dir, seat_baselines, write_outputs
 from agents.base import AgentError
-from agents.optimal import OptimalAgent, _game_solution
+from agents.optimal import OptimalAgent, game_solution
 from scripts.cli import main
 from tenk_env.game import Game, Phase
 from tenk_env.records import load_jsonl, replay
@@ -102,14 +102,14 @@ def test_optimal_regret_is_exactly_zero(rules, games):
     assert np.all(d["best_value"] - d["value"] < R.REGRET_TOL)
     assert a.mistakes == [] and a.report.regret_per_game == 0.0
     # with no regret the implied win rate is optimal's own, seat by seat
-    assert a.report.implied_seat == pytest.approx(list(seat_baselines(_game_solution(rules), rules)), abs=0)
+    assert a.report.implied_seat == pytest.approx(list(seat_baselines(game_solution(rules), rules)), abs=0)
 
 
 @pytest.mark.parametrize("rules", [IMM, FIN, BC, ZIL])
 def test_turn_tables_are_the_solver_dp_bit_for_bit(rules):
     # TurnTables computes V with its own faster loop: the same floats as turn_dp, so the
     # optimal agent's moves (ties included) are unchanged
-    sol = _game_solution(rules)
+    sol = game_solution(rules)
     rng = np.random.default_rng(0)
     tu, k = sol.target_units, rules.komi // sol.unit
     for _ in range(25):
@@ -249,7 +249,7 @@ def _position(rules, scores, total, dice, rolls, final=False, on_board=(True, Tr
 
 
 def test_move_values_past_the_cap_match_brute_force():
-    sol = _game_solution(FIN)
+    sol = game_solution(FIN)
     u = sol.unit
     rng = np.random.default_rng(4)
     opt = OptimalAgent()

@@ -20,7 +20,7 @@ import agents.analysis as A
 import agents.optimal
 from agents.match import wilson
 from agents.analysis import MIN_DEALS, NO_INTERVAL, analyse, max_games, write_outputs
-from agents.optimal import _game_solution
+from agents.optimal import game_solution
 from scripts.cli import main
 from tenk_env.rules import PRESETS
 from tenk_env.solve import solve_game
@@ -105,7 +105,7 @@ def _synthetic_report(deal_regret: list[float]):
     seat = np.tile(np.array([0, 1], np.int8), n)
     win = np.tile(np.array([1.0, 0.0]), n)
     dec = {"regret": np.zeros(0), "end": np.zeros(0, bool), "best_end": np.zeros(0, bool)}
-    return A._report("x", IMM, _game_solution(IMM), 0, dec, seat, regret, win, 0.0, 1)
+    return A._report("x", IMM, game_solution(IMM), 0, dec, seat, regret, win, 0.0, 1)
 
 
 def test_interval_never_goes_below_zero_regret():
@@ -222,7 +222,7 @@ def test_a_solve_is_announced_first(tmp_path, monkeypatch):
     rules = PRESETS["classic"].replace(target=300, end="immediate", name="i300")
     said = []
     analyse("dicenow", rules, 2, top=0, say=said.append)
-    assert said == [f"solving the game for 'i300' (seconds for a small target, a few minutes for classic; once: "
+    assert said == [f"solving the game for 'i300' (seconds at a small target, a few minutes for classic; once: "
                     f"cached in {tmp_path / 'cache'})"]
     analyse("dicenow", rules, 2, top=0, say=said.append)   # in memory now
     monkeypatch.setattr(agents.optimal, "_GAME", {})
