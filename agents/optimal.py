@@ -55,9 +55,6 @@ def solution_source(rules: Ruleset) -> str:
     return "cache" if is_cached(rules) else "solve"
 
 
-_game_solution = game_solution  # TODO(lead): drop once agents/analysis.py and its tests say game_solution
-
-
 class MaxScoreAgent:
     """Maximises the expected points banked this turn (the long-run average points per turn
     under a bust penalty). Plays any ruleset and player count; it ignores the scores,
