@@ -60,7 +60,7 @@ def test_shipped_configs_validate():
     ({"env": {"backend": "gpu"}}, ["env.backend", "choose one of"]),
     ({"env": {"n_envs": 2}, "ppo": {"n_steps": 8, "batch_size": 64}}, ["batch_size", "exceeds the rollout"]),
     ({"ppo": {"activation": "gelu"}}, ["ppo.activation", "tanh"]),
-    ({"env": {"shaping": 1, "shaping_potential": "win_prob"}, "rules": "zilch"}, ["win_prob", "bust_penalty"]),
+    ({"env": {"shaping": 1, "shaping_potential": "win_prob"}}, ["win_prob is not offered", "solver only measures"]),
     ({"env": {"shaping_potential": "score"}}, ["env.shaping_potential", "margin"]),
     ({"n_players": 9}, ["n_players"]),
     ({"name": "a/b"}, ["name", "plain directory name"]),
@@ -327,8 +327,8 @@ def test_existing_run_is_not_overwritten(smoke_run, capsys):
     assert "total_steps" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("n_players, potential", [(2, "margin"), (3, "margin"), (2, "win_prob")])
-def test_shaping_telescopes(n_players, potential):
+@pytest.mark.parametrize("n_players", [2, 3])
+def test_shaping_telescopes(n_players):
     """Over a game the shaping bonuses add up to -Phi(first observation), whatever is played,
     so the game's total reward is its result minus a constant: the best policy is unchanged."""
     from scripts.train.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
@@ -338,16 +338,11 @@ def test_shaping_telescopes(n_players, potential):
         return PoolEnv(TenThousandEnv(n_players=n_players, opponents=["random"]), [("hold:300", 1.0)],
                        League(), seed=1)
 
-    venv = ShapedVecEnv(FastDummyVecEnv([make, make]), 1.5, n_players, potential, PRESETS["classic"])
+    venv = ShapedVecEnv(FastDummyVecEnv([make, make]), 1.5, n_players)
     venv.seed(4)
     obs = venv.reset()
     phi = lambda o: 1.5 * venv._potential(o[None, :])[0]  # noqa: E731
     phi0 = [phi(o) for o in obs]
-    if potential == "win_prob":
-        from tenk_env.solve import solve_game
-
-        fresh = np.zeros_like(obs[0])
-        assert venv._potential(fresh[None, :])[0] == pytest.approx(2 * solve_game("classic").win_prob(0, 0, False, False) - 1)
     total = [0.0, 0.0]
     rng = np.random.default_rng(0)
     checked = 0

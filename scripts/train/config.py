@@ -27,7 +27,6 @@ from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import read_yaml_mapping
 from tenk_env.obs import n_actions, obs_size
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
-from tenk_env.solve import SolverError, check_game_rules
 from tenk_env.solve.game import is_solvable
 
 __all__ = ["ConfigError", "RunConfig", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
@@ -72,9 +71,9 @@ class EnvConfig:
     tie_reward: float = _help("reward for a shared win (only under tie: shared)", 0.0)
     shaping: float = _help("potential-based reward shaping: each step also pays coef * (change of the potential); "
                            "the best policy is unchanged (0: off)", 0.0)
-    shaping_potential: str = _help("margin: (own - best other score) / target, any ruleset; win_prob: 2 P(win) - 1 "
-                                   "at the banked scores from the exact game solution (2 players, rulesets the "
-                                   "game solver plays; solved on first use, then cached)", "margin")
+    shaping_potential: str = _help("margin: (own - best other score) / target, any ruleset (the only potential: "
+                                   "none is read off the exact solver, which measures agents and never trains them)",
+                                   "margin")
     shaping_end: Union[float, None] = _help("anneal the shaping coefficient linearly to this by total_steps (null: "
                                             "constant). Shaping speeds up learning what a turn is worth; ending at 0 "
                                             "leaves the last stretch to the win reward alone", None)
@@ -416,12 +415,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     _positive("env.shaping", e.shaping, zero_ok=True)
     if e.shaping_end is not None:
         _positive("env.shaping_end", e.shaping_end, zero_ok=True)
-    _choice("env.shaping_potential", e.shaping_potential, ("margin", "win_prob"))
-    if e.shaping_potential == "win_prob" and (e.shaping or e.shaping_end):
-        try:
-            check_game_rules(rules, cfg.n_players)
-        except SolverError as err:
-            raise ConfigError(f"env.shaping_potential = win_prob: {err}; use shaping_potential: margin") from None
+    if e.shaping_potential == "win_prob":
+        raise ConfigError("env.shaping_potential = win_prob is not offered: a potential read off the exact game "
+                          "solution would train agents on the solver's values, and the solver only measures them; "
+                          "use shaping_potential: margin")
+    _choice("env.shaping_potential", e.shaping_potential, ("margin",))
     if isinstance(e.seat, str):
         _choice("env.seat", e.seat, ("random",))
     elif not 0 <= e.seat < cfg.n_players:

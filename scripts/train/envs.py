@@ -34,7 +34,6 @@ from agents.batched import BatchedPPO
 from agents.ppo import PPOAgent
 from scripts.train.config import SELF, TrainConfig
 from tenk_env.env import TenThousandEnv
-from tenk_env.solve import solve_game
 from tenk_env.vector.sb3 import sb3_vec_env
 
 __all__ = ["League", "PoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env", "vector_backend_available"]
@@ -155,51 +154,21 @@ class ShapedVecEnv(VecEnvWrapper):
     Each step's reward gains ``coef * (Phi(s') - Phi(s))``, with ``Phi = 0`` at the end of
     a game. Over a game the bonuses add up to ``-coef * Phi(s0)`` whatever the learner
     does, so the best policy is the same as under the plain win reward (Ng, Harada &
-    Russell 1999); what changes is how soon credit reaches a decision. Two potentials:
-
-    * ``margin``: (own score - best other score) / target. Banked points pay at once and
-      the opponents' banks cost at once. Any ruleset and player count.
-    * ``win_prob``: 2 P(win) - 1 at the scores, from the exact 2-player game solution
-      (:func:`tenk_env.solve.solve_game`, cached on disk): P(the learner wins | both banked
-      scores, on-board flags) as if its turn were starting, and in the final round the
-      chance of the last turn. Score-aware play (risk when behind, caution when ahead)
-      then pays at once instead of only through the game's result; the margin cannot tell
-      a 500-point lead at 9,000 from one at 1,000.
+    Russell 1999); what changes is how soon credit reaches a decision. The potential,
+    ``margin``, is (own score - best other score) / target: banked points pay at once and
+    the opponents' banks cost at once, under any ruleset and player count. (A potential
+    read off the exact game solution is not offered: the solver measures learned agents
+    and never feeds their training.)
     """
 
-    def __init__(self, venv: VecEnv, coef: float, n_players: int, potential: str = "margin", rules=None):
+    def __init__(self, venv: VecEnv, coef: float, n_players: int):
         super().__init__(venv)
         self.coef = float(coef)
-        self.kind = potential
         self._others = [56 + 5 * k for k in range(1, n_players)]
         self._last = np.zeros(venv.num_envs, dtype=np.float64)
-        if potential == "win_prob":
-            sol = solve_game(rules)
-            self._W, self._R = sol.W, sol.R
-            self._unit, self._target = sol.unit, rules.target
-            self._no_entry = not rules.entry_threshold
 
     def _potential(self, obs: np.ndarray) -> np.ndarray:
-        if self.kind == "margin":
-            return obs[:, 56] - obs[:, self._others].max(axis=1)
-        u, W, R = self._unit, self._W, self._R
-        own = np.rint(obs[:, 56] * self._target).astype(np.int64)
-        opp = np.rint(obs[:, 61] * self._target).astype(np.int64)
-        if self._no_entry:
-            fa = fb = np.ones(len(obs), np.int64)
-        else:
-            fa, fb = (obs[:, 57] > 0.5).astype(np.int64), (obs[:, 62] > 0.5).astype(np.int64)
-        top = W.shape[2] - 1
-        p = W[fa, fb, np.minimum(own // u, top), np.minimum(opp // u, top)]
-        rmax = R.shape[1] - 1
-        opp_trig, own_trig = obs[:, 65] > 0.5, obs[:, 60] > 0.5
-        if opp_trig.any():   # the learner's last turn: it must pass the opponent
-            d = np.minimum(np.maximum(opp - own, 0) // u, rmax)
-            p = np.where(opp_trig, R[fa, d], p)
-        if own_trig.any():   # the opponent's last turn against the learner's total
-            d = np.minimum(np.maximum(own - opp, 0) // u, rmax)
-            p = np.where(own_trig, 1.0 - R[fb, d], p)
-        return 2.0 * p - 1.0
+        return obs[:, 56] - obs[:, self._others].max(axis=1)
 
     def reset(self):
         obs = self.venv.reset()
@@ -340,5 +309,5 @@ def make_vec_env(cfg: TrainConfig, seed: int) -> tuple[VecEnv, str]:
         venv = FastDummyVecEnv([_env_factory(cfg, i, seed, league) for i in range(cfg.env.n_envs)])
     venv.seed(seed)
     if cfg.env.shaping or cfg.env.shaping_end:
-        venv = ShapedVecEnv(venv, cfg.env.shaping, cfg.n_players, cfg.env.shaping_potential, cfg.ruleset)
+        venv = ShapedVecEnv(venv, cfg.env.shaping, cfg.n_players)
     return venv, backend
