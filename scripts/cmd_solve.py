@@ -7,6 +7,7 @@ import csv
 import io
 import time
 
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from agents import exact
@@ -69,7 +70,10 @@ def cmd_game(args: argparse.Namespace) -> int:
     solve.check_game_rules(r)
     _say_solving(r, cache=not args.no_cache)
     t0 = time.perf_counter()
-    sol = solve.solve_game(r, cache=not args.no_cache)
+    with Progress(TextColumn("solving"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("solve", total=1.0)
+        sol = solve.solve_game(r, cache=not args.no_cache, progress=lambda f: bar.update(task, completed=f))
     secs = time.perf_counter() - t0
     st = sol.stats
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")

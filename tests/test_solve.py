@@ -347,3 +347,18 @@ def test_solve_eval_help_names_every_agent_it_follows(capsys):
         main(["solve", "eval", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "br:BOT (the best response to BOT) and 2-player afterstate agents (afterstate:PATH, zoo:NAME)" in out
+
+
+def test_the_game_solve_reports_progress_in_slices_with_the_same_result(monkeypatch):
+    """The solve returns to Python between slices of score levels (so Ctrl-C and progress
+    get a turn); slicing changes nothing in the result."""
+    import tenk_env.solve.game as G
+
+    rules = PRESETS["classic"].replace(target=1000, name="c1000")
+    seen = []
+    sliced = solve_game(rules, cache=False, with_fair_komi=False, progress=seen.append)
+    # 39 score levels (a + b = 0..38), cut into slices of about equal work
+    assert 30 <= len(seen) <= 39 and seen == sorted(seen) and seen[-1] == 1.0 and seen[0] > 0
+    monkeypatch.setattr(G, "SLICES", 1)
+    whole = solve_game(rules, cache=False, with_fair_komi=False)
+    assert np.array_equal(sliced.W, whole.W)

@@ -230,7 +230,7 @@ def state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, p
 
 @njit(cache=True)
 def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-               tol, V, Q, bv, stats):
+               tol, V, Q, bv, stats, k_hi, k_lo):
     """Win probabilities W[fa, fb, a, b] of the player to move, for every masked state.
 
     States are solved by decreasing a + b: banking raises the sum, so only a bust (or a
@@ -239,13 +239,15 @@ def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
     y = F_B(1 - x), F convex piecewise linear in the bust value with slope = the chance
     the turn ends unbanked (< 1). Newton steps on that linear model (policy iteration)
     converge in a few rounds; plain iteration, a contraction, backs them up.
-    stats: [pairs, dp calls, max residual, max iterations].
+    stats: [pairs, dp calls, max residual, max iterations]. Solves the levels k_hi down to
+    k_lo (a + b = k; all levels: 2 * target - 2 down to 0), those above already solved: the
+    caller solves in slices so that a signal (Ctrl-C) and progress get a turn between them.
     """
     tu = prm[P_TARGET]
     fA, fB = -1.0, 0.0
     if needs_extension(prm):
         fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
-    for k in range(2 * tu - 2, -1, -1):
+    for k in range(k_hi, k_lo - 1, -1):
         for a in range(max(0, k - tu + 1), min(k, tu - 1) + 1):
             b = k - a
             if a > b:

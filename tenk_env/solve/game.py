@@ -286,15 +286,32 @@ def _masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     return mask
 
 
-def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
+#: the game solve runs as this many slices of score levels, returning to Python between them
+SLICES = 100
+
+
+def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> np.ndarray:
     s = sol.spec
     Tmax = sol.t_len
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
     Q = np.zeros_like(V)
     bv = np.zeros(Tmax + s.max_step + 2)
     stats = np.zeros(4)
-    K.solve_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
-                 sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats)
+    top = 2 * sol.target_units - 2
+    # levels a + b hold about min(k, 2 tu - k) states each: slices of equal work, not of equal levels
+    weight = np.minimum(np.arange(top + 1), top + 1 - np.arange(top + 1)) + 1.0
+    done = np.cumsum(weight[::-1])  # work finished once level top - i is solved
+    cuts = np.unique(np.searchsorted(done, done[-1] * np.arange(1, SLICES + 1) / SLICES))
+    hi = top
+    for c in cuts:
+        lo = top - int(min(c, top))
+        if lo > hi:
+            continue
+        K.solve_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
+                     sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats, hi, lo)
+        hi = lo - 1
+        if progress is not None:
+            progress(float(done[top - lo] / done[-1]))
     if stats[2] > 1e3 * TOL:
         raise SolverError(f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
                           f"(residual {stats[2]:.2g}); please report this ruleset")
@@ -376,8 +393,11 @@ def is_cached(rules: "Ruleset | str") -> bool:
     return cache_path(_cache_key(load_ruleset(rules))).is_file()
 
 
-def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True) -> GameSolution:
-    """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash)."""
+def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True,
+               progress=None) -> GameSolution:
+    """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash).
+    ``progress(fraction)``, if given, is called as the solve of the turn-start states goes on
+    (the fair komi's re-solves, seconds, come after it)."""
     rules = load_ruleset(rules)
     check_game_rules(rules)
     spec = build_spec(rules, for_game=True)
@@ -401,7 +421,7 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
             "lower the target or coarsen the scoring values (their common divisor sets the unit)")
     sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
-    stats = _run(sol, _masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W)
+    stats = _run(sol, _masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
     if not rules.entry_threshold:
         # flags play no part without an entry threshold: every view is the on-board grid
         sol.W[:] = sol.W[1, 1]
