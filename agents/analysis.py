@@ -93,6 +93,14 @@ NAN = math.nan
 NO_INTERVAL = (NAN, NAN)
 
 
+def interval_text(ci: tuple[float, float], fmt: str = "{:.4f}", note: str | None = None) -> str:
+    """``[low, high]`` in ``fmt``, or why there is none (an interval the sample cannot give
+    honestly, :data:`NO_INTERVAL`), for the commands and logs that print a regret figure."""
+    if math.isnan(ci[0]):
+        return f"({note})" if note else "(no interval)"
+    return f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
+
+
 def _interval(x: np.ndarray, low: float, high: float, mistakes: int | None = None,
               what: str = "with a mistake", confidence: float = 0.95) -> tuple[tuple[float, float], str | None]:
     """95% t-interval for the mean of the independent values ``x``, cut to the range

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from agents import zoo
-from agents.analysis import analyse
+from agents.analysis import analyse, interval_text
 from agents.exact import check_exact_spec, exact_eval
 from agents.match import Executor
 from agents.tournament import Rating, TournamentConfig, TournamentResult, run_tournament
@@ -59,6 +59,7 @@ class Strength:
     ci_low: float
     ci_high: float
     how: str                      #: "exact" or "regret over N games"
+    note: str = ""                #: why there is no interval (too few games), if there is none
 
 
 @dataclass
@@ -83,7 +84,8 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
         check_exact_spec(spec)
     except SolverError:
         rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
-        return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games")
+        return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
+                        rep.interval_notes.get("regret", ""))
     e = exact_eval(rules, spec, "optimal")
     return Strength(e.p_a, e.p_a, e.p_a, "exact")
 
@@ -184,7 +186,7 @@ def _strength(s: Strength | None) -> str:
         return "-"
     if s.how == "exact":
         return f"{s.win_rate:.2%} (exact)"
-    return f"{s.win_rate:.2%} [{s.ci_low:.2%}, {s.ci_high:.2%}] ({s.how})"
+    return f"{s.win_rate:.2%} {interval_text((s.ci_low, s.ci_high), '{:.2%}', s.note)} ({s.how})"
 
 
 def markdown(groups: Sequence[Group], command: str = "") -> str:

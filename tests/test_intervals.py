@@ -229,3 +229,17 @@ def test_a_solve_is_announced_first(tmp_path, monkeypatch):
     analyse("dicenow", rules, 2, top=0, say=said.append)   # on disk
     assert len(said) == 1
     assert math.isnan(analyse("dicenow", rules, 2, top=0).report.regret_ci[0])
+
+
+def test_a_missing_interval_prints_its_reason_not_nan():
+    import math
+
+    from agents.analysis import interval_text
+    from agents.benchmark import Strength, _strength
+
+    assert interval_text((0.01, 0.02)) == "[0.0100, 0.0200]"
+    assert interval_text((math.nan, math.nan), note="interval needs at least 30 deals, have 3") == \
+        "(interval needs at least 30 deals, have 3)"
+    s = Strength(0.49, math.nan, math.nan, "regret over 6 games", "interval needs at least 30 deals, have 3")
+    assert _strength(s) == "49.00% (interval needs at least 30 deals, have 3) (regret over 6 games)"
+    assert _strength(Strength(0.49, 0.48, 0.5, "regret over 6,000 games")) == "49.00% [48.00%, 50.00%] (regret over 6,000 games)"

@@ -36,6 +36,7 @@ import yaml
 
 from agents.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
+from agents.analysis import interval_text
 from agents.base import make_agent
 from scripts.train.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build,
                                   _check_agent, _choice, _help, _pool, _positive, _public_fields, _seed, _unit,
@@ -439,8 +440,9 @@ class AfterstateTrainer:
                 "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
                 "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],
                 "implied_win_rate": rep.implied_win_rate, "seconds": round(time.perf_counter() - t0, 2)}])
-            self.log(f"  turns {self.turns:,}: regret {rep.regret_per_game:.4f} [{rep.regret_ci[0]:.4f}, "
-                     f"{rep.regret_ci[1]:.4f}] per game ({rep.implied_win_rate:.2%} vs optimal)")
+            self.log(f"  turns {self.turns:,}: regret {rep.regret_per_game:.4f} "
+                     f"{interval_text(rep.regret_ci, note=rep.interval_notes.get('regret'))} per game "
+                     f"({rep.implied_win_rate:.2%} vs optimal)")
         self.writer.flush()
         by = self.cfg.best_by
         score = -regret if by == "regret" else next(r["win_rate"] for r in rows if r["opponent"] == by)

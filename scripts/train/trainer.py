@@ -54,7 +54,7 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
-from agents.analysis import analyse
+from agents.analysis import analyse, interval_text
 from agents.match import play_match, play_table
 from agents.optimal import game_solution, solution_source
 from agents.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta, read_meta,
@@ -428,8 +428,8 @@ class Trainer:
         self._save_state()
         text = "  ".join(f"{r.opponent} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]" for r in rows)
         if regret is not None:
-            lo, hi = regret.regret_ci
-            text += f"  regret {100 * regret.regret_per_game:.2f} [{100 * lo:.2f}, {100 * hi:.2f}] pp/game"
+            ci = interval_text(tuple(100 * x for x in regret.regret_ci), "{:.2f}", regret.interval_notes.get("regret"))
+            text += f"  regret {100 * regret.regret_per_game:.2f} {ci} pp/game"
         self.log(f"step {step:>10,} {kind}: {text}")
         self._bar_postfix()
         return rows
