@@ -1,4 +1,5 @@
 """Argument types and output checks the subcommands share: :func:`seed_arg` (``--seed``),
+:func:`count_arg` (a bounded count),
 :func:`check_output_file` and :func:`check_output_dir` (where a command writes when its work
 is done: checked before the work starts, so a finished result is never lost to a bad path).
 """
@@ -21,6 +22,24 @@ def seed_arg(text: str) -> int:
     if seed < 0:
         raise argparse.ArgumentTypeError(f"{seed} is negative; give a seed >= 0, e.g. --seed {-seed}")
     return seed
+
+
+def count_arg(lo: int, hi: int, what: str):
+    """An argparse ``type``: a whole number from ``lo`` to ``hi``, written 2000 or 2e3;
+    ``what`` says what it counts and why it is bounded (the bound is checked before any
+    work, which a huge count would otherwise exhaust the memory doing)."""
+    def parse(text: str) -> int:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a whole number from {lo:,} to "
+                                             f"{hi:,}") from None
+        if not x.is_integer():
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give one from {lo:,} to {hi:,}")
+        if not lo <= x <= hi:
+            raise argparse.ArgumentTypeError(f"{text}: give from {lo:,} to {hi:,} {what}")
+        return int(x)
+    return parse
 
 
 def check_output_file(path: str | Path, what: str, example: str) -> Path:

@@ -40,8 +40,20 @@ class Terminated(KeyboardInterrupt):
     cleanup (``finally`` blocks, context managers, saving what is done) runs for both."""
 
 
+#: set when a SIGTERM arrived: a library that takes the interrupt itself (Ray Tune stops its
+#: trials and returns) leaves no Terminated to tell the exit code by
+_terminated = False
+
+
 def _on_sigterm(signum, frame) -> None:
+    global _terminated
+    _terminated = True
     raise Terminated()
+
+
+def interrupted_exit_code() -> int:
+    """143 when the command was sent SIGTERM, else 130 (Ctrl-C)."""
+    return EXIT_SIGTERM if _terminated else EXIT_SIGINT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +72,8 @@ def interrupted_line(args: argparse.Namespace | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _terminated
+    _terminated = False
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         old = signal.signal(signal.SIGTERM, _on_sigterm), signal.getsignal(signal.SIGINT)
@@ -73,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             for s in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(s, signal.SIG_IGN)
         console.print(interrupted_line(args), highlight=False, markup=False, soft_wrap=True)
-        return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
+        return EXIT_SIGTERM if isinstance(e, Terminated) else interrupted_exit_code()
     except (ValueError, FileNotFoundError) as e:
         # Every error the project raises for bad input (rulesets, agent specs, configs,
         # checkpoints, illegal moves) is a ValueError subclass with a message naming the fix.

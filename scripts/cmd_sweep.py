@@ -9,15 +9,36 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
+from scripts.args import count_arg, seed_arg
+from scripts.cli import interrupted_exit_code, interrupted_line
 from scripts.ray_runtime import add_ray_arguments
-from scripts.sweep.config import SweepError, load_sweep
+from scripts.sweep.config import MAX_REPS, REPS_WHY, SweepError, load_sweep
 from scripts.sweep.report import write_report
-from scripts.sweep.run import run_sweep
+from scripts.sweep.run import read_state, run_sweep, trial_status
 
 
 def _say(msg: str) -> None:
     print(msg, flush=True)
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command that continues this sweep: the same file and overrides (a changed one is
+    refused on resume), with --resume."""
+    argv = ["tenk", "sweep", "--config", args.config] + [x for kv in args.set for x in ("--set", kv)]
+    if args.ray_address:
+        argv += ["--ray-address", args.ray_address]
+    return shlex.join(argv + ["--resume"])
+
+
+def _trials_done(sweep) -> str:
+    try:
+        stopped = read_state(sweep.out_dir)["stopped"]
+    except SweepError:
+        stopped = {}
+    done = sum(trial_status(sweep.out_dir / t.name, stopped) in ("finished", "stopped") for t in sweep.trials)
+    return f"{done} of {len(sweep.trials)} trials done"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -28,11 +49,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.config:
         raise SweepError("give --config FILE (e.g. configs/sweep_demo.yaml), or `tenk sweep report runs/SWEEP`")
     sweep = load_sweep(args.config, args.set)
+    # what an interrupt (Ctrl-C, SIGTERM) ends with: scripts/cli.py prints it
+    args.resume_hint = f"rerun `{_resume_command(args)}` to resume"
     try:
         res = run_sweep(sweep, address=args.ray_address, resume_=args.resume, cpus=args.ray_cpus, say=_say)
     except KeyboardInterrupt:
-        print(f"interrupted: finished trials are kept; continue with: tenk sweep --config {args.config} --resume")
-        return 130
+        args.done = _trials_done(sweep)
+        raise
     counts: dict[str, int] = {}
     for s in res.status.values():
         counts[s] = counts.get(s, 0) + 1
@@ -42,9 +65,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(res.report.markdown)
     for name, msg in res.errors.items():
         print(f"trial {name}: {msg}")
-    if res.interrupted or any(s in ("unfinished", "new") for s in res.status.values()):
-        print(f"not every trial finished: continue with tenk sweep --config {args.config} --resume")
-        return 130
+    if res.interrupted:
+        # Ray Tune took the interrupt itself and stopped the trials: the same line as any other
+        print(interrupted_line(argparse.Namespace(done=_trials_done(sweep), resume_hint=args.resume_hint)))
+        return interrupted_exit_code()
+    if any(s in ("unfinished", "new") for s in res.status.values()):
+        print(f"not every trial finished: continue with {_resume_command(args)}")
+        return 1
     return 1 if res.errors else 0
 
 
@@ -67,5 +94,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "95% stratified-bootstrap intervals, performance profile, learning curves. "
                                      "Output in DIR/report/.")
     r.add_argument("dir", metavar="DIR", help="the sweep directory, e.g. runs/sweep_demo")
-    r.add_argument("--reps", type=int, metavar="N", help="bootstrap resamples (default: the sweep file's, 2000)")
-    r.add_argument("--seed", type=int, metavar="S", help="seed of the bootstrap (default: the sweep file's, 0)")
+    r.add_argument("--reps", type=count_arg(10, MAX_REPS, REPS_WHY), metavar="N",
+                   help=f"bootstrap resamples, 10 to {MAX_REPS:,} (default: the sweep file's, 2000)")
+    r.add_argument("--seed", type=seed_arg, metavar="S", help="seed of the bootstrap (default: the sweep file's, 0)")

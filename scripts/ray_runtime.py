@@ -28,7 +28,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import socket
+import threading
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -168,6 +170,19 @@ def _loopback_only(ray_constants: Any | None) -> Iterator[None]:
 
 
 @contextmanager
+def _keep_sigterm_handler() -> Iterator[None]:
+    """Put back the Python SIGTERM handler (`tenk`'s, which ends a command with one line) that
+    ``ray.init`` replaces with its own, which dumps a C++ stack trace and leaves the command
+    no chance to shut Ray down and report."""
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if callable(old) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
 def ray_session(address: str | None = None, *, num_cpus: int | None = None, what: str = "this command",
                 say: Callable[[str], None] | None = None) -> Iterator[RaySession]:
     """Ray, connected for the duration of the block (see the module docstring).
@@ -192,7 +207,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None, what
         # listens, and retry for minutes; the loopback switch keeps it on 127.0.0.1.
         local = _is_loopback(address)
         try:
-            with _loopback_only(ray_constants) if local else nullcontext():
+            with _loopback_only(ray_constants) if local else nullcontext(), _keep_sigterm_handler():
                 ray.init(address=address, **quiet)
         except ConnectionError as e:
             raise RayAddressError(f"cannot join the Ray cluster at {address}: {e}") from None
@@ -201,7 +216,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None, what
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         import ray._private.ray_constants as ray_constants
 
-        with _loopback_only(ray_constants):
+        with _loopback_only(ray_constants), _keep_sigterm_handler():
             # "local": a new runtime even where `ray start` left a cluster on this machine,
             # which ray.init() with no address would join
             ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1",

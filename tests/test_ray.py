@@ -396,3 +396,112 @@ def test_variants_are_named_one_change_each_from_the_base(tmp_path):
     assert dict(bots.opponents) == {"dicenow": 2, "random": 1} and bots.ppo.n_epochs == 2 and wide.ppo.n_epochs == 1
     assert dict(base.opponents) == dict(wide.opponents) and all(c.seed == 4 for c in (base, wide, bots))
     assert sweep.trials[2].values == {"opponents": {"dicenow": 2, "random": 1}, "ppo.n_epochs": 2}
+
+
+# --------------------------------------------------------------------------- refusals before the work
+def _sweep_file(tmp_path: Path, **changes) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**_tiny(tmp_path), "base": str(CONFIGS / "ppo_demo.yaml"), **changes}))
+    return path
+
+
+def test_trials_asking_more_cpus_than_the_runtime_has_are_refused_at_once(ray_local, tmp_path, monkeypatch,
+                                                                          capsys):
+    path = _sweep_file(tmp_path, resources={"cpus": 100})
+    # on the runtime this process holds (2 CPUs): refused once connected; the directory the
+    # failed start made is gone, so the corrected command starts afresh
+    assert main(["sweep", "--config", str(path)]) == 2
+    assert (f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the largest "
+            "node of the Ray runtime this process holds has 2, so no trial could ever start; give resources.cpus at "
+            "most 2, or add larger nodes to the cluster") in capsys.readouterr().out
+    assert not (tmp_path / "sweep_tiny").exists()
+    # a private local runtime: refused before anything starts or is written
+    import ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    assert main(["sweep", "--config", str(path), "--ray-cpus", "3"]) == 2
+    assert (f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the private "
+            "local Ray runtime (--ray-cpus 3) has 3, so no trial could ever start; give resources.cpus at most 3, "
+            "or run the sweep on a cluster with larger nodes (--ray-address)") in capsys.readouterr().out
+    assert not (tmp_path / "sweep_tiny").exists()
+
+
+def test_a_failed_start_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    from tenk_env.solve.game import SolverError
+
+    def fail(rules):
+        raise SolverError("the solver failed")
+
+    monkeypatch.setattr("scripts.sweep.run.solve_game", fail)
+    path = _sweep_file(tmp_path)
+    (tmp_path / "sweep_tiny").mkdir()
+    (tmp_path / "sweep_tiny" / "notes.txt").write_text("mine")
+    assert main(["sweep", "--config", str(path)]) == 2
+    assert "error: the solver failed" in capsys.readouterr().out
+    # what it made (sweep.yaml, sweep.json) is gone; what was there before stays
+    assert sorted(p.name for p in (tmp_path / "sweep_tiny").iterdir()) == [".lock", "notes.txt"]
+    (tmp_path / "sweep_tiny" / "notes.txt").unlink()
+    (tmp_path / "sweep_tiny" / ".lock").unlink()
+    (tmp_path / "sweep_tiny").rmdir()
+    # a directory it made itself goes altogether, the runs folder made for it too
+    path = _sweep_file(tmp_path, runs_dir=str(tmp_path / "runs" / "deeper"))
+    assert main(["sweep", "--config", str(path)]) == 2
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"seeds": 10**12}, "seeds = 1000000000000: give at most 10,000 trials (each is a training run"),
+    ({"seeds": "1e12"}, "seeds = 1e12: give at most 10,000 trials"),
+    ({"search": "random", "samples": 10**12, "space": {"ppo.learning_rate": {"loguniform": [1e-4, 1e-2]}}},
+     "samples = 1000000000000: give at most 10,000 trials"),
+    ({"space": {"ppo.learning_rate": [1e-3] * 200, "ppo.n_epochs": list(range(1, 101))}},
+     "space: a grid of 200 x 100 = 20,000 combinations: give at most 10,000 trials"),
+    ({"seeds": 5001}, "2 configurations x 5,001 seeds = 10,002 trials: give at most 10,000 trials"),
+    ({"report": {"reps": 10**9}}, "report.reps = 1000000000: give at most 100,000 bootstrap resamples"),
+])
+def test_sweep_sizes_are_bounded_before_any_work(tmp_path, capsys, change, words):
+    assert main(["sweep", "--config", str(_sweep_file(tmp_path, **change))]) == 2
+    assert words in capsys.readouterr().out
+    assert not (tmp_path / "sweep_tiny").exists()
+
+
+def test_report_resamples_are_bounded(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["sweep", "report", str(tmp_path), "--reps", "1e9"])
+    assert ("argument --reps: 1e9: give from 10 to 100,000 bootstrap resamples (each is a pass over the runs; the "
+            "default 2,000 serve a final table)") in capsys.readouterr().err
+    from scripts.sweep.report import write_report
+
+    (tmp_path / "sweep.yaml").write_text("trials: []\n")
+    with pytest.raises(SweepError, match="--reps 1,000,000,000: give at most 100,000 bootstrap resamples"):
+        write_report(tmp_path, reps=10**9)
+
+
+# --------------------------------------------------------------------------- signals
+def test_sigterm_stops_a_sweep_with_one_line(tmp_path):
+    """SIGTERM once Ray is up: Ray is shut down (no C++ stack dump), the sweep says how far it
+    got and how to resume, exit code 143."""
+    import subprocess
+    import time
+
+    path = _sweep_file(tmp_path)
+    p = subprocess.Popen([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
+                          "sweep", "--config", str(path)], cwd=CONFIGS.parent, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        for line in p.stdout:
+            lines.append(line.rstrip("\n"))
+            if "trial(s) to run" in line:
+                time.sleep(1)
+                p.send_signal(signal.SIGTERM)
+                break
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    lines += out.splitlines()
+    assert p.returncode == 143, (lines, err)
+    assert "Traceback" not in err and "SIGTERM received" not in err, err
+    assert lines[-1] == f"interrupted; 0 of 4 trials done; rerun `tenk sweep --config {path} --resume` to resume"

@@ -63,6 +63,12 @@ NAME = re.compile(r"[\w.+-]+")
 OWN_KEYS = ("seed", "name", "runs_dir", "torch_threads")
 #: directory names in a sweep directory that are not trials
 RESERVED = ("tune", "logs", "report")
+#: the most trials a sweep may hold: each is a training run, and every one is built and
+#: checked before the first starts (a count like 1e12 would exhaust the memory doing it)
+MAX_TRIALS = 10_000
+#: the most bootstrap resamples of a report: each is a pass over the runs, and the
+#: performance profile keeps 101 values of each (2,000, the default, serve a final table)
+MAX_REPS = 100_000
 
 
 class SweepError(ConfigError):
@@ -152,6 +158,26 @@ def _whole(src: str, key: str, v: Any, lo: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer() or v < lo:
         raise SweepError(f"{src}: {key} = {v!r}: give a whole number, at least {lo}")
     return int(v)
+
+
+#: why the counts are bounded, by what they count
+TRIALS_WHY = "trials (each is a training run, and every one is built and checked before the first starts)"
+REPS_WHY = "bootstrap resamples (each is a pass over the runs; the default 2,000 serve a final table)"
+
+
+def _count(src: str, key: str, v: Any, lo: int, hi: int, what: str) -> int:
+    """A whole number from ``lo`` to ``hi`` of ``what`` (a phrase saying why); 1e3, which
+    PyYAML reads as a string, is taken as a number, as the training config takes it."""
+    written = v
+    if isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            pass
+    n = _whole(src, key, v, lo)
+    if n > hi:
+        raise SweepError(f"{src}: {key} = {written}: give at most {hi:,} {what}")
+    return n
 
 
 def _number(src: str, key: str, v: Any) -> float:
@@ -245,6 +271,11 @@ def _points(src: str, search: str, space: Mapping[str, Any], samples: int | None
             if not isinstance(v, (list, tuple)) or not v:
                 raise SweepError(f"{src}: space.{k} = {v!r}: a grid takes a list of values, e.g. [3e-4, 1e-3] "
                                  "(distributions are for search: random)")
+        size = math.prod(len(space[k]) for k in keys)
+        if size > MAX_TRIALS:
+            raise SweepError(f"{src}: space: a grid of {' x '.join(str(len(space[k])) for k in keys)} = {size:,} "
+                             f"combinations: give at most {MAX_TRIALS:,} {TRIALS_WHY} (fewer values, or search: "
+                             "random with samples: N)")
         return [dict(zip(keys, combo)) for combo in itertools.product(*(space[k] for k in keys))]
     if samples is None:
         raise SweepError(f"{src}: search: random needs samples: N (how many points to draw from space)")
@@ -295,7 +326,8 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     if not isinstance(space, Mapping):
         raise SweepError(f"{src}: space = {space!r}: give a mapping of config keys (`--set` syntax, e.g. "
                          "ppo.learning_rate) to values")
-    samples = None if data.get("samples") is None else _whole(src, "samples", data["samples"], 1)
+    samples = data.get("samples")
+    samples = None if samples is None else _count(src, "samples", samples, 1, MAX_TRIALS, TRIALS_WHY)
     search_seed = _whole(src, "search_seed", data.get("search_seed", 0), 0)
     points = _points(src, search, space, samples, search_seed)
     names = list(space) if search == "variants" else [""] * len(points)
@@ -310,13 +342,16 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
                                  f"(use {what})")
 
     seeds = data.get("seeds", [0])
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        seeds = list(range(_whole(src, "seeds", seeds, 1)))
+    if isinstance(seeds, (int, float, str)) and not isinstance(seeds, bool):
+        seeds = list(range(_count(src, "seeds", seeds, 1, MAX_TRIALS, TRIALS_WHY)))
     if not isinstance(seeds, (list, tuple)) or not seeds:
         raise SweepError(f"{src}: seeds = {seeds!r}: give a list of training seeds (e.g. [0, 1, 2]) or a count")
     seeds = [_whole(src, "seeds[]", s, 0) for s in seeds]
     if len(set(seeds)) != len(seeds):
         raise SweepError(f"{src}: seeds = {seeds}: a seed is listed twice")
+    if len(points) * len(seeds) > MAX_TRIALS:
+        raise SweepError(f"{src}: {len(points):,} configurations x {len(seeds):,} seeds = {len(points) * len(seeds):,} "
+                         f"trials: give at most {MAX_TRIALS:,} {TRIALS_WHY}")
 
     res = data.get("resources") or {}
     if not isinstance(res, Mapping):
@@ -349,8 +384,8 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     if not isinstance(rep, Mapping):
         raise SweepError(f"{src}: report = {rep!r}: give a mapping, e.g. {{reps: 2000, seed: 0}}")
     _check_keys(src, "report.", rep, REPORT_KEYS)
-    reps = _whole(src, "report.reps", rep.get("reps", 2000), 10)
-    curve_reps = _whole(src, "report.curve_reps", rep.get("curve_reps", 500), 10)
+    reps = _count(src, "report.reps", rep.get("reps", 2000), 10, MAX_REPS, REPS_WHY)
+    curve_reps = _count(src, "report.curve_reps", rep.get("curve_reps", 500), 10, MAX_REPS, REPS_WHY)
     report_seed = _whole(src, "report.seed", rep.get("seed", 0), 0)
 
     raw_base = read_yaml(base)

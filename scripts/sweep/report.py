@@ -43,7 +43,7 @@ import numpy as np
 import yaml
 
 from scripts.ray_runtime import import_rliable
-from scripts.sweep.config import SweepError
+from scripts.sweep.config import MAX_REPS, REPS_WHY, SweepError
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 
 __all__ = ["write_report", "Report", "SUMMARY_FIELDS", "load_trials"]
@@ -205,6 +205,8 @@ def write_report(out: str | Path, *, reps: int | None = None, seed: int | None =
     seed = int(seed if seed is not None else opts.get("seed", 0))
     if reps < 10 or curve_reps < 10:
         raise SweepError(f"--reps {reps}: give at least 10 bootstrap resamples (a few thousand for a final table)")
+    if max(reps, curve_reps) > MAX_REPS:
+        raise SweepError(f"--reps {max(reps, curve_reps):,}: give at most {MAX_REPS:,} {REPS_WHY}")
     lead = f"win_rate/{snap.get('metric')}"
     configs = list(snap.get("configs") or dict.fromkeys(t.config for t in trials))
     done = [t for t in trials if t.status == "finished"]

@@ -49,7 +49,8 @@ from typing import Any, Callable
 
 import yaml
 
-from scripts.ray_runtime import check_address, import_rliable, import_tune, ray_session, resolve_address
+from scripts.ray_runtime import (check_address, import_ray, import_rliable, import_tune, ray_session,
+                                  resolve_address)
 from scripts.sweep.config import SweepConfig, SweepError
 from scripts.sweep.report import write_report
 from scripts.train.config import parse_config
@@ -57,7 +58,7 @@ from scripts.train.trainer import resume, tag_name, train
 from tenk_env.io import DirLock, LockedError, StateFileError, atomic_write_text, read_json
 from tenk_env.solve.game import solve_game
 
-__all__ = ["run_sweep", "SweepResult", "trial_status", "run_trial", "SweepStateError"]
+__all__ = ["run_sweep", "SweepResult", "trial_status", "read_state", "check_resources", "run_trial", "SweepStateError"]
 
 #: how long a trial waits for its run directory's lock (held by a trial of an interrupted
 #: session that is still dying)
@@ -81,7 +82,7 @@ class SweepResult:
 
 
 # --------------------------------------------------------------------------- state
-def _read_state(out: Path) -> dict[str, Any]:
+def read_state(out: Path) -> dict[str, Any]:
     path = out / "sweep.json"
     if not path.is_file():
         return {"stopped": {}, "errors": {}, "sessions": []}
@@ -227,6 +228,37 @@ def run_trial(config: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- the driver
+def check_resources(sweep: SweepConfig, offered: float, where: str, more: str = "") -> None:
+    """Refuse now a trial that asks for more CPUs than one node of the runtime has: Ray would
+    keep it pending, silently, for ever. ``where`` names the runtime, ``more`` how to get more."""
+    if sweep.cpus > offered:
+        raise SweepError(f"{sweep.source}: resources.cpus = {sweep.cpus:g}: every trial asks for {sweep.cpus:g} "
+                         f"CPUs and {where} has {offered:g}, so no trial could ever start; give resources.cpus at "
+                         f"most {offered:g}{more}")
+
+
+def _largest_node_cpus(ray: Any) -> float:
+    """The CPUs of the largest live node: a trial runs on one node."""
+    return max((float(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")), default=0.0)
+
+
+def _undo_start(out: Path, before: set[str], sweep: SweepConfig) -> None:
+    """After a session that failed before any trial made its run directory: remove what it
+    created (sweep.yaml, sweep.json, logs, Tune's folder), so the corrected command starts
+    afresh instead of finding "a sweep". The lock stays (it is held while this runs)."""
+    import shutil
+
+    new = set(os.listdir(out)) - before - {".lock"}
+    if new & {t.name for t in sweep.trials}:
+        return  # a trial started: that is a sweep to resume, not a failed start
+    for name in new:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def _scheduler(sweep: SweepConfig, on_stop: Callable[[str, int], None]) -> Any:
     if not sweep.scheduler:
         return None
@@ -286,45 +318,71 @@ def run_sweep(sweep: SweepConfig, *, address: str | None = None, resume_: bool =
     resolved = resolve_address(address)
     if resolved is not None:
         check_address(resolved)
+    if resolved is None and not import_ray().is_initialized():
+        where = f"--ray-cpus {cpus}" if cpus else "every core of this machine"
+        check_resources(sweep, cpus or os.cpu_count() or 1, f"the private local Ray runtime ({where})",
+                        ", or run the sweep on a cluster with larger nodes (--ray-address)")
     if resume_ and not (out / "sweep.yaml").is_file():
         say(f"note: {out} holds no sweep yet: starting it")
-    with DirLock(out, "sweep directory"):
-        _check_snapshot(out, sweep, resume_)
-        snapshot = yaml.safe_dump(sweep.snapshot(), sort_keys=False)
-        if not (out / "sweep.yaml").is_file():
-            atomic_write_text(out / "sweep.yaml", "# tenk sweep: the sweep file as read, and every trial\n" + snapshot)
-        state = _read_state(out)
-        status = {t.name: trial_status(out / t.name, state["stopped"]) for t in sweep.trials}
-        todo = [t for t in sweep.trials if status[t.name] in ("new", "unfinished")]
-        skipped = [t.name for t in sweep.trials if t not in todo]
-        if skipped:
-            say(f"{len(skipped)} of {len(sweep.trials)} trials are done ({', '.join(sorted(skipped))}): "
-                "kept as they are")
-        errors: dict[str, str] = {}
-        t0 = time.perf_counter()
-        interrupted = False
-        if todo:
-            for rules in {t.cfg.ruleset.hash: t.cfg.ruleset for t in todo if t.cfg.regret_on}.values():
-                # solved once here (or read from the cache), not by several trials at once
-                solve_game(rules)
-            interrupted = _run_tune(sweep, todo, state, address, cpus, say, errors)
-        else:
-            say("nothing to run: every trial is done")
-        wall = time.perf_counter() - t0
-        status = {t.name: trial_status(out / t.name, state["stopped"]) for t in sweep.trials}
-        for name, msg in errors.items():
-            if status[name] != "finished":
-                status[name] = "error"
-        state["errors"] = {**{k: v for k, v in state["errors"].items() if status.get(k) == "error"}, **errors}
-        if todo:
-            state["sessions"].append({"started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
-                                      "wall_seconds": round(wall, 1), "trials": [t.name for t in todo],
-                                      "interrupted": interrupted, "cpus_per_trial": sweep.cpus})
-        _write_state(out, state)
-        res = SweepResult(out, status, [t.name for t in todo], skipped, errors, wall, interrupted)
-        if report and any(s == "finished" for s in status.values()):
-            res.report = write_report(out, say=say)
-        return res
+    made = [d for d in [out, *out.absolute().parents] if not d.exists()]
+    before = set(os.listdir(out)) if out.is_dir() else set()
+    lock = DirLock(out, "sweep directory").acquire()  # held by another: nothing here is this session's
+    try:
+        return _run_locked(sweep, out, address, resume_, cpus, say, report)
+    except Exception:
+        _undo_start(out, before, sweep)
+        raise
+    finally:
+        lock.release()
+        if made and os.listdir(out) == [".lock"]:
+            # the directory this session made holds nothing but its lock (a failed start):
+            # it goes too, with the folders made for it
+            (out / ".lock").unlink(missing_ok=True)
+            for d in made:  # deepest first, while empty
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+
+
+def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: bool, cpus: int | None,
+                say: Callable[[str], None], report: bool) -> SweepResult:
+    _check_snapshot(out, sweep, resume_)
+    snapshot = yaml.safe_dump(sweep.snapshot(), sort_keys=False)
+    if not (out / "sweep.yaml").is_file():
+        atomic_write_text(out / "sweep.yaml", "# tenk sweep: the sweep file as read, and every trial\n" + snapshot)
+    state = read_state(out)
+    status = {t.name: trial_status(out / t.name, state["stopped"]) for t in sweep.trials}
+    todo = [t for t in sweep.trials if status[t.name] in ("new", "unfinished")]
+    skipped = [t.name for t in sweep.trials if t not in todo]
+    if skipped:
+        say(f"{len(skipped)} of {len(sweep.trials)} trials are done ({', '.join(sorted(skipped))}): "
+            "kept as they are")
+    errors: dict[str, str] = {}
+    t0 = time.perf_counter()
+    interrupted = False
+    if todo:
+        for rules in {t.cfg.ruleset.hash: t.cfg.ruleset for t in todo if t.cfg.regret_on}.values():
+            # solved once here (or read from the cache), not by several trials at once
+            solve_game(rules)
+        interrupted = _run_tune(sweep, todo, state, address, cpus, say, errors)
+    else:
+        say("nothing to run: every trial is done")
+    wall = time.perf_counter() - t0
+    status = {t.name: trial_status(out / t.name, state["stopped"]) for t in sweep.trials}
+    for name, msg in errors.items():
+        if status[name] != "finished":
+            status[name] = "error"
+    state["errors"] = {**{k: v for k, v in state["errors"].items() if status.get(k) == "error"}, **errors}
+    if todo:
+        state["sessions"].append({"started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
+                                  "wall_seconds": round(wall, 1), "trials": [t.name for t in todo],
+                                  "interrupted": interrupted, "cpus_per_trial": sweep.cpus})
+    _write_state(out, state)
+    res = SweepResult(out, status, [t.name for t in todo], skipped, errors, wall, interrupted)
+    if report and any(s == "finished" for s in status.values()):
+        res.report = write_report(out, say=say)
+    return res
 
 
 def _run_tune(sweep: SweepConfig, todo: list, state: dict[str, Any], address: str | None, cpus: int | None,
@@ -361,7 +419,14 @@ def _run_tune(sweep: SweepConfig, todo: list, state: dict[str, Any], address: st
             name=f"session-{n}", storage_path=str(out / "tune"), verbose=0,
             failure_config=tune.FailureConfig(max_failures=sweep.max_failures),
             callbacks=[_progress_callback(say, sweep.metric, errors, state["stopped"])]))
-    with ray_session(address, num_cpus=cpus, what="tenk sweep", say=say):
+    with ray_session(address, num_cpus=cpus, what="tenk sweep", say=say) as session:
+        import ray
+
+        if session.mode != "local":  # a local runtime was checked before anything was written
+            what = f"the Ray cluster at {session.address}" if session.mode == "cluster" else \
+                "the Ray runtime this process holds"
+            check_resources(sweep, _largest_node_cpus(ray), f"the largest node of {what}",
+                            ", or add larger nodes to the cluster")
         say(f"{len(todo)} trial(s) to run, {sweep.cpus:g} CPU(s) and {sweep.torch_threads} torch thread(s) each"
             + (f", ASHA on the win rate vs {sweep.metric}" if sweep.scheduler else ""))
         # Tune's own console output (a banner, tables, where its files are) stays off: the
