@@ -10,11 +10,13 @@ from tenk_env.records import format_log, load_jsonl, replay
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    game = replay(load_jsonl(args.record))
+    events = load_jsonl(args.record)
+    game = replay(events)
     names = args.names.split(",") if args.names else None
     if names is not None and len(names) != game.n_players:
         raise ValueError(f"--names gives {len(names)} names for a {game.n_players}-player game")
-    console.print(format_log(game.events, names), highlight=False, markup=False)
+    # the record's events (a record cut amid an input's outcomes replays a few more)
+    console.print(format_log(events, names), highlight=False, markup=False)
     if not game.over:
         # A record cut at a line boundary (or an abandoned game) replays cleanly as far as it
         # goes; without this the log would just stop and the command succeed.

@@ -103,7 +103,8 @@ def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 def replay(events: list[dict[str, Any]]) -> Game:
     """Rebuild a game from its record, checking every outcome. Returns the replayed game,
-    which is not over when the record ends early (a file cut short, an abandoned game)."""
+    which is not over when the record ends early (a file cut short, an abandoned game); its
+    events then go on past the record's where the record stops amid an input's outcomes."""
     for i, e in enumerate(events):
         problem = event_problem(e)
         if problem:
@@ -130,7 +131,10 @@ def replay(events: list[dict[str, Any]]) -> Game:
         for i, (a, b) in enumerate(zip(game.events, events)):
             if a != b:
                 raise ReplayError(f"event {i} differs (line {i + 1}): recorded {b}, replayed {a}")
-        raise ReplayError(f"the record has {len(events)} events, the replay {len(game.events)}")
+        if len(game.events) < len(events):
+            raise ReplayError(f"the record has {len(events)} events, the replay {len(game.events)}")
+        # The record stops amid the outcomes of its last input (a file cut after a bust, before
+        # the next turn's line): every event it holds replayed, it just ends early.
     return game
 
 

@@ -102,6 +102,29 @@ def test_record_cut_at_a_line_boundary_is_reported_unfinished(tmp_path, capsys):
            "scores 1,000, 0); the file was cut short or the game abandoned" in out
 
 
+def test_record_cut_right_after_a_bust_is_reported_unfinished(tmp_path, capsys):
+    """A bust is followed by outcomes of the same input (the next turn's line): a record cut
+    between them replays as far as it goes and is reported unfinished, not as not replaying."""
+    from scripts.cli import main
+
+    g = random_game(PRESETS["classic"], 2, seed=3)
+    i = next(k for k, e in enumerate(g.events) if e["type"] == "bust")
+    assert g.events[i + 1]["type"] == "turn"
+    p = tmp_path / "cut.jsonl"
+    save_jsonl(g.events[:i + 1], p)
+    game = replay(load_jsonl(p))
+    assert not game.over and game.events[:i + 1] == g.events[:i + 1]
+    assert main(["replay", str(p)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    bust = g.events[i]
+    assert lines[-2] == f"P{bust['player'] + 1} busts, losing {bust['lost']:,}"  # the record's last event
+    assert lines[-1].startswith(f"error: {p}: the record ends before the game does (turn ")
+    # a record with more events than its inputs give is still refused
+    save_jsonl(g.events[:i + 1] + [g.events[i]], p)
+    with pytest.raises(ReplayError, match=f"event {i + 1} differs"):
+        replay(load_jsonl(p))
+
+
 @pytest.mark.parametrize("line,message", [
     ("[1, 2]", "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON list"),
     ('"roll"', "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON string"),
