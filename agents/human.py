@@ -31,7 +31,7 @@ from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import Keep, counts_of
 
-__all__ = ["HumanAgent", "QuitGame", "play_terminal"]
+__all__ = ["HumanAgent", "QuitGame", "play_terminal", "check_terminal"]
 
 InputFn = Callable[[str], str]
 PrintFn = Callable[[str], None]
@@ -211,6 +211,17 @@ class HumanAgent:
             if text in ("n", "no"):
                 return False
             self.print_fn("  ! answer y to roll the dice left, n to start a fresh turn (q quits)")
+
+
+def check_terminal(specs: Sequence[str], command: str) -> None:
+    """Refuse now, before any game, a ``human`` among ``specs`` when the standard input is not
+    a terminal (piped, redirected, a batch job): the first question would end the game (end
+    of input), after whatever work came before it. ``command`` names the command."""
+    import sys
+
+    if any(str(s).partition(":")[0] == "human" for s in specs) and not sys.stdin.isatty():
+        raise AgentError(f"agent 'human' answers at a terminal, and {command}'s standard input is not one (it is "
+                         "piped or redirected): run it from a terminal, or give a bot or a trained agent instead")
 
 
 def _label(i: int) -> str:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.base import make_agent
+from agents.human import check_terminal
 from agents.match import agent_label, default_workers, play_table
 from scripts.args import seed_arg
 from tenk_env.rules import load_ruleset
@@ -40,6 +41,7 @@ def cmd_ffa(args: argparse.Namespace) -> int:
     rules = load_ruleset(args.rules)
     n = args.players
     opponents = args.opponents or list(DEFAULT_OPPONENTS[:n - 1]) + ["breakeven"] * max(0, n - 3)
+    check_terminal([args.agent, *opponents, *args.baselines], "tenk ffa")
     rows = ffa(rules, args.agent, n, opponents, args.baselines, args.games, args.seed,
                args.workers or default_workers())
     console = Console()
