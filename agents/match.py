@@ -399,6 +399,10 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
                 for f in done:
                     on_result(f.result())
         except BaseException:
+            # cancel_futures alone leaves queued work running once the pool has been busy a
+            # while (an interrupted tournament then plays every queued chunk before it exits)
+            for f in pending:
+                f.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
