@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import string
+import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -217,8 +218,6 @@ def check_terminal(specs: Sequence[str], command: str) -> None:
     """Refuse now, before any game, a ``human`` among ``specs`` when the standard input is not
     a terminal (piped, redirected, a batch job): the first question would end the game (end
     of input), after whatever work came before it. ``command`` names the command."""
-    import sys
-
     if any(str(s).partition(":")[0] == "human" for s in specs) and not sys.stdin.isatty():
         raise AgentError(f"agent 'human' answers at a terminal, and {command}'s standard input is not one (it is "
                          "piped or redirected): run it from a terminal, or give a bot or a trained agent instead")
