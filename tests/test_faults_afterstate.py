@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from agents.afterstate import read_checkpoint
+from _sessions import Kill, fork_session
 from scripts.cli import main
 from scripts.train import afterstate
 from scripts.train.afterstate import AfterstateTrainer, resume_afterstate
@@ -83,49 +84,8 @@ def _files(d: Path) -> list[str]:
 
 
 # ---------------------------------------------------------------- sessions in forked children
-Kill = tuple[Any, str, str, Callable[..., bool]]
-
-
-def _session(argv: list[str], out: Path, kill: Kill | None) -> int:
-    """``tenk ARGV`` in a forked copy of this process (torch is imported already), output to
-    ``out``. ``kill``: (owner, function name, 'before' or 'after', predicate of its arguments):
-    the child SIGKILLs itself before or after the call the predicate picks. Returns the pid."""
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        rc = 99
-        try:
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            import sys
-
-            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
-            if kill is not None:
-                owner, name, when, pick = kill
-                orig = getattr(owner, name)
-
-                def wrapped(*a, **k):
-                    hit = pick(*a, **k)
-                    if hit and when == "before":
-                        os.kill(os.getpid(), signal.SIGKILL)
-                    r = orig(*a, **k)
-                    if hit:
-                        os.kill(os.getpid(), signal.SIGKILL)
-                    return r
-
-                setattr(owner, name, wrapped)
-            rc = main(argv)
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            os._exit(rc)
-    return pid
-
-
 def _run(argv: list[str], out: Path, kill: Kill | None) -> int:
-    pid = _session(argv, out, kill)
+    pid = fork_session(argv, out, kill)
     deadline = time.monotonic() + 120
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)

@@ -21,6 +21,7 @@ from typing import Callable
 import pytest
 import yaml
 
+from _sessions import fork_session
 from agents.base import make_agent
 from agents.ppo import CheckpointError, read_meta
 from scripts.cli import main
@@ -313,29 +314,6 @@ def test_win_rate_chart_has_one_run_per_opponent(tiny_run):
 
 
 # ---------------------------------------------------------------- fault injection
-def _session(argv: list[str], out: Path) -> int:
-    """Run ``tenk ARGV`` in a forked copy of this process (torch is imported already, which
-    saves seconds a fresh interpreter spends) with its output to ``out``; returns the pid."""
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        rc = 99
-        try:
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            import sys
-
-            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
-            rc = main(argv)
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            os._exit(rc)
-    return pid
-
-
 def _wait(pid: int, until: float) -> int | None:
     """The exit status once ``pid`` ends, or None if it still runs at time ``until``."""
     while True:
@@ -381,7 +359,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     for session in range(12):
         out = tmp_path / f"session{session}.log"
         out.touch()
-        pid = _session(argv, out)
+        pid = fork_session(argv, out)
         deadline = time.monotonic() + 120
         # the first line: the imports are done and the session is under way
         rc = alive_until(pid, lambda: out.stat().st_size > 0, deadline)
