@@ -1,7 +1,10 @@
-"""Atomic file writes: a crash or Ctrl-C never leaves a half-written file behind."""
+"""Files: atomic writes (a crash or Ctrl-C never leaves a half-written file behind), YAML
+mappings read with errors that name the fix, content keys, run-directory locks, and the
+data installed with the package (the zoo, the shipped configs)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
@@ -58,6 +61,36 @@ def read_yaml_mapping(path: Path, what: str, error: type[Exception], missing_hin
     if not isinstance(data, dict):
         raise error(f"{what} file {str(path)!r}: expected a mapping of {what} fields, got {type(data).__name__}")
     return dict(data)
+
+
+# --------------------------------------------------------------------------- package data
+def data_dir(name: str) -> Path:
+    """The folder of one of the data packages installed with tenk: ``"zoo"`` (the
+    repository's ``agents/``) or ``"configs"`` (``configs/``). ``pyproject.toml`` maps them
+    into the package, so a wheel and a checkout find them the same way."""
+    spec = importlib.util.find_spec(f"tenk_env.{name}")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError(f"tenk_env.{name} is not installed: reinstall tenk (pip install -e .)")
+    return Path(spec.origin).parent
+
+
+def shipped_configs() -> list[str]:
+    """The names of the configs shipped with tenk (``ppo_demo``, ``tournament``, ...)."""
+    return sorted(p.stem for p in data_dir("configs").glob("*.yaml"))
+
+
+def find_config(path: str | Path) -> Path:
+    """``path`` if it names a file, else the shipped config of that name (``ppo_demo`` or
+    ``ppo_demo.yaml`` or ``configs/ppo_demo.yaml`` read from any directory), else ``path``
+    unchanged, for the reader to report as missing."""
+    p = Path(path)
+    if p.exists():
+        return p
+    if p.parent in (Path("."), Path("configs")):
+        shipped = data_dir("configs") / (p.name if p.suffix in (".yaml", ".yml") else f"{p.name}.yaml")
+        if shipped.is_file():
+            return shipped
+    return p
 
 
 # --------------------------------------------------------------------------- content keys

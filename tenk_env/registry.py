@@ -7,10 +7,10 @@ agent: agents are plugins, declared as entry points by the distribution that shi
 (this project's in ``pyproject.toml``)::
 
     [project.entry-points."tenk.agents"]      # name = factory(arg: str | None) -> Policy
-    hold = "agents.heuristic:_hold"
+    hold = "tenk_env.policies.heuristic:make_hold"
 
     [project.entry-points."tenk.batched"]     # any name = batcher(policy) -> BatchedPolicy | None
-    agents = "agents.batched:batched_form"
+    agents = "tenk_env.policies.batched:batched_form"
 
 Listing the agents reads only the installed packages' metadata; an agent's module is
 imported when an agent of that name is first made, a batcher when a batched form is first
@@ -85,7 +85,7 @@ class BatchedPolicy(Protocol):
     the agent's Python form instead, which draws what the Python engine's game draws), and
     ``driver``, a class that plays this form's seats inside the compiled step
     (``driver(single_game)`` with ``seat_forms(forms)`` and ``run(action, seat)``, as
-    :class:`agents.batched.FusedOpponents`).
+    :class:`tenk_env.policies.batched.FusedOpponents`).
     """
 
     name: str

@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from scripts.cli import main
+from tenk_env.cli.main import main
 
 Kill = tuple[Any, str, str, Callable[..., bool]]
 

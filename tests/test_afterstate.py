@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _frame, _plan, _position,
+from tenk_env.policies.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _frame, _plan, _position,
                                _spec, check_rules, checkpoint_meta, features_of, make_afterstate, n_features, plan_turn,
                                read_checkpoint, win_shares)
-from agents.base import agent_sha256
-from agents.match import play_match, play_table
-from scripts.cli import main
-from scripts.train.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
-from scripts.train.trainer import RunError
-from scripts.train.config import ConfigError
+from tenk_env.policies.base import agent_sha256
+from tenk_env.evaluation.match import play_match, play_table
+from tenk_env.cli.main import main
+from tenk_env.training.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
+from tenk_env.training.trainer import RunError
+from tenk_env.training.config import ConfigError
 from tenk_env.game import Game, Phase
 from tenk_env.io import file_sha256
 from tenk_env.rules import PRESETS

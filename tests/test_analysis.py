@@ -21,10 +21,10 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from agents.analysis import analyse, check_out_dir, seat_baselines, write_outputs
-from agents.base import AgentError
-from agents.optimal import OptimalAgent, game_solution
-from scripts.cli import main
+from tenk_env.evaluation.analysis import analyse, check_out_dir, seat_baselines, write_outputs
+from tenk_env.policies.base import AgentError
+from tenk_env.policies.optimal import OptimalAgent, game_solution
+from tenk_env.cli.main import main
 from tenk_env.game import Game, Phase
 from tenk_env.records import load_jsonl, replay
 from tenk_env.rules import PRESETS
@@ -48,13 +48,13 @@ ZIL = C.replace(target=400, zilch_payout=300, entry_threshold=0, multiples="flat
 
 @pytest.fixture(scope="module", autouse=True)
 def _cache(tmp_path_factory):
-    import agents.optimal
+    import tenk_env.policies.optimal
 
     mp = pytest.MonkeyPatch()
     mp.setenv("TENK_CACHE", str(tmp_path_factory.mktemp("cache")))
     # the optimal agent's in-process solutions, without the fair komi (seconds we need not spend)
     for r in (IMM, FIN, BC, ZIL):
-        mp.setitem(agents.optimal._GAME, r.hash, solve_game(r, with_fair_komi=False))
+        mp.setitem(tenk_env.policies.optimal._GAME, r.hash, solve_game(r, with_fair_komi=False))
     yield
     mp.undo()
 
@@ -331,8 +331,8 @@ def test_mistake_records_replay_to_the_position(tmp_path):
 
 def test_same_games_as_a_match():
     # deal d of seed s is the deal tenk evaluate / play_match play: the same games, won the same way
-    from agents.base import make_agent
-    from agents.match import play_deals
+    from tenk_env.policies.base import make_agent
+    from tenk_env.evaluation.match import play_deals
 
     a = analyse("dicenow", IMM, 40, seed=7)
     c = play_deals(IMM, [make_agent("dicenow"), make_agent("optimal")], 7, 0, 20)
@@ -357,7 +357,7 @@ def test_bad_input_fails_before_any_work(kwargs, err, words, monkeypatch):
     def no_work(*a, **k):
         raise AssertionError("work started")
 
-    import agents.analysis as A
+    import tenk_env.evaluation.analysis as A
 
     monkeypatch.setattr(A, "_run", no_work)
     with pytest.raises(err, match=words):
@@ -395,7 +395,7 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
     from sb3_contrib import MaskablePPO
 
     from tenk_env.vector.sb3 import sb3_vec_env
-    from agents.ppo import checkpoint_meta, write_checkpoint
+    from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.io import file_sha256
 
     venv = sb3_vec_env(2, IMM, 2, opponents="random")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import base, benchmark, zoo
-from agents.afterstate import checkpoint_meta, n_features, save_checkpoint
-from agents.analysis import analyse
-from agents.exact import exact_eval
-from agents.ppo import checkpoint_meta as ppo_meta, write_checkpoint
+from tenk_env.evaluation import benchmark
+from tenk_env.policies import base, zoo
+from tenk_env.policies.afterstate import checkpoint_meta, n_features, save_checkpoint
+from tenk_env.evaluation.analysis import analyse
+from tenk_env.policies.exact import exact_eval
+from tenk_env.policies.ppo import checkpoint_meta as ppo_meta, write_checkpoint
 from tenk_env.rules import PRESETS
 
 #: a small solvable game: final round, entry threshold, two rolls a turn (as in tests/test_exact.py)
@@ -89,8 +90,8 @@ def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo, monk
     row = next(ln for ln in text.splitlines() if ln.startswith("| `dicenow`"))
     assert row.endswith(f"| {d.share:.2%} [{d.ci_low:.2%}, {d.ci_high:.2%}] |")
     # tenk zoo table prints the markdown as written, each row on one line however narrow the terminal
-    from scripts import cmd_zoo
-    from scripts.cli import main
+    from tenk_env.cli import cmd_zoo
+    from tenk_env.cli.main import main
 
     g.kinds["zoo:fr2_afterstate_3p"] += ", trained " + "and trained " * 20    # a row of 300 characters
     monkeypatch.setattr(cmd_zoo, "benchmark", lambda **k: [g])
@@ -100,8 +101,8 @@ def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo, monk
 
 
 def test_bad_table_arguments_fail_before_any_work(tmp_path, capsys, monkeypatch):
-    from scripts import cmd_zoo
-    from scripts.cli import main
+    from tenk_env.cli import cmd_zoo
+    from tenk_env.cli.main import main
 
     monkeypatch.setattr(cmd_zoo, "benchmark", lambda **k: pytest.fail("work started"))
     assert main(["zoo", "table", "--out", str(tmp_path)]) != 0
@@ -135,7 +136,7 @@ def _table(*extra: str) -> list[str]:
 
 def test_table_reruns_with_other_games_or_seed_get_their_own_tournament(one_agent_zoo, capsys):
     """The README's sequence (--games 1000, then --games 400) ran into the first run's folder."""
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     (one_agent_zoo / "zoo" / "junk").mkdir()
     (one_agent_zoo / "zoo" / "junk" / "agent.yaml").write_text("")  # a broken entry is named, not fatal
@@ -173,7 +174,7 @@ def test_tables_of_same_named_rulesets_do_not_share_a_folder():
 
 
 def test_an_interrupted_table_says_how_far_it_got_and_resumes(one_agent_zoo, monkeypatch, capsys):
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     real = benchmark.run_tournament
 

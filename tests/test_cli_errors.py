@@ -3,7 +3,7 @@ given for files. Each command's work is replaced by a stub that fails the test i
 
 import pytest
 
-from scripts.cli import main
+from tenk_env.cli.main import main
 
 
 def _out(capsys) -> str:
@@ -24,7 +24,7 @@ def afile(tmp_path):
 
 
 def test_play_save_is_checked_before_the_game(tmp_path, afile, monkeypatch, capsys):
-    monkeypatch.setattr("agents.human.play_terminal", _never("the game"))
+    monkeypatch.setattr("tenk_env.evaluation.play.play_terminal", _never("the game"))
     assert main(["play", "--save", str(tmp_path), "--seed", "1"]) == 2
     assert f"error: --save {str(tmp_path)!r} is a directory; give a file path, e.g. " \
            f"{str(tmp_path / 'game.jsonl')!r}" in _out(capsys)
@@ -34,7 +34,7 @@ def test_play_save_is_checked_before_the_game(tmp_path, afile, monkeypatch, caps
 
 
 def test_evaluate_csv_is_checked_before_the_games(tmp_path, afile, monkeypatch, capsys):
-    monkeypatch.setattr("scripts.train.trainer.evaluate_agent", _never("the evaluation"))
+    monkeypatch.setattr("tenk_env.training.trainer.evaluate_agent", _never("the evaluation"))
     # the checkpoint does not even exist: the --csv check comes first, before any loading
     assert main(["evaluate", str(tmp_path / "nosuch.zip"), "--csv", str(tmp_path)]) == 2
     assert f"error: --csv {str(tmp_path)!r} is a directory; give a file path" in _out(capsys)
@@ -46,7 +46,7 @@ def test_solve_outputs_and_policy_names_are_checked_before_solving(tmp_path, afi
     for name in ("solve_turn", "solve_game", "evaluate"):
         monkeypatch.setattr(f"tenk_env.solve.{name}", _never(name))
     for name in ("exact_eval", "best_response"):
-        monkeypatch.setattr(f"agents.exact.{name}", _never(name))
+        monkeypatch.setattr(f"tenk_env.policies.exact.{name}", _never(name))
     assert main(["solve", "turn", "classic", "--out", str(tmp_path)]) == 2
     assert f"error: --out {str(tmp_path)!r} is a directory; give a file path, e.g. " \
            f"{str(tmp_path / 'classic-turn.csv')!r}" in _out(capsys)
@@ -72,7 +72,7 @@ def test_output_directories_are_checked(afile, capsys):
 
 
 def test_paths_that_can_be_written_pass(tmp_path, afile):
-    from scripts.args import check_output_dir, check_output_file
+    from tenk_env.cli.args import check_output_dir, check_output_file
 
     assert check_output_file(tmp_path / "new" / "deeper" / "g.jsonl", "--save", "g.jsonl").name == "g.jsonl"
     check_output_file(afile, "--save", "g.jsonl")  # an existing file is replaced
@@ -105,7 +105,7 @@ def test_a_directory_given_for_a_file_is_called_a_directory(tmp_path, capsys):
 
 
 def test_tournament_out_is_checked_before_the_games(tmp_path, afile, monkeypatch, capsys):
-    monkeypatch.setattr("scripts.cmd_tournament.run_tournament", _never("the tournament"))
+    monkeypatch.setattr("tenk_env.cli.cmd_tournament.run_tournament", _never("the tournament"))
     argv = ["tournament", "greedy", "hold:300", "--games", "20", "--no-progress", "--out"]
     assert main(argv + [str(afile)]) == 2
     assert f"error: --out {str(afile)!r} is a file, not a directory" in _out(capsys)
@@ -116,7 +116,7 @@ def test_tournament_out_is_checked_before_the_games(tmp_path, afile, monkeypatch
 
 @pytest.mark.parametrize("path", ["/proc/self/x.csv", "/proc/sys/vm/drop_caches", "/sys/kernel/x.png"])
 def test_kernel_interfaces_are_no_place_for_results(path):
-    from scripts.args import check_output_dir, check_output_file
+    from tenk_env.cli.args import check_output_dir, check_output_file
 
     with pytest.raises(ValueError, match=f"'{path}' is under /(proc|sys), the kernel's interface"):
         check_output_file(path, "--csv", "e.csv")
@@ -129,7 +129,7 @@ def test_a_folder_where_no_file_can_be_made_is_refused(tmp_path, monkeypatch):
     cannot be made there does."""
     import tempfile
 
-    from scripts.args import check_output_dir, check_output_file
+    from tenk_env.cli.args import check_output_dir, check_output_file
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
@@ -143,7 +143,7 @@ def test_a_folder_where_no_file_can_be_made_is_refused(tmp_path, monkeypatch):
 
 
 def test_the_writability_probe_leaves_nothing_behind(tmp_path):
-    from scripts.args import check_output_dir
+    from tenk_env.cli.args import check_output_dir
 
     check_output_dir(tmp_path / "new", "--out")
     assert list(tmp_path.iterdir()) == []

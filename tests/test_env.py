@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tenk_env  # noqa: F401  (registers TenThousand-v0)
-from agents.base import AgentError
+from tenk_env.policies.base import AgentError
 from tenk_env.env import TenThousandEnv
 from tenk_env.game import Game, IllegalMoveError, Phase
 from tenk_env.obs import (OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, apply_action, encode,

@@ -154,7 +154,7 @@ def test_aec_illegal_action_changes_nothing_on_numba():
 
 def test_a_ppo_opponent_agrees_on_both():
     # a PPO agent has a compiled form without a driver: asked from Python between compiled calls
-    from agents.ppo import untrained_ppo
+    from tenk_env.policies.ppo import untrained_ppo
 
     ppo = untrained_ppo("classic", 3, seed=1)
     kw = dict(rules="classic", n_players=3, opponents=[ppo, "dicenow"], reward="shaped")

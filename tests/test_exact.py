@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import AgentError, make_agent
-from agents.exact import BotPolicy, best_response, exact_eval, exact_policy
-from agents.match import play_match
+from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.exact import BotPolicy, best_response, exact_eval, exact_policy
+from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, evaluate, solve_game
@@ -232,7 +232,7 @@ def test_best_response_agent_plays_its_exact_win_rate(rules):
 
 # ---------------------------------------------------------------------------- bad input
 def test_bad_agents_are_named_before_any_solve(monkeypatch):
-    import agents.exact as ex
+    import tenk_env.policies.exact as ex
 
     def boom(*a, **k):
         raise AssertionError("solved before the names were checked")

@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.afterstate import read_checkpoint
+from tenk_env.policies.afterstate import read_checkpoint
 from _sessions import Kill, fork_session
-from scripts.cli import main
-from scripts.train import afterstate
-from scripts.train.afterstate import AfterstateTrainer, resume_afterstate
-from scripts.train.trainer import RunError
+from tenk_env.cli.main import main
+from tenk_env.training import afterstate
+from tenk_env.training.afterstate import AfterstateTrainer, resume_afterstate
+from tenk_env.training.trainer import RunError
 from tenk_env.io import file_sha256
 
 FIN = {"base": "classic", "name": "fin500", "target": 500, "entry_threshold": 150, "max_rolls": 3,

@@ -2,7 +2,7 @@
 processes with it, and a tournament killed at random points and resumed each time ends
 with exactly an uninterrupted run's results and chunks.
 
-The runs are real ``tenk tournament`` processes (``python -m scripts.cli``), killed with
+The runs are real ``tenk tournament`` processes (``python -m tenk_env.cli.main``), killed with
 SIGKILL; workers are found through /proc, so these tests need Linux."""
 
 import json
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.cli import main
+from tenk_env.cli.main import main
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc")
 
@@ -46,7 +46,7 @@ def _alive(pid: int) -> bool:
 
 def _start(out: Path, log: Path, *args: str) -> subprocess.Popen:
     with open(log, "ab") as f:
-        return subprocess.Popen([sys.executable, "-m", "scripts.cli", "tournament", *args, "--out", str(out),
+        return subprocess.Popen([sys.executable, "-m", "tenk_env.cli.main", "tournament", *args, "--out", str(out),
                                  "--name", "t", "--no-progress"], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
 
 

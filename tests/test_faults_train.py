@@ -22,11 +22,11 @@ import pytest
 import yaml
 
 from _sessions import fork_session
-from agents.base import make_agent
-from agents.ppo import CheckpointError, read_meta
-from scripts.cli import main
-from scripts.train.config import parse_config
-from scripts.train.trainer import RunError, resume, train
+from tenk_env.policies.base import make_agent
+from tenk_env.policies.ppo import CheckpointError, read_meta
+from tenk_env.cli.main import main
+from tenk_env.training.config import parse_config
+from tenk_env.training.trainer import RunError, resume, train
 from tenk_env.io import DirLock, LockedError, file_sha256
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -266,7 +266,7 @@ def test_corrupted_weights_are_named(tiny_run, tmp_path):
 
 
 def test_bench_train_leaves_no_temporary_directories(tmp_path, monkeypatch):
-    from scripts.bench_train import time_training
+    from tenk_env.cli.bench_train import time_training
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -410,7 +410,7 @@ def test_a_failed_start_leaves_no_run_behind(tmp_path, monkeypatch, capsys):
     """A start that fails after the run directory was made (the learner cannot be built)
     removes what it wrote, so the corrected command starts instead of being told the
     directory already holds a run."""
-    from scripts.train.trainer import Trainer
+    from tenk_env.training.trainer import Trainer
 
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs"), "total_steps": 256}))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.match import play_table
-from scripts.cli import main
-from scripts.cmd_ffa import ffa
+from tenk_env.evaluation.match import play_table
+from tenk_env.cli.main import main
+from tenk_env.cli.cmd_ffa import ffa
 from tenk_env.rules import PRESETS
 
 
@@ -33,7 +33,7 @@ def test_a_human_without_a_terminal_is_refused_before_any_game(argv, monkeypatch
     def never(*args, **kwargs):
         pytest.fail("a table was played before the human was refused")
 
-    monkeypatch.setattr("scripts.cmd_ffa.play_table", never)
+    monkeypatch.setattr("tenk_env.cli.cmd_ffa.play_table", never)
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert main(["ffa", *argv, "--games", "6"]) == 2
     assert ("error: agent 'human' answers at a terminal, and tenk ffa's standard input is not one (it is piped or "

@@ -16,12 +16,12 @@ import sys
 import numpy as np
 import pytest
 
-import agents.analysis as A
-import agents.optimal
-from agents.match import wilson
-from agents.analysis import MIN_DEALS, NO_INTERVAL, analyse, max_games, write_outputs
-from agents.optimal import game_solution
-from scripts.cli import main
+import tenk_env.evaluation.analysis as A
+import tenk_env.policies.optimal
+from tenk_env.evaluation.match import wilson
+from tenk_env.evaluation.analysis import MIN_DEALS, NO_INTERVAL, analyse, max_games, write_outputs
+from tenk_env.policies.optimal import game_solution
+from tenk_env.cli.main import main
 from tenk_env.rules import PRESETS
 from tenk_env.solve import solve_game
 
@@ -32,7 +32,7 @@ IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
 def _solved():
     # the optimal agent's in-process solution, without the fair komi (seconds we need not spend)
     mp = pytest.MonkeyPatch()
-    mp.setitem(agents.optimal._GAME, IMM.hash, solve_game(IMM, with_fair_komi=False))
+    mp.setitem(tenk_env.policies.optimal._GAME, IMM.hash, solve_game(IMM, with_fair_komi=False))
     yield
     mp.undo()
 
@@ -42,7 +42,7 @@ def tiny_ckpt(tmp_path_factory):
     """An untrained PPO checkpoint on IMM: a trained agent for `tenk evaluate`, in a second."""
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import checkpoint_meta, write_checkpoint
+    from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.vector.sb3 import sb3_vec_env
 
     venv = sb3_vec_env(2, IMM, 2, opponents="random")
@@ -55,7 +55,7 @@ def _no_work(monkeypatch):
     def fail(*a, **k):
         raise AssertionError("work started")
 
-    from scripts.train import trainer
+    from tenk_env.training import trainer
 
     monkeypatch.setattr(A, "_run", fail)
     monkeypatch.setattr(trainer, "evaluate_agent", fail)
@@ -218,14 +218,14 @@ def test_analyze_human_without_a_terminal(tmp_path, monkeypatch, capsys):
 # ---------------------------------------------------------------------------- long one-off work
 def test_a_solve_is_announced_first(tmp_path, monkeypatch):
     monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(agents.optimal, "_GAME", {})
+    monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
     rules = PRESETS["classic"].replace(target=300, end="immediate", name="i300")
     said = []
     analyse("dicenow", rules, 2, top=0, say=said.append)
     assert said == [f"solving the game for 'i300' (seconds at a small target, a few minutes for classic; once: "
                     f"cached in {tmp_path / 'cache'})"]
     analyse("dicenow", rules, 2, top=0, say=said.append)   # in memory now
-    monkeypatch.setattr(agents.optimal, "_GAME", {})
+    monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
     analyse("dicenow", rules, 2, top=0, say=said.append)   # on disk
     assert len(said) == 1
     assert math.isnan(analyse("dicenow", rules, 2, top=0).report.regret_ci[0])
@@ -234,8 +234,8 @@ def test_a_solve_is_announced_first(tmp_path, monkeypatch):
 def test_a_missing_interval_prints_its_reason_not_nan():
     import math
 
-    from agents.analysis import interval_text
-    from agents.benchmark import Strength, _strength
+    from tenk_env.evaluation.analysis import interval_text
+    from tenk_env.evaluation.benchmark import Strength, _strength
 
     assert interval_text((0.01, 0.02)) == "[0.0100, 0.0200]"
     assert interval_text((math.nan, math.nan), note="interval needs at least 30 deals, have 3") == \

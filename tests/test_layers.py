@@ -39,9 +39,9 @@ ALLOWED = {
     ("tenk_env.vector.engine", "tenk_env.vector.nb_backend"): "backend selection",
     ("tenk_env.vector.engine", "tenk_env.vector.np_backend"): "backend selection",
     # `tenk` imports every command module to build its parser: training's SB3 side loads on run
-    ("scripts.train.trainer", "scripts.train.envs"): "defers stable_baselines3 (torch)",
-    ("scripts.train.trainer", "scripts.train.policy"): "defers torch",
-    ("scripts.bench_train", "scripts.train.envs"): "defers stable_baselines3 (torch)",
+    ("tenk_env.training.trainer", "tenk_env.training.envs"): "defers stable_baselines3 (torch)",
+    ("tenk_env.training.trainer", "tenk_env.training.policy"): "defers torch",
+    ("tenk_env.cli.bench_train", "tenk_env.training.envs"): "defers stable_baselines3 (torch)",
 }
 
 #: function-level imports in files outside the layering work (issue #14 part 3), owed a
@@ -239,10 +239,10 @@ def _closure(mod: str) -> set[str]:
 
 
 def test_the_graph_is_read():
-    assert {"tenk_env.registry", "agents.batched", "agents.match", "scripts.cli"} <= set(MODULES)
-    assert ("agents.match", "agents.batched", False) in {(e.src, e.dst, e.in_function) for e in EDGES}
+    assert {"tenk_env.registry", "tenk_env.policies.batched", "tenk_env.evaluation.match", "tenk_env.cli.main"} <= set(MODULES)
+    assert ("tenk_env.evaluation.match", "tenk_env.policies.batched", False) in {(e.src, e.dst, e.in_function) for e in EDGES}
     assert "numba" in THIRD_PARTY["tenk_env.vector.nb_backend"]
-    s = _Scan("agents.match", False)
+    s = _Scan("tenk_env.evaluation.match", False)
     s.body(ast.parse("""
 import numpy as np
 from typing import TYPE_CHECKING
@@ -250,23 +250,23 @@ from . import batched
 from .base import make_agent
 from tenk_env.vector import BatchedGame
 if TYPE_CHECKING:
-    from agents.ppo import PPOAgent
+    from tenk_env.policies.ppo import PPOAgent
 else:
-    import agents.play
+    import tenk_env.evaluation.play
 try:
-    from agents.tournament import run_tournament
+    from tenk_env.evaluation.tournament import run_tournament
 except ImportError:
     pass
 class C:
     def f(self):
         import tenk_env.io as io
-        importlib.import_module("agents.exact")
-        return lambda: importlib.import_module("agents.human")
+        importlib.import_module("tenk_env.policies.exact")
+        return lambda: importlib.import_module("tenk_env.policies.human")
 """).body, calls=True)
     got = {(e.dst, e.in_function) for e in s.edges}
-    assert got == {("agents.batched", False), ("agents.base", False), ("tenk_env.vector", False),
-                   ("agents.play", False), ("agents.tournament", False), ("tenk_env.io", True),
-                   ("agents.exact", True), ("agents.human", True)}, got
+    assert got == {("tenk_env.policies.batched", False), ("tenk_env.policies.base", False), ("tenk_env.vector", False),
+                   ("tenk_env.evaluation.play", False), ("tenk_env.evaluation.tournament", False), ("tenk_env.io", True),
+                   ("tenk_env.policies.exact", True), ("tenk_env.policies.human", True)}, got
     assert s.third_party == {"numpy", "typing"}
 
 

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.tournament import TournamentConfig, run_tournament
-from scripts.cli import main
-from scripts.ray_runtime import RayExecutor, ray_session
-from scripts.sweep.config import SweepError, load_sweep, parse_sweep
-from scripts.sweep.run import _scheduler, run_sweep, trial_status
+from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
+from tenk_env.cli.main import main
+from tenk_env.evaluation.ray_runtime import RayExecutor, ray_session
+from tenk_env.training.sweep.config import SweepError, load_sweep, parse_sweep
+from tenk_env.training.sweep.run import _scheduler, run_sweep, trial_status
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 EXTRA = 'pip install -e ".[ray]"'
@@ -360,7 +360,7 @@ def test_bad_sweep_files_are_named(tmp_path, capsys, change, words):
 def test_vectorised_rliable_functions_are_rliables():
     from rliable import library, metrics
 
-    from scripts.sweep.report import iqm_by_step, score_distribution
+    from tenk_env.training.sweep.report import iqm_by_step, score_distribution
 
     rng = np.random.default_rng(0)
     for runs in (1, 2, 5):
@@ -432,7 +432,7 @@ def test_a_failed_start_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
     def fail(rules):
         raise SolverError("the solver failed")
 
-    monkeypatch.setattr("scripts.sweep.run.solve_game", fail)
+    monkeypatch.setattr("tenk_env.training.sweep.run.solve_game", fail)
     path = _sweep_file(tmp_path)
     (tmp_path / "sweep_tiny").mkdir()
     (tmp_path / "sweep_tiny" / "notes.txt").write_text("mine")
@@ -470,7 +470,7 @@ def test_report_resamples_are_bounded(tmp_path, capsys):
         main(["sweep", "report", str(tmp_path), "--reps", "1e9"])
     assert ("argument --reps: 1e9: give from 10 to 100,000 bootstrap resamples (each is a pass over the runs; the "
             "default 2,000 serve a final table)") in capsys.readouterr().err
-    from scripts.sweep.report import write_report
+    from tenk_env.training.sweep.report import write_report
 
     (tmp_path / "sweep.yaml").write_text("trials: []\n")
     with pytest.raises(SweepError, match="--reps 1,000,000,000: give at most 100,000 bootstrap resamples"):
@@ -485,7 +485,7 @@ def test_sigterm_stops_a_sweep_with_one_line(tmp_path):
     import time
 
     path = _sweep_file(tmp_path)
-    p = subprocess.Popen([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
+    p = subprocess.Popen([sys.executable, "-c", "import sys; from tenk_env.cli.main import main; sys.exit(main())",
                           "sweep", "--config", str(path)], cwd=CONFIGS.parent, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     lines = []

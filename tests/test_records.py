@@ -77,7 +77,7 @@ def test_readable_log():
 
 
 def test_cli_replay(tmp_path, capsys):
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     g = random_game(PRESETS["classic"], 2, seed=3)
     save_jsonl(g.events, tmp_path / "g.jsonl")
@@ -90,7 +90,7 @@ def test_cli_replay(tmp_path, capsys):
 
 
 def test_record_cut_at_a_line_boundary_is_reported_unfinished(tmp_path, capsys):
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     g = random_game(PRESETS["classic"], 2, seed=3)
     p = tmp_path / "cut.jsonl"
@@ -105,7 +105,7 @@ def test_record_cut_at_a_line_boundary_is_reported_unfinished(tmp_path, capsys):
 def test_record_cut_right_after_a_bust_is_reported_unfinished(tmp_path, capsys):
     """A bust is followed by outcomes of the same input (the next turn's line): a record cut
     between them replays as far as it goes and is reported unfinished, not as not replaying."""
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     g = random_game(PRESETS["classic"], 2, seed=3)
     i = next(k for k, e in enumerate(g.events) if e["type"] == "bust")
@@ -135,7 +135,7 @@ def test_record_cut_right_after_a_bust_is_reported_unfinished(tmp_path, capsys):
     ("", "g.jsonl:4: blank line inside the record"),
 ], ids=["list", "string", "no-type", "unknown-type", "missing-keys", "blank"])
 def test_malformed_line_names_the_line_and_the_problem(line, message, tmp_path, capsys):
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     g = random_game(PRESETS["classic"], 2, seed=3)
     lines = [json.dumps(e) for e in g.events]

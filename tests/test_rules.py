@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts.cli import main
+from tenk_env.cli.main import main
 from tenk_env.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 from tenk_env.tables import get_tables
 

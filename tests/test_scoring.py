@@ -193,7 +193,7 @@ PUBLISHED = {1: ("66.7%", 25), 2: ("44.4%", 50), 3: ("27.8%", 87), 4: ("15.7%", 
 
 
 def test_odds_reproduce_published_table():
-    from scripts.cmd_rules import _pct
+    from tenk_env.cli.cmd_rules import _pct
 
     odds = get_tables(PRESETS["classic"]).odds()
     assert [n for n, _, _ in odds] == [1, 2, 3, 4, 5, 6]

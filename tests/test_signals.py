@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-TENK = [sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())"]
+TENK = [sys.executable, "-c", "import sys; from tenk_env.cli.main import main; sys.exit(main())"]
 ROOT = Path(__file__).resolve().parent.parent
 
 

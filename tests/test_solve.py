@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from agents.base import AgentError, make_agent
+from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.game import Game
 from tenk_env.rules import PRESETS, Ruleset
 from tenk_env.solve import SolverError, evaluate, solve_game, solve_turn
@@ -175,12 +175,12 @@ def classic750():
     """(rules, solution) of classic to 750, solved once for the module (the fair komi too;
     most of a classic solve is its final-turn table, whatever the target), and the optimal
     agent's in-process solution while the module runs."""
-    import agents.optimal
+    import tenk_env.policies.optimal
 
     rules = CLASSIC.replace(target=750)
     sol = solve_game(rules, cache=False)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(agents.optimal._GAME, rules.hash, sol)
+        mp.setitem(tenk_env.policies.optimal._GAME, rules.hash, sol)
         yield rules, sol
 
 
@@ -305,8 +305,8 @@ def test_cache_round_trip(tmp_path):
 
 
 def test_solve_eval_and_best_response_commands_print_the_exact_figures(tmp_path, monkeypatch, capsys):
-    from agents.exact import best_response, exact_eval
-    from scripts.cli import main
+    from tenk_env.policies.exact import best_response, exact_eval
+    from tenk_env.cli.main import main
 
     monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "small.yaml"
@@ -325,7 +325,7 @@ def test_solve_eval_and_best_response_commands_print_the_exact_figures(tmp_path,
 
 def test_solve_commands_say_what_takes_long_before_doing_it(tmp_path, capsys):
     """A game solve is silent for minutes on classic: the command says so first, once."""
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     path = tmp_path / "small.yaml"
     path.write_text("base: classic\ntarget: 500\nend: immediate\n")
@@ -341,7 +341,7 @@ def test_solve_commands_say_what_takes_long_before_doing_it(tmp_path, capsys):
 
 
 def test_solve_eval_help_names_every_agent_it_follows(capsys):
-    from scripts.cli import main
+    from tenk_env.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["solve", "eval", "--help"])

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.play import GameTooLongError, RngDice, play_game
-from scripts.cli import main
+from tenk_env.evaluation.play import GameTooLongError, RngDice, play_game
+from tenk_env.cli.main import main
 from tenk_env.rules import MIN_BANK_CHANCE, PRESETS, RulesetError, load_ruleset
 from tenk_env.solve import _kernels as K
 from tenk_env.solve._spec import P_ENTRY, P_MINBANK, build_spec
@@ -39,8 +39,8 @@ ODD = {
 #: compiled afresh (into their own cache folder) with every array access checked
 PROBE = r"""
 import json, sys
-from agents.analysis import analyse
-from agents.match import chunk_tasks, play_deals_batched
+from tenk_env.evaluation.analysis import analyse
+from tenk_env.evaluation.match import chunk_tasks, play_deals_batched
 from tenk_env.rules import load_ruleset
 from tenk_env.solve import evaluate, maxscore_policy, solve_best_response, solve_game
 from tenk_env.solve.evaluate import TableTabulated

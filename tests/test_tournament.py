@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from agents.base import RandomAgent
-from agents.match import Chunk, deal_key, play_match, play_table, wilson
-from agents.play import KeyedDice, play_game
-from agents.tournament import ELO, ConfigError, TournamentConfig, bradley_terry, load_config, run_tournament
-from scripts.cli import main
+from tenk_env.policies.base import RandomAgent
+from tenk_env.evaluation.match import Chunk, deal_key, play_match, play_table, wilson
+from tenk_env.evaluation.play import KeyedDice, play_game
+from tenk_env.evaluation.tournament import ELO, ConfigError, TournamentConfig, bradley_terry, load_config, run_tournament
+from tenk_env.cli.main import main
 from tenk_env.records import load_jsonl, replay
 
 
@@ -188,9 +188,9 @@ def test_batched_and_scalar_engines_play_the_same_match(tmp_path):
 
 
 def test_batched_games_that_never_end_are_stopped_with_a_clear_error():
-    from agents.match import play_deals_batched
-    from agents.match import chunk_tasks
-    from agents.play import GameTooLongError
+    from tenk_env.evaluation.match import play_deals_batched
+    from tenk_env.evaluation.match import chunk_tasks
+    from tenk_env.evaluation.play import GameTooLongError
     from tenk_env.rules import load_ruleset
 
     rules = load_ruleset("classic")
@@ -370,7 +370,7 @@ def test_cli_config_errors_exit_2(tmp_path, capsys):
 
 
 def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
-    from agents.tournament import ConfigError, load_config
+    from tenk_env.evaluation.tournament import ConfigError, load_config
 
     with pytest.raises(ConfigError, match=r"tournament config file '.*nope.yaml' does not exist; see configs/tournament.yaml"):
         load_config(tmp_path / "nope.yaml")
@@ -389,7 +389,7 @@ def _ppo_checkpoint(path, seed):
     from sb3_contrib import MaskablePPO
 
     from tenk_env.vector.sb3 import sb3_vec_env
-    from agents.ppo import checkpoint_meta, write_checkpoint
+    from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.rules import load_ruleset
 
     rules = load_ruleset("classic")
@@ -537,14 +537,14 @@ def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_
 
 def test_huge_game_counts_and_negative_seeds_are_refused_before_any_work(tmp_path, capsys, monkeypatch):
     # Issue 15 (11): a billion games allocated gigabytes of tasks before playing anything.
-    import agents.match
-    import agents.tournament
+    import tenk_env.evaluation.match
+    import tenk_env.evaluation.tournament
 
     def no_work(*a, **k):
         raise AssertionError("work started")
 
-    monkeypatch.setattr(agents.tournament, "chunk_tasks", no_work)
-    monkeypatch.setattr(agents.match, "chunk_tasks", no_work)
+    monkeypatch.setattr(tenk_env.evaluation.tournament, "chunk_tasks", no_work)
+    monkeypatch.setattr(tenk_env.evaluation.match, "chunk_tasks", no_work)
     with pytest.raises(ConfigError, match=r"games = 10000000: 3 tables of 10,000,000 games would need about "
                                           r"\d+ GB of memory.*give at most [\d,]+ games per table"):
         run_tournament(TournamentConfig.from_dict(dict(agents=AGENTS, games=10**7, out=str(tmp_path))))

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.base import AGENTS, RandomAgent, make_agent
-from agents.ppo import CheckpointError, PPOAgent, read_meta
-from scripts.cli import main
-from scripts.train.config import ConfigError, apply_overrides, load_config, parse_config
-from scripts.train.trainer import resume, train
+from tenk_env.policies.base import AGENTS, RandomAgent, make_agent
+from tenk_env.policies.ppo import CheckpointError, PPOAgent, read_meta
+from tenk_env.cli.main import main
+from tenk_env.training.config import ConfigError, apply_overrides, load_config, parse_config
+from tenk_env.training.trainer import resume, train
 from tenk_env.obs import OBS_VERSION
 from tenk_env.rules import PRESETS
 
@@ -125,7 +125,7 @@ def test_sizes_are_bounded_before_any_work(data, message):
 
 # ---------------------------------------------------------------- the pool
 def test_pool_is_drawn_per_game_by_weight():
-    from scripts.train.envs import League, PoolEnv
+    from tenk_env.training.envs import League, PoolEnv
     from tenk_env.env import TenThousandEnv
 
     cfg = parse_config({"opponents": {"random": 1, "hold:300": 3}})
@@ -251,8 +251,8 @@ def test_tensorboard_has_win_rates_losses_and_layout(smoke_run):
 
 
 def test_checkpoint_plays_as_ppo_agent(smoke_run):
-    from agents.match import play_match
-    from agents.play import play_game
+    from tenk_env.evaluation.match import play_match
+    from tenk_env.evaluation.play import play_game
 
     run = smoke_run[0]
     agent = make_agent(f"ppo:{run / 'best.zip'}")
@@ -287,7 +287,7 @@ def test_numpy_forward_matches_sb3_predict(smoke_run):
 
 
 def test_mismatched_checkpoint_is_refused(smoke_run):
-    from agents.match import play_match
+    from tenk_env.evaluation.match import play_match
 
     path = smoke_run[0] / "best.zip"
     agent = PPOAgent.load(path)
@@ -331,7 +331,7 @@ def test_existing_run_is_not_overwritten(smoke_run, capsys):
 def test_shaping_telescopes(n_players):
     """Over a game the shaping bonuses add up to -Phi(first observation), whatever is played,
     so the game's total reward is its result minus a constant: the best policy is unchanged."""
-    from scripts.train.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
+    from tenk_env.training.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
     from tenk_env.env import TenThousandEnv
 
     def make():
@@ -364,7 +364,7 @@ def test_shaping_telescopes(n_players):
 
 
 def test_keep_features_read_the_scoring_table():
-    from agents.ppo import keep_features, roll_rows
+    from tenk_env.policies.ppo import keep_features, roll_rows
     from tenk_env.obs import encode
     from tenk_env.game import Game
 
@@ -391,12 +391,12 @@ def test_untrained_policy_numpy_twin(policy, tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import write_checkpoint
-    from scripts.train.trainer import Trainer
+    from tenk_env.policies.ppo import write_checkpoint
+    from tenk_env.training.trainer import Trainer
 
     cfg = parse_config({"env": {"n_envs": 2, "backend": "dummy"}, "ppo": {"policy": policy, "n_steps": 8,
                                                                           "batch_size": 16, "net_arch": [16]}})
-    from scripts.train.envs import make_vec_env
+    from tenk_env.training.envs import make_vec_env
 
     venv, _ = make_vec_env(cfg, 0)
     t = Trainer(cfg, tmp_path, resuming=False, progress=False)
@@ -415,7 +415,7 @@ def test_untrained_policy_numpy_twin(policy, tmp_path):
 
 
 def test_score_features_flag_a_losing_last_bank():
-    from agents.ppo import keep_features, roll_rows, score_features
+    from tenk_env.policies.ppo import keep_features, roll_rows, score_features
     from tenk_env.game import Game, Phase
     from tenk_env.obs import encode
 
@@ -443,7 +443,7 @@ def test_vector_backend_trains_with_selfplay_league(tmp_path):
     per-opponent training statistics all work there too."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from scripts.train.envs import vector_backend_available
+    from tenk_env.training.envs import vector_backend_available
 
     if not vector_backend_available()[0]:
         pytest.skip(vector_backend_available()[1])
@@ -472,8 +472,8 @@ SOLVED = {"base": "classic", "target": 1000, "end": "immediate"}   # solves in a
 def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, capsys):
     import csv
 
-    from agents.analysis import analyse
-    from scripts.cmd_plot import plot_run, read_scalars
+    from tenk_env.evaluation.analysis import analyse
+    from tenk_env.cli.cmd_plot import plot_run, read_scalars
 
     cfg = parse_config({
         "name": "reg", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,
@@ -530,7 +530,7 @@ def test_help_config_names_both_trainers(capsys):
 def test_eta_leaves_out_the_one_off_cost_of_the_first_evaluation(tmp_path):
     """The first evaluation compiles kernels and may solve the game (minutes, once): the time
     left counts training time only, plus the later evaluations' mean cost per evaluation due."""
-    from scripts.train.trainer import Eta, Trainer
+    from tenk_env.training.trainer import Eta, Trainer
 
     eta = Eta(total=1_000_000)
     eta.begin_eval(0.0)
@@ -556,10 +556,10 @@ def test_eta_leaves_out_the_one_off_cost_of_the_first_evaluation(tmp_path):
 def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
     """Compiling kernels, solving the game and evaluating show as phases on the bar (and the
     solve, which takes minutes on classic, as a line too), not as a bar stuck at 0%."""
-    import agents.optimal
+    import tenk_env.policies.optimal
 
     monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))   # the game is not solved yet
-    monkeypatch.setattr(agents.optimal, "_GAME", {})
+    monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
     cfg = parse_config({
         "name": "ph", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,
         "opponents": ["random"], "env": {"n_envs": 4, "backend": "dummy"},

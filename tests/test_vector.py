@@ -542,8 +542,8 @@ BOT_VARIANTS = ["classic-2p", "zilch-3p", "bc_society-4p", "piggyback-3p", "exac
 @pytest.mark.parametrize("variant", BOT_VARIANTS)
 def test_batched_bots_decide_like_scalar_bots(variant):
     """In every state the games reach, each vectorised bot picks the scalar bot's move."""
-    from agents.base import make_agent
-    from agents.batched import batched_agent
+    from tenk_env.policies.base import make_agent
+    from tenk_env.policies.batched import batched_agent
 
     rules, n_players = VARIANTS[variant]
     rules = rules.replace(target=min(rules.target, 4000))  # reach the end-game rules often
@@ -601,9 +601,9 @@ def test_deals_agree_with_the_scalar_engine(variant):
     """A tournament's deals on the batched engine (play_deals_batched) and on the scalar one
     (play_deals, with KeyedDice): the same per-game rows (scores, wins, turns, each agent's
     turns and busts, who moved first) for every preset and variant, every seating."""
-    from agents.base import make_agent
-    from agents.match import play_deals_batched
-    from agents.match import Chunk, chunk_tasks, play_deals
+    from tenk_env.policies.base import make_agent
+    from tenk_env.evaluation.match import play_deals_batched
+    from tenk_env.evaluation.match import Chunk, chunk_tasks, play_deals
 
     rules, n = VARIANTS[variant]
     specs = DEAL_AGENTS[:n]
@@ -782,8 +782,8 @@ def test_maskable_ppo_learns_on_the_sb3_vec_env():
 
 def test_batched_ppo_decides_like_the_scalar_ppo_agent():
     pytest.importorskip("sb3_contrib")
-    from agents.batched import BatchedPPO, batched_agent
-    from agents.ppo import untrained_ppo
+    from tenk_env.policies.batched import BatchedPPO, batched_agent
+    from tenk_env.policies.ppo import untrained_ppo
 
     ppo = untrained_ppo("classic", 2, seed=3)
     bot = batched_agent(ppo)
@@ -802,7 +802,7 @@ def test_batched_ppo_decides_like_the_scalar_ppo_agent():
 
 def test_bot_kernel_without_numba_decides_the_same():
     """Without numba the bot loop runs as Python: the same code, the same decisions."""
-    from agents import batched as ab
+    from tenk_env.policies import batched as ab
 
     if not hasattr(ab._bot_kernel, "py_func"):
         pytest.skip("numba is not installed: the Python loop is what the other tests ran")

@@ -7,10 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from agents import zoo
-from agents.match import play_match, play_table
-from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, write_checkpoint
-from scripts.cli import main
+from tenk_env.policies import zoo
+from tenk_env.evaluation.match import play_match, play_table
+from tenk_env.policies.ppo import CheckpointError, PPOAgent, checkpoint_meta, write_checkpoint
+from tenk_env.cli.main import main
 from tenk_env.registry import AgentError, make_policy
 from tenk_env.rules import PRESETS, load_ruleset
 from tenk_env.vector import BatchedGame
@@ -87,7 +87,7 @@ def test_tenk_zoo_lists_the_agents(capsys):
 
 
 def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
-    from agents.afterstate import AfterstateAgent, ValueNet, checkpoint_meta, n_features, save_checkpoint
+    from tenk_env.policies.afterstate import AfterstateAgent, ValueNet, checkpoint_meta, n_features, save_checkpoint
     from tenk_env.game import Game
 
     rules = load_ruleset("classic")
@@ -110,7 +110,7 @@ def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
 
 def test_zoo_agents_are_keyed_by_their_weights():
     """Tournaments key a zoo agent's games by its weights' bytes: a replaced entry is noticed."""
-    from agents.base import agent_file, agent_sha256
+    from tenk_env.policies.base import agent_file, agent_sha256
     from tenk_env.io import file_sha256
 
     assert agent_file("zoo:classic_ppo_demo") == zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz"
@@ -121,11 +121,11 @@ def test_zoo_agents_are_keyed_by_their_weights():
 # ---------------------------------------------------------------- entries verified on load
 @pytest.fixture()
 def small_zoo(tmp_path, monkeypatch):
-    """A zoo folder of two shipped entries, made the zoo (agents.base.ZOO_DIR, which every zoo
+    """A zoo folder of two shipped entries, made the zoo (tenk_env.policies.base.ZOO_DIR, which every zoo
     function and the tournaments' agent keys read)."""
     import shutil
 
-    from agents import base
+    from tenk_env.policies import base
 
     root = tmp_path / "zoo"
     for name in ("classic_ppo_demo", "farkle_official_afterstate"):
@@ -228,7 +228,7 @@ def test_one_card_claims_the_best_classic_2_player_agent():
 
 
 def _afterstate_checkpoint(path):
-    from agents.afterstate import checkpoint_meta, n_features, save_checkpoint
+    from tenk_env.policies.afterstate import checkpoint_meta, n_features, save_checkpoint
 
     rng = np.random.default_rng(0)
     F = n_features(2)
@@ -254,7 +254,7 @@ def test_export_records_the_weights_sha256_and_a_replaced_file_is_refused(tmp_pa
 def test_export_refuses_to_write_outside_the_zoo_or_where_it_cannot(tmp_path, monkeypatch, capsys):
     import os
 
-    from agents import base
+    from tenk_env.policies import base
 
     ckpt = _afterstate_checkpoint(tmp_path / "a.npz")
     root = tmp_path / "zoo"

@@ -6,7 +6,7 @@
   the fair komi (:mod:`tenk_env.solve.game`).
 * :func:`evaluate`: exact win probability of one fixed policy against another, seat by
   seat (:mod:`tenk_env.solve.evaluate`); :func:`evaluate_policies` for any deterministic
-  policy, bots whose moves depend on the scores included (:mod:`agents.exact` adapts the
+  policy, bots whose moves depend on the scores included (:mod:`tenk_env.policies.exact` adapts the
   zoo's agents).
 * :func:`solve_best_response`: the policy that wins most often against a fixed one, and
   its exact win rate (:mod:`tenk_env.solve.best_response`).

@@ -11,7 +11,7 @@ higher totals and one descending sweep over T is exact.
 Value arrays are indexed ``[rolls used before this roll, dice to roll, turn total]``; with
 unlimited rolls the first axis has size 1.
 
-Tie-break (the agents in :mod:`agents.optimal` use the same one, so an exact evaluation
+Tie-break (the agents in :mod:`tenk_env.policies.optimal` use the same one, so an exact evaluation
 describes exactly what they play): options are visited by points descending, then dice
 used ascending; within an option ending the turn wins a tie with rolling on; across
 options only a strictly better one replaces the first.

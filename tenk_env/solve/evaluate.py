@@ -9,7 +9,7 @@ scores), which a bust links linearly, so each pair is solved exactly. Two kinds:
   agent does on the game solution (:func:`optimal_policy`); a best response is another
   (:mod:`tenk_env.solve.best_response`).
 * :class:`Tabulated`: a bot whose moves, which may depend on both scores, are asked of
-  the bot itself at every state the computation reaches (:mod:`agents.exact` adapts the
+  the bot itself at every state the computation reaches (:mod:`tenk_env.policies.exact` adapts the
   zoo's bots through their batched forms; :class:`TableTabulated` follows a
   :class:`TablePolicy`, preference tables the same for every score).
 
@@ -323,7 +323,7 @@ def optimal_policy(sol: GameSolution) -> SelfValued:
 
 class Tabulated(ExactPolicy):
     """A deterministic bot whose moves are asked of the bot itself (subclasses implement
-    :meth:`decide`; :mod:`agents.exact` adapts the zoo bots)."""
+    :meth:`decide`; :mod:`tenk_env.policies.exact` adapts the zoo bots)."""
 
     def prepare(self, spec: Spec) -> None:
         """Called once per evaluation, before any :meth:`decide`."""
@@ -716,7 +716,7 @@ def evaluate(rules: "Ruleset | str", a="optimal", b="maxscore", *, sol: GameSolu
              cache: bool = True) -> EvalResult:
     """Exact P(A wins) against B, seat by seat, under ``rules`` (2 players), for ``"optimal"``,
     ``"maxscore"``, ``"hold:N"`` (as the issue-5 tables describe them) or a :class:`TablePolicy`;
-    :func:`agents.exact.exact_eval` evaluates every deterministic agent the same way.
+    :func:`tenk_env.policies.exact.exact_eval` evaluates every deterministic agent the same way.
 
     Results are cached on disk by ruleset hash and the policies' content: a classic
     evaluation takes minutes, a cached one a moment.

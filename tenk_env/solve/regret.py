@@ -20,7 +20,7 @@ instant win 1. This is the kernel's own recursion (:func:`_kernels.turn_dp`) wri
 one state, so the values agree with it wherever both exist.
 
 :class:`TurnTables` holds one turn-start state's tables (the optimal agent caches them per
-state, :class:`agents.optimal.OptimalAgent`); :meth:`TurnTables.pick` is the optimal
+state, :class:`tenk_env.policies.optimal.OptimalAgent`); :meth:`TurnTables.pick` is the optimal
 agent's move and :meth:`TurnTables.values` the exact value of every legal move, both from
 :func:`tenk_env.solve.policy.move_values` on the same tables. Up to the cap the two value
 the moves alike, so the optimal move is by construction the first-ranked one; past it the

@@ -27,8 +27,8 @@ info dict per game::
 Adapters: :class:`~tenk_env.vector.envs.TenThousandVectorEnv` (Gymnasium ``VectorEnv``,
 opponents inside as batched agents, :func:`tenk_env.registry.make_batched`),
 :func:`tenk_env.vector.sb3.sb3_vec_env` (an SB3 ``VecEnv`` that sb3-contrib's MaskablePPO
-takes directly), :func:`agents.match.play_deals_batched` (the deals of matches and
-tournaments: :func:`agents.match.play_match` plays on it by default).
+takes directly), :func:`tenk_env.evaluation.match.play_deals_batched` (the deals of matches and
+tournaments: :func:`tenk_env.evaluation.match.play_match` plays on it by default).
 
 Backends: ``numba`` (compiled per-game kernels, about ten million steps per second on one
 core) when numba is installed, else ``numpy`` (vectorised over the batch, about a

@@ -213,7 +213,7 @@ _GAMMA, _M1, _M2 = int(SM_GAMMA), int(SM_M1), int(SM_M2)
 
 def keyed_roll(key: int, game: int, turn: int, seat: int, roll: int, n: int) -> list[int]:
     """The ``n`` faces of one roll, as :func:`keyed_faces` draws them, in plain Python ints:
-    the scalar engine's :class:`agents.play.KeyedDice` (a NumPy call per roll would cost
+    the scalar engine's :class:`tenk_env.evaluation.play.KeyedDice` (a NumPy call per roll would cost
     more than the scalar game's whole step)."""
     counter = ((game << 37) | ((turn & 0xFFFFF) << 17) | ((seat & 7) << 14) | ((roll & 0xFFF) << 2)) & _M64
     out: list[int] = []

@@ -1,0 +1,79 @@
+"""`tenk ffa AGENT`: is an agent better than every bot in a free-for-all of 3 or more players?
+
+The agent takes one seat of a table against fixed opponents (by default the strongest bots)
+and plays every deal in every rotation of the seats (:func:`tenk_env.evaluation.match.play_table`); then
+each baseline bot takes the same place against the same opponents on the same deals. The
+agent's win share and each bot's, with 95% Wilson intervals, answer the question: the agent
+is better than every baseline when its interval lies above each of theirs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from tenk_env.policies.base import make_agent
+from tenk_env.policies.human import check_terminal
+from tenk_env.evaluation.match import agent_label, default_workers, play_table
+from tenk_env.cli.args import seed_arg
+from tenk_env.rules import load_ruleset
+
+DEFAULT_OPPONENTS = ("dicenow", "maxscore")
+DEFAULT_BASELINES = ("dicenow", "maxscore", "breakeven", "hold:300", "greedy")
+
+
+def ffa(rules, agent: str, players: int, opponents: list[str], baselines: list[str], games: int, seed: int,
+        workers: int = 1) -> list[tuple[str, object]]:
+    """(label, TableResult) for the agent and each baseline in seat 0 of ``[X] + opponents``."""
+    if len(opponents) != players - 1:
+        raise ValueError(f"--opponents: a {players}-player table needs {players - 1} opponents "
+                         f"(got {len(opponents)}: {' '.join(opponents) or 'none'})")
+    rows = []
+    for x in [agent] + [b for b in baselines if b != agent]:
+        make_agent(x).check(rules, players)
+        rows.append((agent_label(x), play_table(rules, [x] + list(opponents), games, seed, workers=workers)))
+    return rows
+
+
+def cmd_ffa(args: argparse.Namespace) -> int:
+    rules = load_ruleset(args.rules)
+    n = args.players
+    opponents = args.opponents or list(DEFAULT_OPPONENTS[:n - 1]) + ["breakeven"] * max(0, n - 3)
+    check_terminal([args.agent, *opponents, *args.baselines], "tenk ffa")
+    rows = ffa(rules, args.agent, n, opponents, args.baselines, args.games, args.seed,
+               args.workers or default_workers())
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 120))
+    t = Table("in seat rotation", "games", "win share [95% interval]", "mean score",
+              title=f"{rules.name}, {n} players, against {', '.join(opponents)} (seed {args.seed})")
+    for label, r in rows:
+        t.add_row(label, f"{r.games:,}", f"{r.win_rate[0]:.2%} [{r.ci_low[0]:.2%}, {r.ci_high[0]:.2%}]",
+                  f"{r.mean_score[0]:,.0f}")
+    console.print(t)
+    agent, others = rows[0][1], rows[1:]
+    best = max(others, key=lambda lr: lr[1].ci_high[0], default=None)
+    if best is not None:
+        sep = agent.ci_low[0] > best[1].ci_high[0]
+        console.print(f"{rows[0][0]} {'beats' if sep else 'does not clearly beat'} every baseline: its interval's "
+                      f"low end {agent.ci_low[0]:.2%} {'>' if sep else '<='} the highest baseline's high end "
+                      f"{best[1].ci_high[0]:.2%} ({best[0]})", highlight=False)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("ffa", help="an agent against the best bots in a free-for-all, beside each bot in its place",
+                       description=__doc__.split("\n\n")[1])
+    s.add_argument("agent", help="the agent spec, e.g. zoo:classic_afterstate_3p or afterstate:runs/NAME/best.npz")
+    s.add_argument("--players", type=int, default=3, help="players per table (default 3)")
+    s.add_argument("--opponents", nargs="+", metavar="SPEC",
+                   help="the other seats (default: dicenow, maxscore, then breakeven)")
+    s.add_argument("--baselines", nargs="+", metavar="SPEC", default=list(DEFAULT_BASELINES),
+                   help="bots put in the agent's place (default: " + ", ".join(DEFAULT_BASELINES) + ")")
+    s.add_argument("--games", type=int, default=3000, help="games per table (rounded up to whole rotations)")
+    s.add_argument("--rules", default="classic", help="ruleset (default classic)")
+    s.add_argument("--seed", type=seed_arg, default=0, help="dice seed (default 0): the same deals for every table")
+    s.add_argument("--workers", type=int, default=0, help="processes for scalar-engine tables (default: up to 2)")
+    s.set_defaults(func=cmd_ffa)

@@ -1,0 +1,167 @@
+"""`tenk solve turn|game|eval|best-response RULESET`: the exact solvers (tenk_env.solve, tenk_env.policies.exact)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import time
+
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tenk_env.policies import exact
+from tenk_env.cli.common import console
+from tenk_env.cli.args import check_output_file
+from tenk_env.io import atomic_write_text
+from tenk_env.rules import load_ruleset
+from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
+
+
+def cmd_turn(args: argparse.Namespace) -> int:
+    r = load_ruleset(args.ruleset)
+    out = check_output_file(args.out or f"runs/solve/{r.name}-turn.csv", "--out", f"{r.name}-turn.csv")
+    t0 = time.perf_counter()
+    sol = solve.solve_turn(r, cache=not args.no_cache)
+    secs = time.perf_counter() - t0
+    what = "long-run average points per turn" if r.bust_penalty else "expected points per turn"
+    console.print(f"[bold]{r.name}[/bold] (hash {r.hash}): {what} on the board [bold]{sol.points_per_turn:.2f}[/bold]")
+    if r.entry_threshold:
+        console.print(f"expected points of a turn before entering (threshold {r.entry_threshold}): "
+                      f"{sol.entry_turn_points:.2f}")
+    if r.bust_penalty:
+        console.print("relative values of busts in a row: "
+                      + ", ".join(f"{k}: {h:.2f}" for k, h in enumerate(sol.h)))
+    t = Table(title="max-expected-points banking thresholds (on the board)")
+    t.add_column("dice left to roll", justify="right")
+    t.add_column("bank at turn total >=", justify="right")
+    t.add_column("simple threshold rule", justify="center")
+    cap = sol.tcap * sol.unit
+    rows = []
+    for n, (thr, pure) in sol.thresholds.items():
+        shown = "never (always roll)" if thr >= cap else f"{thr:,}"
+        if n == r.num_dice and r.hot_dice == "mandatory":
+            shown, thr = "must roll (hot dice mandatory)", cap
+        t.add_row(str(n), shown, "yes" if pure else "no")
+        rows.append((n, "" if thr >= cap else thr, pure))
+    console.print(t)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["ruleset", r.name, "hash", r.hash])
+    w.writerow(["points_per_turn", f"{sol.points_per_turn:.6f}", "entry_turn_points", f"{sol.entry_turn_points:.6f}"])
+    w.writerow(["dice_left", "bank_at_turn_total", "simple_threshold"])
+    w.writerows(rows)
+    atomic_write_text(out, buf.getvalue())
+    console.print(f"wrote {out}  ({secs:.1f} s{', cached' if secs < 0.5 else ''})")
+    return 0
+
+
+def _say_solving(r, cache: bool = True) -> None:
+    """One line before a game solve that is not cached: it is silent and takes minutes on classic."""
+    if not cache or not solve.is_cached(r):
+        console.print(f"solving the game for {r.name!r} (seconds at a small target, a few minutes for classic; "
+                      f"once: cached in {_cache()})", highlight=False, soft_wrap=True)
+
+
+def cmd_game(args: argparse.Namespace) -> int:
+    r = load_ruleset(args.ruleset)
+    if args.plot:
+        check_output_file(args.plot, "--plot", f"{r.name}-policy.png")
+    solve.check_game_rules(r)
+    _say_solving(r, cache=not args.no_cache)
+    t0 = time.perf_counter()
+    with Progress(TextColumn("solving"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("solve", total=1.0)
+        sol = solve.solve_game(r, cache=not args.no_cache, progress=lambda f: bar.update(task, completed=f))
+    secs = time.perf_counter() - t0
+    st = sol.stats
+    console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")
+    console.print(f"P(first player wins) = [bold]{sol.p_first_win:.6f}[/bold]"
+                  + (f"  (seat 1 starts with komi {r.komi})" if r.komi else ""))
+    if r.turn_order == "highest_die":
+        console.print("turn_order is highest_die: 'first player' is whoever wins the opening roll")
+    if sol.fair:
+        cands = ", ".join(f"komi {k}: {p:.6f}" for k, p in sorted(sol.fair["candidates"].items()))
+        console.print(f"fair komi (points for the second player) = [bold]{sol.fair['komi']}[/bold]  "
+                      f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})")
+    how = "loaded from cache" if st.get("cached") else f"solved in {st['seconds']:.1f} s"
+    console.print(f"{how} ({secs:.1f} s now); {st['pairs']:,} state pairs, residual <= {st['residual']:.1e}, "
+                  f"truncation eps {st['eps']:.0e}; cache {solve.cache_dir()}")
+    if args.plot:
+        p = solve.plot_policy(sol, args.plot)
+        console.print(f"policy plot: {p}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    for p in (args.a, args.b):  # before the game solve, which takes minutes
+        exact.check_exact_spec(p)
+    r = load_ruleset(args.ruleset)
+    solve.check_game_rules(r)
+    _say_solving(r)
+    console.print(f"evaluating {args.a} against {args.b} exactly (a minute or more on classic; once: cached)",
+                  highlight=False)
+    t0 = time.perf_counter()
+    e = exact.exact_eval(r, args.a, args.b)
+    t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
+    t.add_column(f"{e.a} moves first", justify="right")
+    t.add_column(f"{e.a} moves second", justify="right")
+    t.add_column("seat-balanced", justify="right")
+    t.add_row(f"{e.p_a_first:.6f}", f"{e.p_a_second:.6f}", f"{e.p_a:.6f}")
+    console.print(t)
+    console.print(f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})")
+    return 0
+
+
+def cmd_best_response(args: argparse.Namespace) -> int:
+    exact.check_exact_spec(args.bot)
+    r = load_ruleset(args.ruleset)
+    solve.check_game_rules(r)
+    _say_solving(r)
+    console.print(f"solving the best response to {args.bot} exactly (minutes on classic; once: cached)",
+                  highlight=False)
+    t0 = time.perf_counter()
+    br = exact.best_response(r, args.bot)
+    opt = exact.exact_eval(r, "optimal", args.bot)
+    t = Table(title=f"the exact ceiling against {args.bot}, {r.name}: P(win) seat by seat")
+    t.add_column("player", justify="left")
+    t.add_column("moves first", justify="right")
+    t.add_column("moves second", justify="right")
+    t.add_column("seat-balanced", justify="right")
+    t.add_row(f"br:{args.bot} (best response)", f"{br.p_first:.6f}", f"{br.p_second:.6f}", f"{br.p:.6f}")
+    t.add_row("optimal", f"{opt.p_a_first:.6f}", f"{opt.p_a_second:.6f}", f"{opt.p_a:.6f}")
+    console.print(t)
+    console.print(f"{args.bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
+                  f"play the best response as agent br:{args.bot}  ({time.perf_counter() - t0:.1f} s; cached in "
+                  f"{_cache()})", highlight=False)
+    return 0
+
+
+def _cache():
+    return solve.cache_dir()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("solve", help="exact solvers: expected points per turn, optimal 2-player play")
+    ss = s.add_subparsers(dest="what", required=True, metavar="WHAT")
+    t = ss.add_parser("turn", help="max expected points per turn and banking thresholds by dice left")
+    t.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
+    t.add_argument("--out", help="table file to write (default runs/solve/RULESET-turn.csv)")
+    t.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    t.set_defaults(func=cmd_turn)
+    g = ss.add_parser("game", help="P(first player wins) under optimal play and the fair komi (cached on disk)")
+    g.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
+    g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
+    g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    g.set_defaults(func=cmd_game)
+    who = f"one of {exact.EXACT_AGENTS}"
+    e = ss.add_parser("eval", help="exact win probability of agent A against B, seat by seat (cached on disk)")
+    e.add_argument("ruleset", help="preset name or YAML file")
+    e.add_argument("a", help=who)
+    e.add_argument("b", help=who)
+    e.set_defaults(func=cmd_eval)
+    b = ss.add_parser("best-response", help="the exact best response to a bot: the most anyone can win against it")
+    b.add_argument("ruleset", help="preset name or YAML file")
+    b.add_argument("bot", help=who)
+    b.set_defaults(func=cmd_best_response)

@@ -1,0 +1,380 @@
+"""Exact evaluation of the zoo's deterministic agents, and their exact best responses
+(issue 11, parts 3 and 4).
+
+* :func:`exact_eval` (``tenk solve eval PRESET A B``): P(A beats B) seat by seat, no
+  sampling, for A, B among ``optimal``, ``maxscore``, ``dicenow``, ``breakeven``,
+  ``greedy[:N]``, ``hold[:N]`` and ``br:BOT``; cached on disk.
+* :func:`best_response` (``tenk solve best-response PRESET BOT``): the policy that wins
+  most often against BOT, with its exact win rate seat by seat; cached on disk.
+* ``br:BOT`` (:class:`BestResponseAgent`): that policy as an agent.
+* Trained afterstate agents (``afterstate:PATH``, ``zoo:NAME``; 2 players, features v2):
+  their moves are the backward induction on their net's values of the positions their turns
+  hand on (:meth:`~tenk_env.policies.afterstate.AfterstateAgent.value_grid`), with the last turns
+  exact, so the evaluator follows them as it follows ``optimal`` (a
+  :class:`~tenk_env.solve.evaluate.SelfValued` policy): their exact win rate against any of
+  the above, and against ``optimal`` their exact distance from perfect play.
+
+The bots are followed through their batched forms (:mod:`tenk_env.policies.batched`), the same
+decision code that matches and tournaments run and that ``tests/test_vector.py`` holds to
+the scalar agents move for move: the exact evaluator poses each position to the batched
+agent in a :class:`~tenk_env.vector.BatchedGame` set to it and reads the move back, so
+every bot's logic stays in one place. ``tests/test_exact.py`` checks the tabulated moves
+against the scalar agents, roll by roll.
+
+Speed: a bot's moves depend on the score situation only through a few quantities (the
+entry flag, dicenow's bars, breakeven's weight, the lead in a final turn...).
+:meth:`BotPolicy.situation_key` names them, reading them with the bots' own functions
+where the bots have them (``dicenow_bar``, ``breakeven_weight``), so that situations that
+must get the same moves share one tabulation: a few dozen instead of one per score state.
+``tests/test_exact.py`` tabulates sampled situations one by one and compares them with
+their key's tabulation, so a key that merged two situations a bot tells apart fails there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from typing import Hashable
+
+import numpy as np
+from numba import njit
+
+from tenk_env.policies import afterstate as _afterstate_mod, batched as _batched, heuristic as _heuristic, optimal as _optimal
+from tenk_env.policies.afterstate import AfterstateAgent
+from tenk_env.policies.base import AGENTS, AgentError, make_agent
+from tenk_env.policies.batched import batched_agent
+from tenk_env.policies.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, Situation, breakeven_weight,
+                              context, dicenow_bar)
+from tenk_env.policies.optimal import MaxScoreAgent
+from tenk_env.game import Game
+from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
+from tenk_env.solve import _spec as _spec_mod
+from tenk_env.solve._spec import SolverError, Spec
+from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
+from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
+                                     code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
+from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
+from tenk_env.solve import turn as _turn
+from tenk_env.solve.policy import pick
+from tenk_env.tables import Keep, get_tables
+from tenk_env.vector import BatchedGame
+from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS,
+                                    P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
+
+__all__ = ["EXACT_AGENTS", "check_exact_spec", "exact_policy", "exact_eval", "best_response", "BotPolicy",
+           "BestResponseAgent", "policy_key", "afterstate_policy"]
+
+#: what the exact evaluator can follow, for error messages
+EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
+                "2-player afterstate agents (afterstate:PATH, zoo:NAME)")
+_BOTS = {"maxscore", "dicenow", "breakeven", "greedy", "hold"}
+_WHY_NOT = {
+    "random": "it draws its moves at random",
+    "ppo": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
+    "zoo": "a PPO network's moves are not followed exactly (measure it by regret: tenk analyze)",
+    "human": "it asks a person",
+}
+
+
+def check_exact_spec(spec) -> None:
+    """Raise :class:`SolverError` unless the exact evaluator can follow agent ``spec``.
+    Solves nothing: call it on every name before any solve starts."""
+    if not isinstance(spec, str):
+        raise SolverError(f"agent {spec!r}: the exact evaluator takes agent specs ({EXACT_AGENTS})")
+    name, _, arg = spec.partition(":")
+    if name == "br":
+        if not arg:
+            raise SolverError("agent 'br' needs the agent it answers: br:BOT, e.g. br:dicenow")
+        check_exact_spec(arg)
+        return
+    if name in ("afterstate", "zoo"):
+        _afterstate(spec)
+        return
+    if name == "optimal" or name in _BOTS:
+        try:
+            make_agent(spec)  # the factory checks the parameter (hold:abc...)
+        except AgentError as e:
+            raise SolverError(str(e)) from None
+        return
+    if name in AGENTS:
+        why = _WHY_NOT.get(name, "it is not deterministic")
+        raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {why}; "
+                          f"the exact evaluator follows {EXACT_AGENTS}")
+    raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
+                      f"the exact evaluator follows {EXACT_AGENTS}")
+
+
+def _afterstate(spec: str) -> AfterstateAgent:
+    """The afterstate agent of ``spec`` if the evaluator can follow it, else :class:`SolverError`."""
+    try:
+        agent = make_agent(spec)
+    except AgentError as e:
+        raise SolverError(str(e)) from None
+    if not isinstance(agent, AfterstateAgent):
+        raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {_WHY_NOT['zoo']}; "
+                          f"the exact evaluator follows {EXACT_AGENTS}")
+    if agent.meta["n_players"] != 2:
+        raise SolverError(f"agent {spec!r} plays {agent.meta['n_players']}-player games; the exact evaluator "
+                          "follows 2-player games")
+    if agent.net.version < 2:
+        raise SolverError(f"agent {spec!r} reads afterstate features v{agent.net.version}, whose bust count makes its "
+                          "moves depend on the game's history; retrain it with this tenk (v2) to evaluate it exactly, "
+                          "or measure it by regret (tenk analyze)")
+    return agent
+
+
+def _afterstate_code() -> str:
+    return code_hash(_afterstate_mod.__file__, _spec_mod.__file__)
+
+
+def _afterstate_key(agent: AfterstateAgent) -> str:
+    h = hashlib.sha256(json.dumps(agent.meta, sort_keys=True).encode())
+    for k, v in sorted(agent.net.weights().items()):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(v).tobytes())
+    return f"afterstate_{h.hexdigest()[:16]}-{_afterstate_code()}"
+
+
+def afterstate_policy(agent: AfterstateAgent, sol: GameSolution) -> SelfValued:
+    """A features-v2, 2-player afterstate agent as the evaluator's self-valued policy: its net's
+    values where its turns hand the game on below the target, and the exact last turn (the
+    one ``optimal`` has) where they reach it."""
+    try:
+        agent.check(sol.rules, 2)
+    except AgentError as e:
+        raise SolverError(str(e)) from None
+    return SelfValued(agent.name, sol, agent.value_grid(sol.unit), optimal_policy(sol).RF, _afterstate_key(agent))
+
+
+# ---------------------------------------------------------------------- bots, asked move by move
+def _bot_code() -> str:
+    return code_hash(__file__, _batched.__file__, _heuristic.__file__, _optimal.__file__, _turn.__file__)
+
+
+class BotPolicy(Tabulated):
+    """A deterministic zoo bot, asked its moves through its batched form."""
+
+    #: exact types: a subclass may read the scores in ways the keys below do not know
+    KINDS = (HoldAgent, GreedyAgent, DiceNowAgent, BreakEvenAgent, MaxScoreAgent)
+
+    def __init__(self, agent, rules: Ruleset):
+        if type(agent) not in self.KINDS:
+            raise SolverError(f"agent {getattr(agent, 'name', agent)!r}: the exact evaluator follows {EXACT_AGENTS}")
+        self.agent = agent
+        self.name = agent.name
+        self.rules = rules
+        self.batched = batched_agent(agent)
+        self._engine: BatchedGame | None = None
+        self._rng = np.random.default_rng(0)
+
+    def cache_key(self) -> str:
+        return f"{self.name.replace(':', '_')}-{_bot_code()}"
+
+    def prepare(self, spec: Spec) -> None:
+        self.unit = spec.unit
+        self.N = spec.n_dice
+        ta = table_arrays(self.rules)
+        # one roll stands for its class: the bots' moves depend on the roll only through the
+        # keeps it offers (tests/test_exact.py asks every roll of every class)
+        self.rep_rid = np.array([ta.roll_index[rolls[0]] for rolls in class_rolls(spec)], np.int64)
+        self.keep_pts = ta.keep_pts.astype(np.int64)
+        self.ctx = context(get_tables(self.rules))
+
+    def situation_key(self, a: int, b: int, fa: int, fb: int, final: bool) -> Hashable:
+        r, u = self.rules, self.unit
+        entering = bool(r.entry_threshold) and not fa
+        # finishing (end: immediate) and the exact-finish rules compare own score + total with the target
+        to_go = r.target - a * u if (r.end == "immediate" or r.exact_finish != "off") else None
+        kind = type(self.agent)
+        if kind is MaxScoreAgent:
+            # its table by on-board flag; the legality net reads the score under exact finish only
+            return ("maxscore", fa, final, r.target - a * u if r.exact_finish != "off" else None)
+        if kind in (HoldAgent, GreedyAgent):
+            return (kind.__name__, entering, final, to_go)
+        s = Situation(0, self.N, a * u, b * u, entering, False, bool(final))
+        lead = (b - a) if final else None
+        if kind is DiceNowAgent:
+            bars = tuple(dicenow_bar(self.ctx, s, k) for k in range(1, self.N))
+            return ("dicenow", entering, final, to_go, lead, bars)
+        return ("breakeven", entering, final, to_go, lead, breakeven_weight(self.ctx, s))
+
+    def _game(self, m: int) -> BatchedGame:
+        if self._engine is None or self._engine.batch_size < m:
+            self._engine = BatchedGame(self.rules, 2, max(m, 4096), seed=0, auto_reset=False)
+            self._out = np.zeros(self._engine.batch_size, np.int64)
+        return self._engine
+
+    def decide(self, sits, k, r, n, T, c):
+        m = len(k)
+        e = self._game(m)
+        rid = self.rep_rid[c]
+        _pose(e._S, e._PS, sits, k, r, n, T * self.unit, self.unit, rid)
+        self.batched.act(e, np.arange(m, dtype=np.int64), self._rng, self._out)
+        act = self._out[:m]
+        mask = act & 63
+        return self.keep_pts[rid, mask], POPCOUNT[mask].astype(np.int64), (act & 64) != 0
+
+
+@njit(cache=True)
+def _pose(S, PS, sits, k, r, n, total, unit, rid):
+    """Set games 0..len(k)-1 of a batched engine to the positions asked. No game reaches them
+    by play: the state arrays are written directly. Seat 0 is to move; in a final turn seat
+    1 triggered the final round."""
+    for i in range(len(k)):
+        s = k[i]
+        final = sits[s, 4]
+        S[F_PHASE, i] = PH_DECIDE
+        S[F_CURRENT, i] = 0
+        S[F_TT, i] = total
+        S[F_DL, i] = n[i]
+        S[F_ROLLS, i] = r[i] + 1
+        S[F_RID, i] = rid[i]
+        S[F_FINAL, i] = final
+        S[F_TRIGGER, i] = 1 if final else -1
+        PS[P_SCORE, i, 0] = sits[s, 0] * unit
+        PS[P_SCORE, i, 1] = sits[s, 1] * unit
+        PS[P_ONBOARD, i, 0] = sits[s, 2]
+        PS[P_ONBOARD, i, 1] = sits[s, 3]
+        PS[P_BUSTS, i, 0] = 0
+        PS[P_BUSTS, i, 1] = 0
+
+
+# ---------------------------------------------------------------------- specs -> policies
+def policy_key(spec: str) -> str:
+    """The content key of an exact policy, without solving anything."""
+    name, _, arg = spec.partition(":")
+    if name == "br":
+        return br_cache_key(policy_key(arg))
+    if name == "optimal":
+        return optimal_key()
+    if name in ("afterstate", "zoo"):
+        return _afterstate_key(_afterstate(spec))
+    return f"{make_agent(spec).name.replace(':', '_')}-{_bot_code()}"
+
+
+_BR: OrderedDict = OrderedDict()
+
+
+def best_response(rules: "Ruleset | str", bot: str, *, cache: bool = True, theta: float = THETA) -> BestResponse:
+    """The exact best response to ``bot`` (any spec :func:`check_exact_spec` accepts) under
+    ``rules``: its win rate seat by seat (``p_first``, ``p_second``, ``p``), the solution
+    ``br:BOT`` plays from. Solved once, then read from the disk cache."""
+    check_exact_spec(bot)
+    rules = load_ruleset(rules)
+    check_game_rules(rules)
+    mkey = (rules.hash, bot, theta, cache)
+    if mkey in _BR:
+        _BR.move_to_end(mkey)
+        return _BR[mkey]
+    sol = solve_game(rules)
+    br = solve_best_response(rules, exact_policy(rules, bot, sol=sol, theta=theta), sol=sol, cache=cache, theta=theta)
+    _BR[mkey] = br
+    if len(_BR) > 8:
+        _BR.popitem(last=False)
+    return br
+
+
+def exact_policy(rules: "Ruleset | str", spec: str, *, sol=None, theta: float = THETA) -> ExactPolicy:
+    """The exact evaluator's view of agent ``spec`` (solving what it needs: the game, a best response)."""
+    check_exact_spec(spec)
+    rules = load_ruleset(rules)
+    name, _, arg = spec.partition(":")
+    if name == "optimal":
+        return optimal_policy(sol or solve_game(rules))
+    if name == "br":
+        return best_response(rules, arg, theta=theta).policy()
+    if name in ("afterstate", "zoo"):
+        return afterstate_policy(_afterstate(spec), sol or solve_game(rules))
+    return BotPolicy(make_agent(spec), rules)
+
+
+def exact_eval(rules: "Ruleset | str", a: str, b: str, *, cache: bool = True, theta: float = THETA) -> EvalResult:
+    """Exact P(A beats B) under ``rules``, seat by seat (``p_a_first``, ``p_a_second``,
+    balanced ``p_a``), for agent specs A and B (see :data:`EXACT_AGENTS`). Names and the
+    ruleset are checked before anything is solved; results are cached on disk."""
+    check_exact_spec(a)
+    check_exact_spec(b)
+    rules = load_ruleset(rules)
+    check_game_rules(rules)
+    if cache:
+        got = cached_eval(eval_cache_key(rules, policy_key(a), policy_key(b), theta), a, b)
+        if got is not None:
+            return got
+    sol = solve_game(rules)
+    pa = exact_policy(rules, a, sol=sol, theta=theta)
+    pb = exact_policy(rules, b, sol=sol, theta=theta)
+    res = evaluate_policies(rules, pa, pb, sol=sol, cache=cache, theta=theta)
+    res.a, res.b = a, b
+    return res
+
+
+# ---------------------------------------------------------------------- the br:BOT agent
+class BestResponseAgent:
+    """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
+    response (:func:`best_response`; solved on first use, then read from the disk cache).
+    Chooses with :func:`tenk_env.solve.policy.pick`, the solver kernels' tie-break, so that
+    the exact evaluation describes exactly the moves it plays. Against anything but BOT it
+    still plays the same moves: it is the ceiling against BOT, not a general player."""
+
+    CACHE_SIZE = 16_384
+
+    def __init__(self, target: str, cache_size: int = CACHE_SIZE):
+        try:
+            check_exact_spec(target)
+        except SolverError as e:
+            raise AgentError(f"agent 'br:{target}': {e}") from None
+        self.target = target
+        self.name = f"br:{target}"
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_size = cache_size
+        self._br: dict = {}
+
+    def check(self, rules: Ruleset, n_players: int) -> None:
+        try:
+            check_game_rules(rules, n_players)
+        except SolverError as e:
+            raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
+
+    def _values(self, key, make):
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = make()
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return got
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        if game.n_players != 2:
+            raise AgentError(f"agent {self.name!r} plays 2-player games (this one has {game.n_players})")
+        rules = game.rules
+        br = self._br.get(rules.hash)
+        if br is None:
+            br = self._br[rules.hash] = best_response(rules, self.target)
+        u = br.sol.unit
+        p, o = game.current, 1 - game.current
+        a, b = game.scores[p] // u, game.scores[o] // u
+        fa, fb = int(game.on_board[p]), int(game.on_board[o])
+        if not rules.entry_threshold:
+            fa = fb = 1
+        if game.final_round and game.trigger != p:
+            d = (game.scores[game.trigger] - game.scores[p]) // u
+            V, bv, Tcap, beta, forced = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
+        else:
+            V, bv, Tcap, beta, forced = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
+        n_bv = bv.shape[0] - 1
+        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+
+    def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
+        raise AgentError(f"agent {self.name!r} does not play piggyback rulesets (its solver does not model them)")
+
+    def __repr__(self) -> str:
+        return f"<agent {self.name}>"
+
+
+def make_br(arg: str | None) -> BestResponseAgent:
+    if not arg:
+        raise AgentError("agent 'br' needs the agent it answers: br:BOT, e.g. br:dicenow")
+    return BestResponseAgent(arg)
