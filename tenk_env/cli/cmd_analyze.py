@@ -22,7 +22,7 @@ import math
 from rich.console import Console
 from rich.table import Table
 
-from tenk_env.evaluation.analysis import KINDS, MIN_DEALS, _check, analyse, check_out_dir, default_out_dir, write_outputs
+from tenk_env.evaluation.analysis import KINDS, MIN_DEALS, check_analysis, analyse, check_out_dir, default_out_dir, write_outputs
 from tenk_env.policies.base import make_agent
 from tenk_env.policies.human import QuitGame
 from tenk_env.cli.args import seed_arg
@@ -53,7 +53,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     # everything that can be wrong is found before the games start
     if args.show < 0:
         raise ValueError(f"--show {args.show}: give how many of the kept mistakes to print (>= 0)")
-    agent = _check(args.spec, rules, args.games, args.workers, args.top, names=FLAGS)
+    agent = check_analysis(args.spec, rules, args.games, args.workers, args.top, names=FLAGS)
     out = check_out_dir(args.out or default_out_dir(args.spec, rules))
     human = getattr(agent, "name", None) == "human"
     # a bar on a terminal (not over a human's prompts); logs get the lines only

@@ -26,7 +26,7 @@ from rich.table import Table
 
 from tenk_env.evaluation.analysis import MIN_DEALS, analyse, check_games, solve_notice
 from tenk_env.policies.base import AGENTS, make_agent
-from tenk_env.evaluation.match import _deals, default_workers
+from tenk_env.evaluation.match import deal_count, default_workers
 from tenk_env.cli.args import check_output_file, seed_arg
 from tenk_env.training.config import default_eval_opponents
 from tenk_env.training import trainer  # trainer.evaluate_agent: tests stub it there
@@ -90,7 +90,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     n_players = args.players or int(meta["n_players"])
     agent.check(rules, n_players)  # a mismatch fails here with the checkpoint's own message
     try:
-        _deals(args.games, n_players)  # the matches keep every game's results: bounded by memory
+        deal_count(args.games, n_players)  # the matches keep every game's results: bounded by memory
     except ValueError as e:
         raise ValueError(f"--games {args.games:,}: {str(e).partition(': ')[2]}") from None
     regret = args.regret_games > 0 and is_solvable(rules, n_players)

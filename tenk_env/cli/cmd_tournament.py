@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env.evaluation.match import MatchResult
-from tenk_env.evaluation.tournament import ConfigError, TournamentConfig, _order, load_config, run_tournament
+from tenk_env.evaluation.tournament import ConfigError, TournamentConfig, standings_order, load_config, run_tournament
 from tenk_env.cli.args import check_output_dir
 from tenk_env.cli.common import console as default_console
 from tenk_env.evaluation.ray_runtime import RayExecutor, add_ray_arguments, ray_session
@@ -69,7 +69,7 @@ def render(res, console) -> None:
     cols = ["#", "agent", "rating", "95% interval", "comparisons", "won"] + (["win share [95% CI]"] if multi else [])
     for col in cols:
         rt.add_column(col, justify="left" if col == "agent" else "right")
-    for rank, a in enumerate(_order(res), 1):
+    for rank, a in enumerate(standings_order(res), 1):
         r, w = res.ratings[a], res.win_share[a]
         interval = f"[{_elo(r.ci_low)}, {_elo(r.ci_high)}]" if math.isfinite(r.elo) else "unbounded"
         row = [str(rank), r.agent, _elo(r.elo), interval, f"{r.comparisons:,}",

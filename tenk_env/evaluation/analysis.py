@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from tenk_env.policies.base import Policy, agent_sha256, make_agent
-from tenk_env.evaluation.match import MEMORY_BUDGET, _Progress, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
+from tenk_env.evaluation.match import MEMORY_BUDGET, ProgressLine, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
 from tenk_env.policies.optimal import OptimalAgent, game_solution, solution_source
 from tenk_env.evaluation.play import KeyedDice, play_game
 from tenk_env.game import Game
@@ -385,7 +385,7 @@ def check_games(games: Any, rules: Ruleset, what: str = "games") -> int:
     return games
 
 
-def _check(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int, *,
+def check_analysis(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int, *,
            names: dict[str, str] | None = None) -> Policy:
     """Every input checked before any work, each failure with its own message. ``names``:
     how to call ``games``, ``workers``, ``top`` in the messages (a command's flags)."""
@@ -423,7 +423,7 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     ``say(line)``, if given, is told so first (:func:`solve_notice`). ``games`` is bounded
     by the memory it would take (:func:`max_games`). ``human`` plays in this process."""
     rules = load_ruleset(rules)
-    scored_agent = _check(agent, rules, games, workers, top)
+    scored_agent = check_analysis(agent, rules, games, workers, top)
     workers = 1 if getattr(scored_agent, "name", None) == "human" else (int(workers) or default_workers())
     deals = -(-int(games) // 2)
     if say is not None and (note := solve_notice(rules)):
@@ -433,7 +433,7 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     tasks = [dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
              for s in range(0, deals, CHUNK_DEALS)]
     t0 = time.perf_counter()
-    with _Progress(2 * deals, f"analysing {label}", progress) as bar:
+    with ProgressLine(2 * deals, f"analysing {label}", progress) as bar:
         parts = _run(tasks, agent, top, workers, bar.advance)
     parts.sort(key=lambda r: r["start"])
     decisions = {f: np.concatenate([p["decisions"][f] for p in parts]) for f in DECISION_FIELDS}

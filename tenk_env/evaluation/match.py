@@ -546,7 +546,7 @@ def game_bytes(n: int) -> int:
     return 2 * 8 * (3 + 4 * n)
 
 
-def _deals(games: int, n: int) -> int:
+def deal_count(games: int, n: int) -> int:
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
         raise ValueError(f"games = {games!r}: a seat-balanced match needs at least 2 games (one deal "
                          "played in both seat orders)")
@@ -575,7 +575,7 @@ def chunk_tasks(key_prefix: Any, rules: Ruleset, agent_idx: Sequence[int], seed:
             for s in range(0, deals, CHUNK_DEALS)]
 
 
-class _Progress:
+class ProgressLine:
     """A rich progress bar counting games, or nothing."""
 
     def __init__(self, total: int, description: str, enabled: bool):
@@ -768,7 +768,7 @@ def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", gam
     many processes (agents given as specs are rebuilt in each worker; Policy objects must
     pickle); the result is the same for any ``workers``."""
     rules = load_ruleset(rules)
-    deals = _deals(games, 2)
+    deals = deal_count(games, 2)
     seed = _seed(seed)
     labels = [agent_label(a), agent_label(b)]
     return _play("m", rules, [a, b], deals, seed, workers, progress, backend, save_games, save_dir,
@@ -782,7 +782,7 @@ def play_table(rules: "Ruleset | str", agents: Sequence["str | Policy"], games: 
     rotations (``games`` rounded up to a multiple of N); ``backend`` as in :func:`play_match`."""
     rules = load_ruleset(rules)
     labels = [agent_label(x) for x in agents]
-    return _play("t", rules, list(agents), _deals(games, len(agents)), _seed(seed), workers, progress, backend, 0,
+    return _play("t", rules, list(agents), deal_count(games, len(agents)), _seed(seed), workers, progress, backend, 0,
                  None, lambda c, dt, engine: table_result(labels, c))
 
 
@@ -797,6 +797,6 @@ def _play(prefix: str, rules: Ruleset, agents: list, deals: int, seed: int, work
     tasks = chunk_tasks(prefix, rules, list(range(n)), seed, deals, save_games, save_dir, labels)
     engines = task_engines(tasks, agents, backend)
     t0 = time.perf_counter()
-    with _Progress(n * deals, " vs ".join(labels), progress) as bar:
+    with ProgressLine(n * deals, " vs ".join(labels), progress) as bar:
         chunks = run_tasks(tasks, agents, engines, workers=workers, on_done=lambda k, c: bar.advance(len(c.turns)))
     return result(Chunk.concat(list(chunks.values())), time.perf_counter() - t0, "+".join(sorted(set(engines))))

@@ -65,7 +65,7 @@ import numpy as np
 from tenk_env.policies.base import agent_file, agent_sha256, make_agent
 from tenk_env.evaluation.match import (
     BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, agent_label, chunk_tasks, default_workers,
-    match_result, run_tasks, seatings, table_result, task_engines, wilson, _Progress,
+    match_result, run_tasks, seatings, table_result, task_engines, wilson, ProgressLine,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
@@ -565,7 +565,7 @@ def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool
     n_chunks = len(tasks) + len(chunks)
     paths = {t["key"]: t.pop("path") for t in tasks}
 
-    with _Progress(total_games, f"tournament {out_dir.name}", progress) as bar:
+    with ProgressLine(total_games, f"tournament {out_dir.name}", progress) as bar:
         bar.advance(done_games)
 
         def saved(key, chunk: Chunk) -> None:
@@ -715,7 +715,7 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
     return files
 
 
-def _order(res: TournamentResult) -> list[int]:
+def standings_order(res: TournamentResult) -> list[int]:
     """Agents strongest first (by rating, then by share of comparisons won)."""
     key = lambda a: (-(res.ratings[a].elo if not math.isnan(res.ratings[a].elo) else -math.inf),  # noqa: E731
                      -(res.ratings[a].score if not math.isnan(res.ratings[a].score) else 0))
@@ -728,7 +728,7 @@ def heatmap_png(res: TournamentResult) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    order = _order(res)
+    order = standings_order(res)
     names = [res.labels[a] for a in order]
     m = res.above[np.ix_(order, order)]
     k = len(order)
@@ -763,7 +763,7 @@ def ratings_png(res: TournamentResult) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    order = [a for a in _order(res) if math.isfinite(res.ratings[a].elo)][::-1]
+    order = [a for a in standings_order(res) if math.isfinite(res.ratings[a].elo)][::-1]
     fig, ax = plt.subplots(figsize=(7, 0.5 * max(len(order), 2) + 1.5), dpi=120)
     ys = np.arange(len(order))
     elo = np.array([res.ratings[a].elo for a in order])

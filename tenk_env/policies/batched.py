@@ -37,7 +37,7 @@ from numba.experimental import structref
 
 from tenk_env.policies.base import RandomAgent
 from tenk_env.policies.heuristic import BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, context
-from tenk_env.policies.optimal import MaxScoreAgent, _turn_solution
+from tenk_env.policies.optimal import MaxScoreAgent, turn_solution
 from tenk_env.registry import BatchedPolicy, ScalarPolicyAdapter, make_batched
 from tenk_env.rules import Ruleset
 from tenk_env.vector import BatchedGame
@@ -444,7 +444,7 @@ class _SolverTabs:
         for r, info in enumerate(ta.infos):
             for rank, k in enumerate(sorted(info.keeps, key=lambda k: (-k.points, k.n))):
                 self.keep_rank[r, k.mask] = rank
-        sol = _turn_solution(tables.rules)
+        sol = turn_solution(tables.rules)
         self.values = np.ascontiguousarray(sol.values)
         self.unit = int(sol.unit)
 

@@ -32,7 +32,7 @@ _TURN: dict[str, object] = {}
 _GAME: dict[str, object] = {}
 
 
-def _turn_solution(rules: Ruleset):
+def turn_solution(rules: Ruleset):
     if rules.hash not in _TURN:
         _TURN[rules.hash] = solve_turn(rules)
     return _TURN[rules.hash]
@@ -64,12 +64,12 @@ class MaxScoreAgent:
 
     def check(self, rules: Ruleset, n_players: int) -> None:
         try:
-            _turn_solution(rules)
+            turn_solution(rules)
         except SolverError as e:
             raise AgentError(f"agent 'maxscore' cannot play: {e}") from None
 
     def _tables(self, game: Game):
-        t = _turn_solution(game.rules)
+        t = turn_solution(game.rules)
         k = min(game.busts_in_row[game.current], t.values.shape[0] - 1)
         return t, t.values[k, int(game.on_board[game.current])]
 

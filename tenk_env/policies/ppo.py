@@ -65,7 +65,7 @@ POLICY_HEADS = ("mlp", "keep_aware")
 TABLE_FEATURES = 11
 KEEP_FEATURES = TABLE_FEATURES + 3
 KEEP_FEATURES_VERSION = 4
-_POW7 = 7 ** np.arange(6)
+POW7 = 7 ** np.arange(6)
 
 
 class CheckpointError(AgentError):
@@ -133,7 +133,7 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     table = np.zeros((len(rolls) + 1, _n_actions(rules), TABLE_FEATURES), np.float32)
     for r, dice in enumerate(rolls, start=1):
         counts = np.bincount(np.asarray(dice, np.int64) - 1, minlength=6)
-        key_to_row[int(counts @ _POW7)] = r
+        key_to_row[int(counts @ POW7)] = r
         n = len(dice)
         for k in tables.rolls[dice].keeps:
             left = nd if k.n == n else n - k.n  # hot dice: all of them again
@@ -150,7 +150,7 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
 def roll_rows(obs: np.ndarray, num_dice: int, key_to_row: np.ndarray) -> np.ndarray:
     """Row of :func:`keep_features`'s table for each observation (B, D)."""
     counts = np.rint(obs[:, 36:42] * num_dice).astype(np.int64)
-    return key_to_row[counts @ _POW7]
+    return key_to_row[counts @ POW7]
 
 
 def score_features(obs: np.ndarray, F: np.ndarray, target: float) -> np.ndarray:
@@ -313,7 +313,7 @@ def _t(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)
 
 
-class _Actor:
+class NumpyActor:
     """The actor of a ``tenk train`` policy as NumPy arrays: observations -> action logits."""
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray],
@@ -327,7 +327,7 @@ class _Actor:
             self.key_to_row, self.table = keep_features(rules)
 
     @classmethod
-    def from_state_dict(cls, sd: Mapping[str, Any], meta: Mapping[str, Any], source: str) -> "_Actor":
+    def from_state_dict(cls, sd: Mapping[str, Any], meta: Mapping[str, Any], source: str) -> "NumpyActor":
         def arr(k):
             v = sd[k]
             return v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
@@ -374,7 +374,7 @@ class PPOAgent:
     observations and masks, for engines that step many games at once.
     """
 
-    def __init__(self, actor: _Actor, meta: Mapping[str, Any], name: str):
+    def __init__(self, actor: NumpyActor, meta: Mapping[str, Any], name: str):
         self._actor = actor
         self.meta = dict(meta)
         self.name = name
@@ -391,13 +391,13 @@ class PPOAgent:
         torch.set_num_threads(1)
         path = Path(path)
         meta = read_meta(path)
-        actor = _Actor.from_state_dict(read_weights(path), meta, f"checkpoint {str(path)!r}")
+        actor = NumpyActor.from_state_dict(read_weights(path), meta, f"checkpoint {str(path)!r}")
         return cls(actor, meta, name or f"ppo:{path}")
 
     @classmethod
     def from_policy(cls, policy: Any, meta: Mapping[str, Any], name: str = "ppo") -> "PPOAgent":
         """A frozen copy of a live SB3 policy (later training does not change it)."""
-        actor = _Actor.from_state_dict(policy.state_dict(), meta, name)
+        actor = NumpyActor.from_state_dict(policy.state_dict(), meta, name)
         return cls(actor, meta, name)
 
     # ------------------------------------------------------------------ Policy protocol

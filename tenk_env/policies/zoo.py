@@ -41,7 +41,7 @@ from tenk_env.policies import base
 from tenk_env.policies.afterstate import FORMAT as AFTERSTATE_FORMAT
 from tenk_env.policies.afterstate import AfterstateAgent, read_checkpoint
 from tenk_env.policies.base import ZOO_DIR
-from tenk_env.policies.ppo import META_FORMAT, CheckpointError, PPOAgent, _Actor, read_meta, read_weights
+from tenk_env.policies.ppo import META_FORMAT, CheckpointError, PPOAgent, NumpyActor, read_meta, read_weights
 from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, did_you_mean
@@ -218,7 +218,7 @@ def load(name: str, root: str | Path | None = None) -> "PPOAgent | AfterstateAge
                        f"{_fix(name)}") from None
     if e.afterstate:
         return AfterstateAgent.from_weights(sd, e.meta, f"zoo:{name}")
-    return PPOAgent(_Actor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
+    return PPOAgent(NumpyActor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
 
 
 def make_zoo(arg: str | None) -> "PPOAgent | AfterstateAgent":
@@ -272,7 +272,7 @@ def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
                  for k, v in sd.items() if k.startswith(_ACTOR_KEYS)}
         if not actor:
             raise CheckpointError(f"checkpoint {str(checkpoint)!r}: no actor weights ({', '.join(_ACTOR_KEYS)}...)")
-        _Actor.from_state_dict(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses what it cannot play
+        NumpyActor.from_state_dict(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses what it cannot play
     buf = io.BytesIO()
     np.savez_compressed(buf, **actor)
     try:

@@ -38,10 +38,10 @@ from tenk_env.policies.afterstate import (FEATURES_VERSION, AfterstateAgent, Aft
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
 from tenk_env.evaluation.analysis import interval_text
 from tenk_env.policies.base import make_agent
-from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, _build,
-                                  _check_agent, _choice, _help, _pool, _positive, _public_fields, _seed, _unit,
+from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
+                                  check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
                                   apply_overrides, check_games, check_memory, mlp_parameters, read_yaml)
-from tenk_env.training.trainer import (LinearSchedule, RunError, _read_rows, _Stop, evaluate_agent, log_regret,
+from tenk_env.training.trainer import (LinearSchedule, RunError, read_rows, StopRequest, evaluate_agent, log_regret,
                                    package_versions, start_run, tag_name)
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
@@ -60,50 +60,50 @@ REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", 
 
 @dataclass
 class AfterstateEvalConfig:
-    every: int = _help("learner turns between evaluations (0: only at the end)", 20_000)
-    games: int = _help("games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
+    every: int = config_field("learner turns between evaluations (0: only at the end)", 20_000)
+    games: int = config_field("games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
                        "learner against copies of the opponent)", 400)
-    opponents: Union[list[str], None] = _help("agent specs (null: random, hold:300, dicenow)", None)
-    best_by: Union[str, None] = _help("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
+    opponents: Union[list[str], None] = config_field("agent specs (null: random, hold:300, dicenow)", None)
+    best_by: Union[str, None] = config_field("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
                                       "regret (null: regret where the game solver covers the game, else the last "
                                       "opponent)", None)
-    regret_games: int = _help("games analysed against optimal at each evaluation (2 players, rulesets the game "
+    regret_games: int = config_field("games analysed against optimal at each evaluation (2 players, rulesets the game "
                               "solver plays; 0: off)", 200)
-    seed: int = _help("dice seed of the evaluation games (the same deals every time)", 2024)
+    seed: int = config_field("dice seed of the evaluation games (the same deals every time)", 2024)
 
 
 @dataclass
 class AfterstateConfig(RunConfig):
-    algo: str = _help("the learner family: afterstate selects this trainer and these keys; a config without "
+    algo: str = config_field("the learner family: afterstate selects this trainer and these keys; a config without "
                       "algo trains PPO", ALGO)
-    seed: int = _help("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
-    total_turns: int = _help("learner turns to train for (one regression target each)", 300_000)
-    max_minutes: float = _help("end this session after this much wall time (0: no limit); --resume continues", 0.0)
-    opponents: Any = _help("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
+    seed: int = config_field("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
+    total_turns: int = config_field("learner turns to train for (one regression target each)", 300_000)
+    max_minutes: float = config_field("end this session after this much wall time (0: no limit); --resume continues", 0.0)
+    opponents: Any = config_field("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
                            "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
-    hidden: list[int] = _help("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
-    learning_rate: float = _help("Adam step size", 1e-3)
-    lr_end: Union[float, None] = _help("anneal the step size linearly to this by total_turns (null: constant)", None)
-    batch_size: int = _help("targets per gradient step", 256)
-    train_every: int = _help("new targets between training phases", 256)
-    grad_steps: int = _help("gradient steps per training phase", 8)
-    buffer: int = _help("replay buffer size (the newest targets)", 100_000)
-    lam: float = _help("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
+    hidden: list[int] = config_field("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
+    learning_rate: float = config_field("Adam step size", 1e-3)
+    lr_end: Union[float, None] = config_field("anneal the step size linearly to this by total_turns (null: constant)", None)
+    batch_size: int = config_field("targets per gradient step", 256)
+    train_every: int = config_field("new targets between training phases", 256)
+    grad_steps: int = config_field("gradient steps per training phase", 8)
+    buffer: int = config_field("replay buffer size (the newest targets)", 100_000)
+    lam: float = config_field("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
                        "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)", 0.7)
-    lam_end: Union[float, None] = _help("anneal lam linearly to this by total_turns (null: constant)", 0.0)
-    other_seats: str = _help("with 3 or more players, the backup of the seats not moving: plan (their chances under "
+    lam_end: Union[float, None] = config_field("anneal lam linearly to this by total_turns (null: constant)", 0.0)
+    other_seats: str = config_field("with 3 or more players, the backup of the seats not moving: plan (their chances under "
                              "the mover's plan, one more turn evaluation per seat) or net (the net's own estimate, "
                              "scaled to what the mover's backup leaves: one evaluation per turn in all)", "plan")
-    explore: float = _help("chance that a learner decision is a uniformly random legal move (the target stays the "
+    explore: float = config_field("chance that a learner decision is a uniformly random legal move (the target stays the "
                            "planned value; this only widens the positions visited)", 0.02)
-    max_game_turns: int = _help("a training game still running after this many turns is abandoned (an untrained "
+    max_game_turns: int = config_field("a training game still running after this many turns is abandoned (an untrained "
                                 "net may never bank)", 400)
-    torch_threads: int = _help("torch threads for the gradient steps", 1)
-    checkpoint_every: int = _help("learner turns between saves of last.npz and state.pt", 20_000)
-    eval: AfterstateEvalConfig = _help("evaluation during training", factory=AfterstateEvalConfig)
+    torch_threads: int = config_field("torch threads for the gradient steps", 1)
+    checkpoint_every: int = config_field("learner turns between saves of last.npz and state.pt", 20_000)
+    eval: AfterstateEvalConfig = config_field("evaluation during training", factory=AfterstateEvalConfig)
 
     _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
-    _pool: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
+    parse_pool: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
     _eval_opponents: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
     _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
 
@@ -119,7 +119,7 @@ class AfterstateConfig(RunConfig):
 
 
 def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
-    _choice("algo", cfg.algo, (ALGO,))
+    check_choice("algo", cfg.algo, (ALGO,))
     try:
         rules = load_ruleset(cfg.rules)
     except (RulesetError, FileNotFoundError) as e:
@@ -130,19 +130,19 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
         raise ConfigError(f"rules: {e}") from None
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
         raise ConfigError(f"n_players = {cfg.n_players}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
-    _seed("seed", cfg.seed)
+    check_seed("seed", cfg.seed)
     for key in ("total_turns", "batch_size", "train_every", "grad_steps", "buffer", "max_game_turns",
                 "torch_threads", "checkpoint_every"):
-        _positive(key, getattr(cfg, key))
-    _positive("max_minutes", cfg.max_minutes, zero_ok=True)
-    _positive("learning_rate", cfg.learning_rate)
+        check_positive(key, getattr(cfg, key))
+    check_positive("max_minutes", cfg.max_minutes, zero_ok=True)
+    check_positive("learning_rate", cfg.learning_rate)
     if cfg.lr_end is not None:
-        _positive("lr_end", cfg.lr_end, zero_ok=True)
-    _unit("explore", cfg.explore)
-    _choice("other_seats", cfg.other_seats, ("plan", "net"))
-    _unit("lam", cfg.lam)
+        check_positive("lr_end", cfg.lr_end, zero_ok=True)
+    check_unit("explore", cfg.explore)
+    check_choice("other_seats", cfg.other_seats, ("plan", "net"))
+    check_unit("lam", cfg.lam)
     if cfg.lam_end is not None:
-        _unit("lam_end", cfg.lam_end)
+        check_unit("lam_end", cfg.lam_end)
     if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
         raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
     F, N = n_features(cfg.n_players), cfg.n_players
@@ -153,22 +153,22 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     check_memory("buffer", f"{cfg.buffer:,}", 2 * cfg.buffer * 4 * (F + N),
                  f"the replay buffer ({cfg.buffer:,} targets of {4 * (F + N)} bytes, twice while it is saved)",
                  "buffer=100000")
-    pool = _pool(cfg.opponents)
+    pool = parse_pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
-            _check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
+            check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
     ev = cfg.eval
-    _positive("eval.every", ev.every, zero_ok=True)
-    _positive("eval.games", ev.games)
-    _positive("eval.regret_games", ev.regret_games, zero_ok=True)
+    check_positive("eval.every", ev.every, zero_ok=True)
+    check_positive("eval.games", ev.games)
+    check_positive("eval.regret_games", ev.regret_games, zero_ok=True)
     check_games("eval.games", ev.games)
     check_games("eval.regret_games", ev.regret_games)
-    _seed("eval.seed", ev.seed)
+    check_seed("eval.seed", ev.seed)
     opps = list(ev.opponents) if ev.opponents is not None else list(DEFAULT_EVAL_OPPONENTS)
     if not opps:
         raise ConfigError("eval.opponents: give at least one agent spec, e.g. [dicenow]")
     for spec in opps:
-        _check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
+        check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
     cfg._regret_on = ev.regret_games > 0 and is_solvable(rules, cfg.n_players)
     allowed = opps + (["regret"] if cfg._regret_on else [])
     if ev.best_by is not None and ev.best_by not in allowed:
@@ -180,7 +180,7 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
 
 def parse_afterstate_config(data: Any, source: str = "config") -> AfterstateConfig:
     try:
-        return _validate(_build(AfterstateConfig, data, ""))
+        return _validate(build_section(AfterstateConfig, data, ""))
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}") from None
 
@@ -195,9 +195,9 @@ def load_afterstate_config(path: str | Path, overrides: list[str] = ()) -> After
 
 def config_dict(cfg: AfterstateConfig) -> dict[str, Any]:
     out = {}
-    for f in _public_fields(AfterstateConfig):
+    for f in public_fields(AfterstateConfig):
         v = getattr(cfg, f.name)
-        out[f.name] = {g.name: getattr(v, g.name) for g in _public_fields(type(v))} if f.name == "eval" else v
+        out[f.name] = {g.name: getattr(v, g.name) for g in public_fields(type(v))} if f.name == "eval" else v
     out["rules"] = cfg.ruleset.to_dict()
     return out
 
@@ -464,7 +464,7 @@ class AfterstateTrainer:
         start = session = time.perf_counter()
         t_last, turns_last = start, self.turns
         interrupted = False
-        with _Stop(self.log) as stop:
+        with StopRequest(self.log) as stop:
             while self.turns < cfg.total_turns:
                 if self.next_eval is not None and self.turns >= self.next_eval:
                     self.evaluate()
@@ -562,7 +562,7 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
     with DirLock(run_dir, "run directory"):
         # read and check everything first: an error leaves the directory as it was
         tables = [(run_dir / "eval.csv", EVAL_FIELDS), (run_dir / "regret.csv", REGRET_FIELDS)]
-        rows = [_read_rows(path, fields) for path, fields in tables]
+        rows = [read_rows(path, fields) for path, fields in tables]
         t = AfterstateTrainer(cfg, run_dir, log)
         saved = (run_dir / "state.pt").is_file()
         if saved:

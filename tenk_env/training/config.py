@@ -55,7 +55,7 @@ class ConfigError(ValueError):
     """A training config the trainer cannot run; the message names the key and the fix."""
 
 
-def _help(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
+def config_field(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
     if factory is not dataclasses.MISSING:
         return field(default_factory=factory, metadata={"help": text})
     return field(default=default, metadata={"help": text})
@@ -63,68 +63,68 @@ def _help(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclas
 
 @dataclass
 class EnvConfig:
-    n_envs: int = _help("games played in parallel (SB3's n_envs); a rollout is n_envs * ppo.n_steps steps", 16)
-    backend: str = _help("auto: the batched engine's VecEnv when it can run this config, else dummy; vector: "
+    n_envs: int = config_field("games played in parallel (SB3's n_envs); a rollout is n_envs * ppo.n_steps steps", 16)
+    backend: str = config_field("auto: the batched engine's VecEnv when it can run this config, else dummy; vector: "
                          "insist on it; dummy: gymnasium envs stepped in this process; subproc: one process "
                          "per env (rarely worth it on 2 cores)", "auto")
-    reward: str = _help("win: +1 win / -1 loss at the end only; shaped: plus banked points / target each step", "win")
-    tie_reward: float = _help("reward for a shared win (only under tie: shared)", 0.0)
-    shaping: float = _help("potential-based reward shaping: each step also pays coef * (change of the potential); "
+    reward: str = config_field("win: +1 win / -1 loss at the end only; shaped: plus banked points / target each step", "win")
+    tie_reward: float = config_field("reward for a shared win (only under tie: shared)", 0.0)
+    shaping: float = config_field("potential-based reward shaping: each step also pays coef * (change of the potential); "
                            "the best policy is unchanged (0: off)", 0.0)
-    shaping_potential: str = _help("margin: (own - best other score) / target, any ruleset (the only potential: "
+    shaping_potential: str = config_field("margin: (own - best other score) / target, any ruleset (the only potential: "
                                    "none is read off the exact solver, which measures agents and never trains them)",
                                    "margin")
-    shaping_end: Union[float, None] = _help("anneal the shaping coefficient linearly to this by total_steps (null: "
+    shaping_end: Union[float, None] = config_field("anneal the shaping coefficient linearly to this by total_steps (null: "
                                             "constant). Shaping speeds up learning what a turn is worth; ending at 0 "
                                             "leaves the last stretch to the win reward alone", None)
-    seat: Union[int, str] = _help("the learner's seat, or random (a new seat every game)", "random")
+    seat: Union[int, str] = config_field("the learner's seat, or random (a new seat every game)", "random")
 
 
 @dataclass
 class PPOConfig:
-    learning_rate: float = _help("Adam step size", 3e-4)
-    lr_end: Union[float, None] = _help("anneal the step size linearly to this by total_steps (null: constant)", None)
-    n_steps: int = _help("steps per env per rollout", 128)
-    batch_size: int = _help("minibatch size of the gradient steps", 1024)
-    n_epochs: int = _help("passes over each rollout", 4)
-    gamma: float = _help("discount; 1.0 suits a game scored only at its end", 1.0)
-    gae_lambda: float = _help("GAE lambda", 0.95)
-    clip_range: float = _help("PPO clip range", 0.2)
-    ent_coef: float = _help("entropy bonus", 0.01)
-    vf_coef: float = _help("value-loss weight", 0.5)
-    max_grad_norm: float = _help("gradient clipping", 0.5)
-    target_kl: Union[float, None] = _help("stop a rollout's epochs early past this KL (null: never)", None)
-    normalize_advantage: bool = _help("normalise advantages per minibatch", True)
-    net_arch: list[int] = _help("hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128])
-    activation: str = _help("tanh or relu", "tanh")
-    policy: str = _help("action head: keep_aware (SB3's linear head plus the points, banking and dice left of "
+    learning_rate: float = config_field("Adam step size", 3e-4)
+    lr_end: Union[float, None] = config_field("anneal the step size linearly to this by total_steps (null: constant)", None)
+    n_steps: int = config_field("steps per env per rollout", 128)
+    batch_size: int = config_field("minibatch size of the gradient steps", 1024)
+    n_epochs: int = config_field("passes over each rollout", 4)
+    gamma: float = config_field("discount; 1.0 suits a game scored only at its end", 1.0)
+    gae_lambda: float = config_field("GAE lambda", 0.95)
+    clip_range: float = config_field("PPO clip range", 0.2)
+    ent_coef: float = config_field("entropy bonus", 0.01)
+    vf_coef: float = config_field("value-loss weight", 0.5)
+    max_grad_norm: float = config_field("gradient clipping", 0.5)
+    target_kl: Union[float, None] = config_field("stop a rollout's epochs early past this KL (null: never)", None)
+    normalize_advantage: bool = config_field("normalise advantages per minibatch", True)
+    net_arch: list[int] = config_field("hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128])
+    activation: str = config_field("tanh or relu", "tanh")
+    policy: str = config_field("action head: keep_aware (SB3's linear head plus the points, banking and dice left of "
                         "each action, from the scoring tables; see agents/ppo.py) or mlp (SB3's alone)",
                         "keep_aware")
 
 
 @dataclass
 class SelfPlayConfig:
-    snapshot_every: int = _help("steps between frozen snapshots of the learner (the 'self' pool entry)", 100_000)
-    league_size: int = _help("the league: the last N snapshots ...", 5)
-    include_best: bool = _help("... plus best.zip", True)
+    snapshot_every: int = config_field("steps between frozen snapshots of the learner (the 'self' pool entry)", 100_000)
+    league_size: int = config_field("the league: the last N snapshots ...", 5)
+    include_best: bool = config_field("... plus best.zip", True)
 
 
 @dataclass
 class EvalConfig:
-    every: int = _help("steps between evaluations (0: only at the end)", 100_000)
-    games: int = _help("games per evaluation opponent (seat-balanced: half in each seat)", 1000)
-    opponents: Union[list[str], None] = _help(
+    every: int = config_field("steps between evaluations (0: only at the end)", 100_000)
+    games: int = config_field("games per evaluation opponent (seat-balanced: half in each seat)", 1000)
+    opponents: Union[list[str], None] = config_field(
         "agent specs, weakest first (null: random, hold:300, dicenow, and optimal where it plays the ruleset)", None)
-    best_by: Union[str, None] = _help("best.zip is the checkpoint with the highest win rate against this "
+    best_by: Union[str, None] = config_field("best.zip is the checkpoint with the highest win rate against this "
                                       "opponent (null: the last, strongest, evaluation opponent)", None)
-    final_games: int = _help("games per opponent in the evaluation after the last step (0: same as games)", 0)
-    at_start: bool = _help("evaluate the untrained policy too (the curves then start at step 0)", True)
-    workers: int = _help("processes playing the evaluation games on the scalar engine", 1)
-    backend: str = _help("auto: the batched engine against opponents it has batched forms of (the bots, "
+    final_games: int = config_field("games per opponent in the evaluation after the last step (0: same as games)", 0)
+    at_start: bool = config_field("evaluate the untrained policy too (the curves then start at step 0)", True)
+    workers: int = config_field("processes playing the evaluation games on the scalar engine", 1)
+    backend: str = config_field("auto: the batched engine against opponents it has batched forms of (the bots, "
                          "maxscore, random, PPO), the scalar engine against the rest; scalar / batched: force one. "
                          "Both play the same games", "auto")
-    seed: int = _help("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
-    regret_games: int = _help(
+    seed: int = config_field("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
+    regret_games: int = config_field(
         "games analysed against optimal at each evaluation (tenk analyze): eval/regret is the exact win probability "
         "the learner gives away per game, with a 95% interval, in regret.csv and TensorBoard; 0: off. Only where "
         "the game solver covers the ruleset (2 players); the first use solves the game once (about a minute on "
@@ -133,37 +133,37 @@ class EvalConfig:
 
 @dataclass
 class CheckpointConfig:
-    every: int = _help("steps between checkpoints (last.zip and checkpoints/step_N.zip)", 200_000)
-    keep: int = _help("step checkpoints kept (the oldest are deleted; best.zip and last.zip always stay)", 3)
+    every: int = config_field("steps between checkpoints (last.zip and checkpoints/step_N.zip)", 200_000)
+    keep: int = config_field("step checkpoints kept (the oldest are deleted; best.zip and last.zip always stay)", 3)
 
 
 @dataclass
 class RunConfig:
     """The keys every training config starts with (PPO's and the afterstate family's)."""
 
-    name: Union[str, None] = _help("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
-    runs_dir: str = _help("where run directories go", "runs")
-    rules: Any = _help("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
-    n_players: int = _help("players per game", 2)
+    name: Union[str, None] = config_field("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
+    runs_dir: str = config_field("where run directories go", "runs")
+    rules: Any = config_field("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
+    n_players: int = config_field("players per game", 2)
 
 
 @dataclass
 class TrainConfig(RunConfig):
-    seed: int = _help("seed of the networks, the training dice and the opponent draws", 0)
-    total_steps: int = _help("learner decisions to train for", 1_000_000)
-    opponents: Any = _help("opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
+    seed: int = config_field("seed of the networks, the training dice and the opponent draws", 0)
+    total_steps: int = config_field("learner decisions to train for", 1_000_000)
+    opponents: Any = config_field("opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
                            "spec: weight; 'self' draws a frozen snapshot of the learner (see selfplay)",
                            factory=lambda: ["random"])
-    torch_threads: int = _help("torch threads for the gradient steps", 1)
-    env: EnvConfig = _help("training games", factory=EnvConfig)
-    ppo: PPOConfig = _help("MaskablePPO hyperparameters", factory=PPOConfig)
-    selfplay: SelfPlayConfig = _help("snapshots of the learner as opponents", factory=SelfPlayConfig)
-    eval: EvalConfig = _help("evaluation matches during training", factory=EvalConfig)
-    checkpoint: CheckpointConfig = _help("checkpoints", factory=CheckpointConfig)
+    torch_threads: int = config_field("torch threads for the gradient steps", 1)
+    env: EnvConfig = config_field("training games", factory=EnvConfig)
+    ppo: PPOConfig = config_field("MaskablePPO hyperparameters", factory=PPOConfig)
+    selfplay: SelfPlayConfig = config_field("snapshots of the learner as opponents", factory=SelfPlayConfig)
+    eval: EvalConfig = config_field("evaluation matches during training", factory=EvalConfig)
+    checkpoint: CheckpointConfig = config_field("checkpoints", factory=CheckpointConfig)
 
     # resolved by parse_config, not read from YAML
     _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
-    _pool: list[tuple[str, float]] = field(default_factory=list, repr=False, compare=False,
+    parse_pool: list[tuple[str, float]] = field(default_factory=list, repr=False, compare=False,
                                            metadata={"internal": True})
     _eval_opponents: list[str] = field(default_factory=list, repr=False, compare=False,
                                        metadata={"internal": True})
@@ -199,7 +199,7 @@ class TrainConfig(RunConfig):
 
 
 # --------------------------------------------------------------------------- type checks
-def _public_fields(cls) -> list[dataclasses.Field]:
+def public_fields(cls) -> list[dataclasses.Field]:
     return [f for f in fields(cls) if not f.metadata.get("internal")]
 
 
@@ -272,13 +272,13 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     raise TypeError(f"unhandled config type {tp!r}")
 
 
-def _build(cls, data: Any, prefix: str):
+def build_section(cls, data: Any, prefix: str):
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {type(data).__name__} {data!r}")
     hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in _public_fields(cls)}
+    known = {f.name: f for f in public_fields(cls)}
     for k in data:
         if k not in known:
             where = f"{prefix}." if prefix else ""
@@ -289,25 +289,25 @@ def _build(cls, data: Any, prefix: str):
         key = f"{prefix}.{name}" if prefix else name
         tp = hints[name]
         if dataclasses.is_dataclass(tp):
-            kwargs[name] = _build(tp, data.get(name), key)
+            kwargs[name] = build_section(tp, data.get(name), key)
         elif name in data:
             kwargs[name] = _coerce(data[name], tp, key)
     return cls(**kwargs)
 
 
 # --------------------------------------------------------------------------- semantic checks
-def _positive(key: str, v: float, zero_ok: bool = False) -> None:
+def check_positive(key: str, v: float, zero_ok: bool = False) -> None:
     if v < 0 or (v == 0 and not zero_ok):
         raise ConfigError(f"{key} = {v!r}: must be {'0 or more' if zero_ok else 'positive'}")
 
 
-def _seed(key: str, v: int) -> None:
+def check_seed(key: str, v: int) -> None:
     # numpy and SB3 take seeds below 2**32 only, and would say so after the run directory exists
     if not 0 <= v < 2**32:
         raise ConfigError(f"{key} = {v!r}: give a seed from 0 to 2**32 - 1, e.g. {key}=1")
 
 
-def _unit(key: str, v: float, closed: bool = True) -> None:
+def check_unit(key: str, v: float, closed: bool = True) -> None:
     if not (0 <= v <= 1 if closed else 0 < v <= 1):
         raise ConfigError(f"{key} = {v!r}: must lie in {'[0, 1]' if closed else '(0, 1]'}")
 
@@ -336,19 +336,19 @@ def check_games(key: str, v: int) -> None:
         raise ConfigError(f"{key} = {v:,}: give at most {MAX_GAMES:,} games per evaluation")
 
 
-def _choice(key: str, v: str, allowed) -> None:
+def check_choice(key: str, v: str, allowed) -> None:
     if v not in allowed:
         raise ConfigError(f"{key} = {v!r}{did_you_mean(str(v), allowed)}: choose one of {', '.join(allowed)}")
 
 
-def _check_agent(key: str, spec: str, rules: Ruleset, n_players: int) -> None:
+def check_agent(key: str, spec: str, rules: Ruleset, n_players: int) -> None:
     try:
         make_agent(spec).check(rules, n_players)
     except ValueError as e:
         raise ConfigError(f"{key}: {e}") from None
 
 
-def _pool(value: Any) -> list[tuple[str, float]]:
+def parse_pool(value: Any) -> list[tuple[str, float]]:
     if isinstance(value, str):
         value = [value]
     if isinstance(value, Mapping):
@@ -405,39 +405,39 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(f"n_players = {cfg.n_players}: choose {MIN_PLAYERS} to {MAX_PLAYERS}")
     if cfg.name is not None and (not cfg.name or "/" in cfg.name or cfg.name in (".", "..")):
         raise ConfigError(f"name = {cfg.name!r}: give a plain directory name (no '/'), e.g. ppo_demo")
-    _seed("seed", cfg.seed)
-    _positive("total_steps", cfg.total_steps)
-    _positive("torch_threads", cfg.torch_threads)
+    check_seed("seed", cfg.seed)
+    check_positive("total_steps", cfg.total_steps)
+    check_positive("torch_threads", cfg.torch_threads)
     e, p, s, ev, c = cfg.env, cfg.ppo, cfg.selfplay, cfg.eval, cfg.checkpoint
-    _positive("env.n_envs", e.n_envs)
-    _choice("env.backend", e.backend, BACKENDS)
-    _choice("env.reward", e.reward, ("win", "shaped"))
-    _positive("env.shaping", e.shaping, zero_ok=True)
+    check_positive("env.n_envs", e.n_envs)
+    check_choice("env.backend", e.backend, BACKENDS)
+    check_choice("env.reward", e.reward, ("win", "shaped"))
+    check_positive("env.shaping", e.shaping, zero_ok=True)
     if e.shaping_end is not None:
-        _positive("env.shaping_end", e.shaping_end, zero_ok=True)
+        check_positive("env.shaping_end", e.shaping_end, zero_ok=True)
     if e.shaping_potential == "win_prob":
         raise ConfigError("env.shaping_potential = win_prob is not offered: a potential read off the exact game "
                           "solution would train agents on the solver's values, and the solver only measures them; "
                           "use shaping_potential: margin")
-    _choice("env.shaping_potential", e.shaping_potential, ("margin",))
+    check_choice("env.shaping_potential", e.shaping_potential, ("margin",))
     if isinstance(e.seat, str):
-        _choice("env.seat", e.seat, ("random",))
+        check_choice("env.seat", e.seat, ("random",))
     elif not 0 <= e.seat < cfg.n_players:
         raise ConfigError(f"env.seat = {e.seat}: give a seat 0 to {cfg.n_players - 1} or random")
-    _positive("ppo.learning_rate", p.learning_rate)
+    check_positive("ppo.learning_rate", p.learning_rate)
     if p.lr_end is not None:
-        _positive("ppo.lr_end", p.lr_end, zero_ok=True)
-    _positive("ppo.n_steps", p.n_steps)
-    _positive("ppo.batch_size", p.batch_size)
-    _positive("ppo.n_epochs", p.n_epochs)
-    _unit("ppo.gamma", p.gamma, closed=False)
-    _unit("ppo.gae_lambda", p.gae_lambda)
-    _positive("ppo.clip_range", p.clip_range)
-    _positive("ppo.ent_coef", p.ent_coef, zero_ok=True)
-    _positive("ppo.vf_coef", p.vf_coef, zero_ok=True)
-    _positive("ppo.max_grad_norm", p.max_grad_norm)
+        check_positive("ppo.lr_end", p.lr_end, zero_ok=True)
+    check_positive("ppo.n_steps", p.n_steps)
+    check_positive("ppo.batch_size", p.batch_size)
+    check_positive("ppo.n_epochs", p.n_epochs)
+    check_unit("ppo.gamma", p.gamma, closed=False)
+    check_unit("ppo.gae_lambda", p.gae_lambda)
+    check_positive("ppo.clip_range", p.clip_range)
+    check_positive("ppo.ent_coef", p.ent_coef, zero_ok=True)
+    check_positive("ppo.vf_coef", p.vf_coef, zero_ok=True)
+    check_positive("ppo.max_grad_norm", p.max_grad_norm)
     if p.target_kl is not None:
-        _positive("ppo.target_kl", p.target_kl)
+        check_positive("ppo.target_kl", p.target_kl)
     if not p.net_arch or any(h <= 0 for h in p.net_arch):
         raise ConfigError(f"ppo.net_arch = {p.net_arch!r}: give one or more positive layer sizes, e.g. [128, 128]")
     n_obs, n_act = obs_size(cfg.n_players), n_actions(rules)
@@ -449,32 +449,32 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     check_memory("env.n_envs * ppo.n_steps", f"{steps:,}", steps * 4 * (n_obs + n_act + 8),
                  f"the rollout buffer ({steps:,} steps of {4 * (n_obs + n_act + 8):,} bytes)",
                  "env.n_envs=16 and ppo.n_steps=128")
-    _choice("ppo.activation", p.activation, ACTIVATIONS)
-    _choice("ppo.policy", p.policy, ("keep_aware", "mlp"))
+    check_choice("ppo.activation", p.activation, ACTIVATIONS)
+    check_choice("ppo.policy", p.policy, ("keep_aware", "mlp"))
     rollout = e.n_envs * p.n_steps
     if p.batch_size > rollout:
         raise ConfigError(f"ppo.batch_size = {p.batch_size} exceeds the rollout (env.n_envs * ppo.n_steps = "
                           f"{rollout}); lower it or raise ppo.n_steps")
-    _positive("selfplay.snapshot_every", s.snapshot_every)
-    _positive("selfplay.league_size", s.league_size)
-    _positive("eval.every", ev.every, zero_ok=True)
+    check_positive("selfplay.snapshot_every", s.snapshot_every)
+    check_positive("selfplay.league_size", s.league_size)
+    check_positive("eval.every", ev.every, zero_ok=True)
     if ev.games < 2:
         raise ConfigError(f"eval.games = {ev.games}: a seat-balanced match needs at least 2 games")
     check_games("eval.games", ev.games)
-    _positive("eval.final_games", ev.final_games, zero_ok=True)
+    check_positive("eval.final_games", ev.final_games, zero_ok=True)
     check_games("eval.final_games", ev.final_games)
-    _positive("eval.workers", ev.workers)
-    _seed("eval.seed", ev.seed)
-    _positive("eval.regret_games", ev.regret_games, zero_ok=True)
+    check_positive("eval.workers", ev.workers)
+    check_seed("eval.seed", ev.seed)
+    check_positive("eval.regret_games", ev.regret_games, zero_ok=True)
     check_games("eval.regret_games", ev.regret_games)
-    _choice("eval.backend", ev.backend, ("scalar", "batched", "auto"))
-    _positive("checkpoint.every", c.every)
-    _positive("checkpoint.keep", c.keep)
+    check_choice("eval.backend", ev.backend, ("scalar", "batched", "auto"))
+    check_positive("checkpoint.every", c.every)
+    check_positive("checkpoint.keep", c.keep)
 
-    pool = _pool(cfg.opponents)
+    pool = parse_pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
-            _check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
+            check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
     if ev.opponents is None:
         opps = default_eval_opponents(rules, cfg.n_players)
     else:
@@ -484,7 +484,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         for spec in opps:
             if spec == SELF:
                 raise ConfigError("eval.opponents: 'self' is a training-pool entry; evaluate against agent specs")
-            _check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
+            check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
         dup = next((o for o in opps if opps.count(o) > 1), None)
         if dup:
             raise ConfigError(f"eval.opponents: {dup!r} is listed twice")
@@ -499,7 +499,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
 # --------------------------------------------------------------------------- entry points
 def parse_config(data: Any, source: str = "config") -> TrainConfig:
     try:
-        cfg = _build(TrainConfig, data, "")
+        cfg = build_section(TrainConfig, data, "")
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}") from None
     try:
@@ -516,7 +516,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = TrainConfig) -> dict[str, Any]:
     """``key=value`` overrides (dotted keys, YAML values) applied to raw config data of ``cls``."""
     data = _deepcopy(data)
-    sections = {f.name: typing.get_type_hints(cls)[f.name] for f in _public_fields(cls)}
+    sections = {f.name: typing.get_type_hints(cls)[f.name] for f in public_fields(cls)}
     for item in overrides:
         key, eq, raw = item.partition("=")
         key = key.strip()
@@ -533,7 +533,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = Trai
         tp = sections[parts[0]]
         if dataclasses.is_dataclass(tp):
             if len(parts) != 2:
-                names = [f.name for f in _public_fields(tp)]
+                names = [f.name for f in public_fields(tp)]
                 raise ConfigError(f"--set {key}: {parts[0]} is a section; set one of its keys, e.g. "
                                   f"--set {parts[0]}.{names[0]}=... ({', '.join(names)})")
             sub = data.get(parts[0])
@@ -572,7 +572,7 @@ def config_to_dict(cfg: TrainConfig, *, expand_rules: bool = True) -> dict[str, 
     written out field by field, so the snapshot replays the run even if a preset changes."""
     def conv(obj):
         out = {}
-        for f in _public_fields(type(obj)):
+        for f in public_fields(type(obj)):
             v = getattr(obj, f.name)
             out[f.name] = conv(v) if dataclasses.is_dataclass(v) else _deepcopy(v)
         return out
@@ -587,7 +587,7 @@ def describe_fields(cls=TrainConfig, prefix: str = "") -> list[tuple[str, str, s
     """(key, default, help) rows for every config key: for documentation and `tenk train --help-config`."""
     rows = []
     hints = typing.get_type_hints(cls)
-    for f in _public_fields(cls):
+    for f in public_fields(cls):
         key = f"{prefix}{f.name}"
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp):

@@ -20,7 +20,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
 
-from tenk_env.policies.ppo import KEEP_FEATURES, TABLE_FEATURES, _POW7, keep_features
+from tenk_env.policies.ppo import KEEP_FEATURES, TABLE_FEATURES, POW7, keep_features
 from tenk_env.rules import Ruleset
 
 __all__ = ["KeepAwarePolicy"]
@@ -68,7 +68,7 @@ class _KeepHead(nn.Module):
         # buffers, not parameters, and not saved: rebuilt from the ruleset
         for name, arr in (("key_to_row", key_to_row.astype(np.int64)), ("act", act), ("feat", feat),
                           ("val", val), ("bank_pts", table[:, 64:128, 1] * 1000.0), ("bank_ok", table[:, 64:128, 2]),
-                          ("pow7", _POW7.astype(np.float32))):
+                          ("pow7", POW7.astype(np.float32))):
             self.register_buffer(name, th.as_tensor(arr), persistent=False)
         self.num_dice = rules.num_dice
         self.target = float(rules.target)
