@@ -69,7 +69,7 @@ from tenk_env.evaluation.match import (
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
-    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, read_json, read_yaml_mapping,
+    ConfigError, DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, read_json, read_yaml_mapping,
 )
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 
@@ -85,10 +85,6 @@ FORMAT = 2
 #: its design matrix. Measured 1.1 to 1.8 kB for 2 to 10 agents; with MEMORY_BUDGET it bounds
 #: the games a tournament may hold.
 COMPARISON_BYTES = 2_000
-
-
-class ConfigError(ValueError):
-    """A tournament configuration the runner cannot use; the message names the fix."""
 
 
 # --------------------------------------------------------------------------- configuration

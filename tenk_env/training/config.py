@@ -24,7 +24,7 @@ import yaml
 
 from tenk_env.policies.base import AGENTS, make_agent
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
-from tenk_env.io import find_config, read_yaml_mapping, shipped_configs
+from tenk_env.io import ConfigError, find_config, read_yaml_mapping, shipped_configs
 from tenk_env.obs import n_actions, obs_size
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 from tenk_env.solve.game import is_solvable
@@ -49,10 +49,6 @@ MEMORY_LIMIT = 4_000_000_000
 BYTES_PER_PARAMETER = 32
 #: games per evaluation opponent, and games analysed for regret, at most (as tenk evaluate)
 MAX_GAMES = 1_000_000
-
-
-class ConfigError(ValueError):
-    """A training config the trainer cannot run; the message names the key and the fix."""
 
 
 def config_field(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
