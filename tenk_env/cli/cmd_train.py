@@ -1,29 +1,17 @@
 """`tenk train`: train a MaskablePPO agent, or an afterstate agent (``algo: afterstate``), from a
-YAML config (see scripts/train/)."""
+YAML config (see :mod:`tenk_env.training`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pathlib import Path
-
-from tenk_env.training.afterstate import (ALGO, AfterstateConfig, load_afterstate_config, resume_afterstate,
-                                      train_afterstate)
-from tenk_env.training.config import describe_fields, load_config, read_yaml
-from tenk_env.training.trainer import resume, train
+from tenk_env.training import AfterstateResult, resume_run, train_file
+from tenk_env.training.afterstate import ALGO, AfterstateConfig
+from tenk_env.training.config import describe_fields
 
 
-def _algo(path: str | Path) -> str:
-    """The learner family a config (or a run directory's config.yaml) trains: PPO unless it says algo: afterstate."""
-    return str(read_yaml(path).get("algo", "ppo"))
-
-
-def _afterstate(args: argparse.Namespace) -> int:
-    if args.resume:
-        res = resume_afterstate(args.resume, args.set)
-    else:
-        res = train_afterstate(load_afterstate_config(args.config, args.set), argv=sys.argv[1:], force=args.force)
+def _afterstate_summary(res: AfterstateResult) -> int:
     d = res.run_dir
     print(f"run {d}: {res.turns:,} learner turns, {res.wall_seconds / 60:.1f} min of training")
     if res.best:
@@ -53,15 +41,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume and args.force:
         raise ValueError("--force starts a new run over (with --config); --resume continues one and deletes nothing")
 
-    src = Path(args.resume) / "config.yaml" if args.resume else args.config
-    if (args.resume is None or Path(src).is_file()) and _algo(src) == ALGO:
-        return _afterstate(args)
     progress = not args.no_progress
     if args.resume:
-        res = resume(args.resume, args.set, progress=progress)
+        res = resume_run(args.resume, args.set, progress=progress)
     else:
-        cfg = load_config(args.config, args.set)
-        res = train(cfg, progress=progress, argv=sys.argv[1:], force=args.force)
+        res = train_file(args.config, args.set, argv=sys.argv[1:], force=args.force, progress=progress)
+    if isinstance(res, AfterstateResult):
+        return _afterstate_summary(res)
     d = res.run_dir
     print(f"run {d}: step {res.step:,}, {res.wall_seconds / 60:.1f} min of training "
           f"(this session and earlier ones), backend {res.backend}")
