@@ -65,7 +65,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
 
     run_dir = Path(run_dir)
     s = read_scalars(run_dir / "tb")
-    # afterstate runs (scripts/train/afterstate.py) count learner turns, PPO runs decisions
+    # afterstate runs (tenk_env/training/afterstate.py) count learner turns, PPO runs decisions
     turns = any(tag.startswith("train/turns") for tag in s)
     xlabel = "learner turns (afterstate training)" if turns else "training steps (learner decisions)"
     out_dir = Path(out_dir) if out_dir else run_dir / "plots"

@@ -1,4 +1,4 @@
-"""`tenk sweep`: seeds and hyperparameters as Ray Tune trials of `tenk train` (see scripts/sweep/).
+"""`tenk sweep`: seeds and hyperparameters as Ray Tune trials of `tenk train` (see tenk_env/training/sweep/).
 
     tenk sweep --config configs/sweep_demo.yaml                  # a private local Ray runtime
     tenk sweep --config configs/sweep_demo.yaml --ray-address HEAD:6379
@@ -49,7 +49,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.config:
         raise SweepError("give --config FILE (e.g. configs/sweep_demo.yaml), or `tenk sweep report runs/SWEEP`")
     sweep = load_sweep(args.config, args.set)
-    # what an interrupt (Ctrl-C, SIGTERM) ends with: scripts/cli.py prints it
+    # what an interrupt (Ctrl-C, SIGTERM) ends with: tenk_env/cli/main.py prints it
     args.resume_hint = f"rerun `{_resume_command(args)}` to resume"
     try:
         res = run_sweep(sweep, address=args.ray_address, resume_=args.resume, cpus=args.ray_cpus, say=_say)

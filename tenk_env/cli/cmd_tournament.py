@@ -1,4 +1,4 @@
-"""`tenk tournament`: a seat-balanced round robin with ratings (see agents/tournament.py).
+"""`tenk tournament`: a seat-balanced round robin with ratings (see tenk_env/evaluation/tournament.py).
 
     tenk tournament --config configs/tournament.yaml
     tenk tournament random greedy hold:300 dicenow breakeven --games 2000 --rules classic --name bots
@@ -6,7 +6,7 @@
 Options given on the command line override the config file. Rerunning the same command
 resumes an interrupted tournament; ``--fresh`` starts it over. ``--ray`` plays the chunks as
 tasks of a private local Ray runtime, ``--ray-address HOST:PORT`` on a Ray cluster (same
-results to the last game; scripts/ray_runtime.py).
+results to the last game; tenk_env/evaluation/ray_runtime.py).
 """
 
 from __future__ import annotations

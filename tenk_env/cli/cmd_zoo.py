@@ -2,7 +2,7 @@
 
     tenk zoo                      # list them, with how each was trained and its strength
     tenk zoo add CHECKPOINT NAME  # export a checkpoint as an entry
-    tenk zoo table                # the benchmark table: zoo and bots rated together (agents/benchmark.py)
+    tenk zoo table                # the benchmark table: zoo and bots rated together (tenk_env/evaluation/benchmark.py)
 
 A broken entry (a damaged card, weights that do not match it) is listed as broken; the
 others still list and play. ``tenk zoo table`` resumes its tournaments when rerun with the
@@ -63,7 +63,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         if getattr(args, k) < least:
             raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a whole number of at least {least}")
     check_output_file(args.out, "--out", "zoo_table.md")  # before the tournaments, which take minutes
-    # what an interruption's line says (scripts/cli.py): the saved chunks are kept and resumed
+    # what an interruption's line says (tenk_env/cli/main.py): the saved chunks are kept and resumed
     args.resume_hint = "rerun it without --fresh to resume" if args.fresh else "rerun the same command to resume"
 
     def on_chunk(k: int, total: int) -> None:

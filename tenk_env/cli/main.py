@@ -1,4 +1,4 @@
-"""`tenk` command line: one entry point; each subcommand lives in ``scripts/cmd_*.py``.
+"""`tenk` command line: one entry point; each subcommand lives in ``tenk_env/cli/cmd_*.py``.
 
 A subcommand module defines ``register(subparsers)``, which adds its parser and sets
 ``func`` to a function taking the parsed arguments and returning an exit code.

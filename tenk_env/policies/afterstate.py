@@ -16,7 +16,7 @@ game. This family learns that worth and plans the rest:
   own rolls and keeps, computed by the turn kernel the solvers use
   (:func:`tenk_env.solve.regret.optimal_values`) over a table of bank values that here
   come from ``v``. The move is chosen with :func:`tenk_env.solve.policy.pick`.
-* **Learning** (``scripts/train/afterstate.py``): from the positions its games visit, the
+* **Learning** (``tenk_env/training/afterstate.py``): from the positions its games visit, the
   agent regresses ``v(x)`` on that one-turn expectimax backup of its own values (TD with
   full expectations over the turn; real-time dynamic programming over visited states).
   The targets are lambda-returns over those backups, from the game's result, a fixed bot's

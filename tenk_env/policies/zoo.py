@@ -1,6 +1,6 @@
 """The zoo: trained agents shipped with the package, loadable by name (``zoo:NAME``).
 
-Each entry is a folder ``agents/zoo/NAME/`` with
+Each entry is a folder ``agents/NAME/`` with
 
 * ``weights.npz``: for a PPO agent the actor of the policy only (the layers that turn an
   observation into action logits; no value network, no optimizer state); for an afterstate

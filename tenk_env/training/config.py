@@ -38,7 +38,7 @@ SELF = "self"
 #: evaluation opponents when the config names none (weakest first); ``optimal`` joins them
 #: where its solver plays the ruleset
 DEFAULT_EVAL_OPPONENTS = ("random", "hold:300", "dicenow")
-#: how the training games are stepped (see scripts/train/envs.py)
+#: how the training games are stepped (see tenk_env/training/envs.py)
 BACKENDS = ("auto", "vector", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 #: what one of a run's replay buffer, rollout buffer or network may take of memory (a bigger
@@ -94,7 +94,7 @@ class PPOConfig:
     net_arch: list[int] = config_field("hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128])
     activation: str = config_field("tanh or relu", "tanh")
     policy: str = config_field("action head: keep_aware (SB3's linear head plus the points, banking and dice left of "
-                        "each action, from the scoring tables; see agents/ppo.py) or mlp (SB3's alone)",
+                        "each action, from the scoring tables; see tenk_env/policies/ppo.py) or mlp (SB3's alone)",
                         "keep_aware")
 
 
