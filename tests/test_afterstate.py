@@ -1,4 +1,4 @@
-"""Afterstate agents (issue 12): the turn ends the planner values agree with the Game, a plan
+"""Afterstate agents: the turn ends the planner values agree with the Game, a plan
 is exact where the game ends within the turn, and the trainer trains, checkpoints, resumes,
 loads as an agent everywhere and refuses what it cannot play."""
 

@@ -1,4 +1,4 @@
-"""Regret analysis (issue 11): exact move values, the performance-difference identity, the
+"""Regret analysis: exact move values, the performance-difference identity, the
 mistake records, and bad input.
 
 Small rulesets keep every solve to seconds: IMM (classic scoring, target 1,000, immediate

@@ -1,4 +1,4 @@
-"""Exact evaluation of every deterministic bot and exact best responses (issue 11, parts 3-4).
+"""Exact evaluation of every deterministic bot and exact best responses.
 
 The exact evaluator asks each bot its moves through the bot's batched form, one roll per
 class of rolls with the same keeps; these tests hold those moves to the scalar agents on

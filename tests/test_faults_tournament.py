@@ -1,4 +1,4 @@
-"""Tournaments under faults (issue 15): a parent killed with ``kill -9`` takes its worker
+"""Tournaments under faults: a parent killed with ``kill -9`` takes its worker
 processes with it, and a tournament killed at random points and resumed each time ends
 with exactly an uninterrupted run's results and chunks.
 
@@ -67,7 +67,7 @@ def _kill(p: subprocess.Popen) -> list[int]:
 
 
 def test_workers_die_with_a_killed_parent(tmp_path):
-    # Issue 15 (6): the workers of a killed tournament kept running, then idled forever.
+    # the workers of a killed tournament kept running, then idled forever.
     p = _start(tmp_path, tmp_path / "log", "greedy", "dicenow", "hold:300", "--games", "20000",
                "--backend", "scalar", "--workers", "2")
     try:

@@ -36,7 +36,7 @@ def test_dicenow_opening_turn_cannot_bank_below_entry():
 
 
 def test_fourth_three_does_not_upgrade_the_triple():
-    # seeds/000: 3-3-3-5-2-6, keep the 3s; 3-1-4: the lone 3 is dead; 5-2: keep the 5; bank 450.
+    # the six-dice baseline article: 3-3-3-5-2-6, keep the 3s; 3-1-4: the lone 3 is dead; 5-2: keep the 5; bank 450.
     g = Game("article_baseline")
     g.on_board[0] = True
     g.roll([3, 3, 3, 5, 2, 6])
@@ -93,7 +93,7 @@ def test_once_on_board_any_total_banks():
 
 
 def test_set_aside_dice_never_combine_with_later_rolls():
-    # seeds/004: two 5s set aside, then a third 5 rolled: 150, not 500. seeds/000: 1, 1, 1 across rolls = 300.
+    # wikiHow's rules: two 5s set aside, then a third 5 rolled: 150, not 500. The six-dice baseline article: 1, 1, 1 across rolls = 300.
     g = Game("wikihow")
     g.roll([5, 5, 2, 3, 3, 6])
     g.act([5, 5], end_turn=False)

@@ -17,7 +17,7 @@ def score(preset, dice):
 
 # (preset, roll, best points of the roll; None = bust)
 BEST_OF_ROLL = [
-    # Dice.now worked examples (seeds/003)
+    # Dice.now worked examples (the Dice.now rules)
     ("classic", (1, 1, 1, 4, 6, 2), 1000),
     ("classic", (1, 1, 1, 1, 3, 6), 2000),
     ("classic", (5, 5, 5, 5, 5, 2), 2000),
@@ -33,7 +33,7 @@ BEST_OF_ROLL = [
     ("classic", (2,), None),
     ("classic", (1,), 100),
     ("classic", (5,), 50),
-    # seeds/001: the doubling ladders
+    # the Ten Thousand rules text: the doubling ladders
     ("house_1000", (6, 6, 6, 6), 1200),
     ("house_1000", (6, 6, 6, 6, 6), 2400),
     ("house_1000", (6, 6, 6, 6, 6, 6), 4800),
@@ -41,20 +41,20 @@ BEST_OF_ROLL = [
     ("house_1000", (1, 1, 2, 4, 5, 6), 250),
     ("house_1000", (6, 6, 6), 600),
     ("house_1000", (2, 3, 3, 4, 6, 6), None),
-    # seeds/002 (Walnut): no three pairs, doubling
+    # Walnut: no three pairs, doubling
     ("walnut", (2, 2, 4, 4, 6, 6), None),
     ("walnut", (1, 1, 3, 3, 3, 5), 550),
     ("walnut", (3, 3, 3, 3), 600),
     ("walnut", (3, 3, 3, 3, 3), 1200),
     ("walnut", (3, 3, 3, 3, 3, 3), 2400),
     ("walnut", (1, 2, 3, 4, 5, 6), 1500),
-    # seeds/000: BC Society doubling (four 2s 400 ... six 2s 1,600), straight and pairs 1,000
+    # the six-dice baseline article: BC Society doubling (four 2s 400 ... six 2s 1,600), straight and pairs 1,000
     ("bc_society", (2, 2, 2, 2), 400),
     ("bc_society", (2, 2, 2, 2, 2), 800),
     ("bc_society", (2, 2, 2, 2, 2, 2), 1600),
     ("bc_society", (1, 2, 3, 4, 5, 6), 1000),
     ("bc_society", (2, 2, 3, 3, 6, 6), 1000),
-    # seeds/000: the article's baseline, flat multiples and 1,500s
+    # the six-dice baseline article: the article's baseline, flat multiples and 1,500s
     ("article_baseline", (2, 2, 2, 2), 1000),
     ("article_baseline", (2, 2, 2, 2, 2), 2000),
     ("article_baseline", (2, 2, 2, 2, 2, 2), 3000),
@@ -74,7 +74,7 @@ BEST_OF_ROLL = [
     ("farkle_official", (1, 1, 1, 5, 5, 5), 2500),
     ("farkle_official", (1, 1, 1, 1, 1, 1), 3000),
     ("farkle_official", (1, 1, 5, 5, 3, 3), 1500),
-    # seeds/004 (wikiHow): five-dice straights 500, three pairs 1,000
+    # wikiHow: five-dice straights 500, three pairs 1,000
     ("wikihow", (1, 2, 3, 4, 5, 2), 500),
     ("wikihow", (1, 2, 3, 4, 5, 5), 550),
     ("wikihow", (2, 3, 4, 5, 6, 6), 500),
@@ -106,7 +106,7 @@ def test_best_points_of_roll(preset, dice, expected):
 # (preset, kept dice, points of exactly that keep; None = not a legal keep)
 KEEP_POINTS = [
     ("classic", (1,), 100),
-    ("classic", (1, 5), 150),  # the beginner's error on a straight (seeds/003)
+    ("classic", (1, 5), 150),  # the beginner's error on a straight (the Dice.now rules)
     ("classic", (4, 4, 4, 4, 3, 3), None),
     ("classic", (4, 4, 4, 4, 5), 850),
     ("classic", (1, 4), None),
@@ -115,7 +115,7 @@ KEEP_POINTS = [
     ("classic", (1, 1, 5, 5, 3, 3), 750),
     ("classic", (1, 1, 5, 5), 300),
     ("walnut", (1, 1, 5, 5, 3, 3), None),
-    # seeds/002: the options on 1+1+3+3+3+5
+    # Walnut's Farkle rules: the options on 1+1+3+3+3+5
     ("walnut", (3, 3, 3), 300),
     ("walnut", (1, 1), 200),
     ("walnut", (5,), 50),

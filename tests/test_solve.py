@@ -1,4 +1,4 @@
-"""Exact solvers (issue 5): brute force, Monte Carlo, probabilities, agents, errors.
+"""Exact solvers: brute force, Monte Carlo, probabilities, agents, errors.
 
 The brute-force expectimax below shares no code with tenk_env.solve: it reads the
 scoring tables, follows Game.options for what is legal, recurses over the turn with

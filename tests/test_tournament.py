@@ -383,7 +383,7 @@ def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
         load_config(bad)
 
 
-# --------------------------------------------------------------------------- faults (issue 15)
+# --------------------------------------------------------------------------- faults
 def _ppo_checkpoint(path, seed):
     """An untrained PPO checkpoint (a tiny MLP): which one depends on ``seed``."""
     from sb3_contrib import MaskablePPO
@@ -399,7 +399,7 @@ def _ppo_checkpoint(path, seed):
 
 
 def test_a_replaced_checkpoint_is_named_and_its_tables_replayed(tmp_path, capsys):
-    # Issue 15 (1): chunks were keyed by the spec text `ppo:PATH`, so a new checkpoint at the
+    # chunks were keyed by the spec text `ppo:PATH`, so a new checkpoint at the
     # same path was served the old one's games ("all games were already played").
     from tenk_env.io import file_sha256
 
@@ -448,7 +448,7 @@ def test_a_replaced_checkpoint_is_named_and_its_tables_replayed(tmp_path, capsys
 
 
 def test_a_second_run_of_the_same_tournament_is_refused_while_the_first_runs(tmp_path, capsys):
-    # Issue 15 (3): two runs of one tournament both played and wrote the same chunks.
+    # two runs of one tournament both played and wrote the same chunks.
     import os
 
     argv = ["tournament", "greedy", "dicenow", "--games", "400", "--name", "t", "--out", str(tmp_path), "--no-progress"]
@@ -468,7 +468,7 @@ def test_a_second_run_of_the_same_tournament_is_refused_while_the_first_runs(tmp
 
 
 def test_results_record_the_engine_that_played_each_table(tmp_path):
-    # Issue 15 (5): results.csv/json said `scalar` for tables the batched engine played.
+    # results.csv/json said `scalar` for tables the batched engine played.
     cfg = dict(agents=AGENTS, games=400, seed=2, name="t", workers=1)
 
     def stop(done, total):
@@ -495,7 +495,7 @@ def test_results_record_the_engine_that_played_each_table(tmp_path):
 
 
 def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_path, capsys):
-    # Issue 15 (7): a damaged chunk or manifest gave `error: Expecting value: line 1 column 1
+    # a damaged chunk or manifest gave `error: Expecting value: line 1 column 1
     # (char 0)` without naming the file; a chunk is a cache, so a damaged one is replayed.
     from tenk_env.io import StateFileError
 
@@ -536,7 +536,7 @@ def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_
 
 
 def test_huge_game_counts_and_negative_seeds_are_refused_before_any_work(tmp_path, capsys, monkeypatch):
-    # Issue 15 (11): a billion games allocated gigabytes of tasks before playing anything.
+    # a billion games allocated gigabytes of tasks before playing anything.
     import tenk_env.evaluation.match
     import tenk_env.evaluation.tournament
 

@@ -1,5 +1,4 @@
-"""Exact evaluation of the zoo's deterministic agents, and their exact best responses
-(issue 11, parts 3 and 4).
+"""Exact evaluation of the zoo's deterministic agents, and their exact best responses.
 
 * :func:`exact_eval` (``tenk solve eval PRESET A B``): P(A beats B) seat by seat, no
   sampling, for A, B among ``optimal``, ``maxscore``, ``dicenow``, ``breakeven``,

@@ -393,7 +393,7 @@ class GreedyAgent(_Heuristic):
 
 
 class DiceNowAgent(_Heuristic):
-    """``dicenow``: the computer player of the Dice.now text (seeds/003, last section),
+    """``dicenow``: the computer player of the Dice.now text (the Dice.now rules, last section),
     decision function :func:`dicenow_move`.
 
     Readings where the text is ambiguous (each tested in tests/test_agents.py):

@@ -1,4 +1,4 @@
-"""Win-probability-optimal play for two players (issue 5, part 2).
+"""Win-probability-optimal play for two players.
 
 State at the start of a turn: (own score a, opponent score b, own on-board flag fa,
 opponent flag fb), scores in units (see :mod:`tenk_env.solve._spec`). ``W[fa, fb, a, b]``

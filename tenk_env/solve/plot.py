@@ -1,4 +1,4 @@
-"""Plot of the optimal policy (issue 5, part 5): the turn total at which it banks.
+"""Plot of the optimal policy: the turn total at which it banks.
 
 For each number of dice left after a keep, a map over (own score, opponent score), both
 players on the board: the smallest turn total from which the optimal player banks rather

@@ -1,4 +1,4 @@
-"""Exact values of every legal move in any in-turn state of a solved 2-player game (issue 11).
+"""Exact values of every legal move in any in-turn state of a solved 2-player game.
 
 The value of a move is W*: the mover's win probability under optimal play by both players
 from the position right after it, chance included. The game solution gives it directly

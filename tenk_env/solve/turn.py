@@ -1,4 +1,4 @@
-"""Max expected points per turn (issue 5, part 1).
+"""Max expected points per turn.
 
 The turn is a finite-horizon MDP in (turn total, dice to roll, rolls used): banking adds
 the turn total, a bust scores nothing. With a consecutive-bust penalty
