@@ -22,6 +22,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from tenk_env.io import atomic_write_text, read_yaml_mapping
+from tenk_env.tables import combos, get_tables
+
 __all__ = ["Ruleset", "RulesetError", "PRESETS", "load_ruleset", "preset_names"]
 
 
@@ -195,9 +198,6 @@ class Ruleset:
     def _check_games_can_end(self) -> None:
         """Refuse a ruleset under which no game could end. Accepted, it would surface only when a
         tournament or a training run hits its turn limit, minutes later and blaming the agents."""
-        # Imported here: tables builds on this module.
-        from tenk_env.tables import combos, get_tables
-
         never = ("so only a six-of-a-kind instant win could end a game" if self.six_of_a_kind_wins != "off"
                  else "so no game could end")
         if self.exact_finish != "off":
@@ -298,8 +298,6 @@ class Ruleset:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
 
     def save(self, path: str | Path) -> None:
-        from tenk_env.io import atomic_write_text
-
         atomic_write_text(Path(path), self.to_yaml())
 
     @functools.cached_property
@@ -386,8 +384,6 @@ def load_ruleset(spec: "str | Path | Ruleset | Mapping[str, Any]") -> Ruleset:
         return PRESETS[spec]
     path = Path(spec)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        from tenk_env.io import read_yaml_mapping
-
         data = read_yaml_mapping(path, "ruleset", RulesetError,
                                  f"give a preset name ({', '.join(PRESETS)}) or the path of a YAML file")
         data.setdefault("name", path.stem)

@@ -16,11 +16,14 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 
-from tenk_env.rules import Ruleset
+if TYPE_CHECKING:
+    # The tables only read a ruleset's fields, while every Ruleset checks on construction that
+    # its games can end, which takes these tables: so rules imports this module, not the reverse.
+    from tenk_env.rules import Ruleset
 
 __all__ = ["Combo", "Keep", "RollInfo", "Tables", "get_tables", "counts_of", "dice_of"]
 

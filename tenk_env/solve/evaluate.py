@@ -44,11 +44,12 @@ from typing import Hashable
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K
+from tenk_env.solve import _kernels as K, _spec, game as _game
 from tenk_env.solve._spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
                                   SolverError, Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.game import EPS, GAME_VERSION, GameSolution, _final_prm, _forced, _masks, solve_game
+from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
 __all__ = ["TablePolicy", "EvalResult", "evaluate", "maxscore_policy", "hold_policy", "ExactPolicy", "SelfValued",
@@ -79,8 +80,6 @@ class TablePolicy:
 
 def maxscore_policy(rules: "Ruleset | str") -> TablePolicy:
     """The max-expected-points policy (no bust penalty assumed: k = 0 busts in a row)."""
-    from tenk_env.solve.turn import solve_turn
-
     t = solve_turn(rules)
     bank = np.arange(t.values.shape[-1] + 64, dtype=np.float64) * t.unit
     return TablePolicy("maxscore", t.unit, np.ascontiguousarray(t.values[0]), bank, 0.0)
@@ -240,9 +239,7 @@ def code_hash(*files) -> str:
 
 
 def _evaluator_hash() -> str:
-    from tenk_env.solve import _kernels, _spec, game
-
-    return code_hash(__file__, _kernels.__file__, _spec.__file__, game.__file__)
+    return code_hash(__file__, K.__file__, _spec.__file__, _game.__file__)
 
 
 def class_rolls(spec: Spec) -> list[list[tuple[int, ...]]]:
