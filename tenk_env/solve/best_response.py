@@ -1,4 +1,4 @@
-"""Exact best response to a fixed policy (issue 11, part 4).
+"""Exact best response to a fixed policy.
 
 With the opponent's moves fixed, the 2-player game is a one-player problem for the other
 side: maximise the win probability against those moves. It is solved in the game
