@@ -315,6 +315,8 @@ def _start_pool_worker(parent: int, init: Callable[..., None], *args: Any) -> No
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     init(*args)
+    if "torch" in sys.modules:  # one thread each (a PPO agent's weights loaded it): the pool fills the cores
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _die_with_parent(parent: int) -> None:

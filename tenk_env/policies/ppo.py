@@ -158,7 +158,7 @@ def score_features(obs: np.ndarray, F: np.ndarray, target: float) -> np.ndarray:
     and their table rows F (B, A, TABLE_FEATURES). Scores are read in points (observation
     index 43: turn total / target, 55: final round, 56 + 5k: seat k's score / target);
     they are multiples of 50, so the comparisons are made half a point off the boundary.
-    ``scripts/train/policy.py`` computes the same in torch."""
+    ``tenk_env.training.policy`` computes the same in torch."""
     bank = F[:, :, 2]
     total = (obs[:, 56] + obs[:, 43]) * target                       # own score + turn total
     lead = obs[:, 61::5].max(axis=1) * target
@@ -385,10 +385,8 @@ class PPOAgent:
     # ------------------------------------------------------------------ construction
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> "PPOAgent":
-        import torch
-
-        # One thread: agents run inside match workers and env loops that already fill the cores.
-        torch.set_num_threads(1)
+        # torch only reads the weights here (the agent plays in NumPy), and the process's torch
+        # threads stay its own: match workers and trainers set theirs
         path = Path(path)
         meta = read_meta(path)
         actor = NumpyActor.from_state_dict(read_weights(path), meta, f"checkpoint {str(path)!r}")
