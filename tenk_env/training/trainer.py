@@ -535,6 +535,21 @@ class Trainer:
             return KeepAwarePolicy
         return "MlpPolicy"
 
+    def _custom_objects(self) -> dict[str, Any]:
+        """What a checkpoint's ``data`` pickles from tenk's own code (the policy class, the
+        learning-rate schedule), rebuilt from the config instead of unpickled: a pickle names
+        classes by module path, so a checkpoint written before a module moved (or by another
+        version of the schedule) would not load. The clip range goes with them: the config
+        sets it on resume anyway."""
+        from sb3_contrib import MaskablePPO
+
+        policy = self._policy_class()
+        if isinstance(policy, str):  # the data holds the class itself, not SB3's alias of it
+            policy = MaskablePPO.policy_aliases[policy]
+        # lr_schedule: SB3 rebuilds it from learning_rate when it sets the model up
+        return {"policy_class": policy, "learning_rate": self._ppo_kwargs()["learning_rate"], "lr_schedule": None,
+                "clip_range": self.cfg.ppo.clip_range}
+
     def _setup_logger(self, purge_step: int | None) -> None:
         from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
         from torch.utils.tensorboard import SummaryWriter
@@ -625,7 +640,8 @@ class Trainer:
         self.venv, self.backend = make_vec_env(cfg, cfg.seed + step0)
         if self.start is not None:
             try:
-                self.model = MaskablePPO.load(self.start, env=self.venv, device="cpu", **self._ppo_kwargs())
+                self.model = MaskablePPO.load(self.start, env=self.venv, device="cpu",
+                                              custom_objects=self._custom_objects(), **self._ppo_kwargs())
             except Exception as e:  # resume() verified the file; this names it if SB3 still refuses
                 raise RunError(f"checkpoint {str(self.start)!r} cannot be loaded ({type(e).__name__}: {e})") from None
             self.model.set_random_seed(cfg.seed + step0)
