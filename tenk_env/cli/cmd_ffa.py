@@ -14,9 +14,9 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from tenk_env.policies.base import make_agent
+from tenk_env.policies.base import AgentSpec
 from tenk_env.policies.human import check_terminal
-from tenk_env.evaluation.match import agent_label, default_workers, play_table
+from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.cli.args import seed_arg
 from tenk_env.rules import load_ruleset
 
@@ -30,11 +30,12 @@ def ffa(rules, agent: str, players: int, opponents: list[str], baselines: list[s
     if len(opponents) != players - 1:
         raise ValueError(f"--opponents: a {players}-player table needs {players - 1} opponents "
                          f"(got {len(opponents)}: {' '.join(opponents) or 'none'})")
-    rows = []
-    for x in [agent] + [b for b in baselines if b != agent]:
-        make_agent(x).check(rules, players)
-        rows.append((agent_label(x), play_table(rules, [x] + list(opponents), games, seed, workers=workers)))
-    return rows
+    # a misspelt baseline or a missing checkpoint fails now, not after the first tables played
+    seated = [AgentSpec.parse(x) for x in [agent] + [b for b in baselines if b != agent]]
+    for x in opponents:
+        AgentSpec.parse(x)
+    # play_table checks every agent of its table for the ruleset and players before playing
+    return [(x.label, play_table(rules, [x.text] + list(opponents), games, seed, workers=workers)) for x in seated]
 
 
 def cmd_ffa(args: argparse.Namespace) -> int:

@@ -110,7 +110,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     use_ray = args.ray or args.ray_address is not None
     if args.ray_cpus is not None and not use_ray:
         raise ConfigError("--ray-cpus sizes the local Ray runtime: give it with --ray")
-    cfg.validate()  # a bad config fails before Ray starts, and out is a path to check
+    # a bad config fails before Ray starts, and out is a path to check; the agents built for
+    # the check are the run's (a checkpoint is not loaded twice)
+    cfg.validate()
     # the tournament's directory is made under --out when the games start: a file or a place
     # that cannot be written there is named now, not in a traceback
     check_output_dir(cfg.out, "--out")

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from tenk_env.policies.base import Policy, agent_sha256, make_agent
+from tenk_env.policies.base import AgentSpec, Policy, make_agent
 from tenk_env.evaluation.match import MEMORY_BUDGET, ProgressLine, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
 from tenk_env.policies.optimal import OptimalAgent, game_solution, solution_source
 from tenk_env.evaluation.play import KeyedDice, play_game
@@ -413,7 +413,7 @@ def solve_notice(rules: Ruleset) -> str | None:
             f"cached in {cache_dir()})")
 
 
-def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: int = 1000, seed: int = 0, *,
+def analyse(agent: "str | AgentSpec | Policy", rules: "Ruleset | str" = "classic", games: int = 1000, seed: int = 0, *,
             workers: int = 1, top: int = 20, progress: bool = False, say=None) -> Analysis:
     """Score every decision of ``agent`` in ``games`` (rounded up to even) seat-balanced
     duplicate games against ``optimal`` under ``rules`` (2 players, a ruleset the game
@@ -423,7 +423,11 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     ``say(line)``, if given, is told so first (:func:`solve_notice`). ``games`` is bounded
     by the memory it would take (:func:`max_games`). ``human`` plays in this process."""
     rules = load_ruleset(rules)
+    if isinstance(agent, AgentSpec):
+        agent = agent.text
     scored_agent = check_analysis(agent, rules, games, workers, top)
+    # the file's key as the agent was built from it (a Policy object has none)
+    sha = AgentSpec.parse(agent).sha256 if isinstance(agent, str) else None
     workers = 1 if getattr(scored_agent, "name", None) == "human" else (int(workers) or default_workers())
     deals = -(-int(games) // 2)
     if say is not None and (note := solve_notice(rules)):
@@ -443,7 +447,7 @@ def analyse(agent: "str | Policy", rules: "Ruleset | str" = "classic", games: in
     del parts[:]  # the chunks' arrays are copied: free them before the records are played
     seconds = time.perf_counter() - t0
     report = _report(label, rules, sol, int(seed), decisions, game_seat, game_regret, game_win, seconds, workers)
-    report.agent_sha256 = agent_sha256(agent)
+    report.agent_sha256 = sha
     mistakes = _with_records(rules, scored_agent, int(seed), [x[2] for x in heap])
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
 

@@ -62,9 +62,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tenk_env.policies.base import agent_file, agent_sha256, make_agent
+from tenk_env.policies.base import AgentSpec, Policy, agent_sha256
 from tenk_env.evaluation.match import (
-    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, agent_label, chunk_tasks, default_workers,
+    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, chunk_tasks, default_workers,
     match_result, run_tasks, seatings, table_result, task_engines, wilson, ProgressLine,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
@@ -136,6 +136,11 @@ class TournamentConfig:
 
     def validate(self) -> Ruleset:
         """Check every field; return the ruleset. Raises :class:`ConfigError` naming the fix."""
+        return self._validate()[0]
+
+    def _validate(self) -> tuple[Ruleset, list[AgentSpec], list[Policy]]:
+        """:meth:`validate`, with each agent's parsed spec and the agent checked for the
+        tournament's ruleset and players."""
         src = getattr(self, "source", "tournament")
 
         def whole(name: str, lo: int, hi: int | None = None) -> int:
@@ -188,16 +193,28 @@ class TournamentConfig:
             rules = load_ruleset(self.rules)
         except (ValueError, FileNotFoundError) as e:
             raise ConfigError(f"{src}: rules: {e}") from None
+        # An agent is built once for the checks of both a command (before it starts Ray) and
+        # the run: loading a checkpoint costs more than hashing its file again.
+        built = getattr(self, "_built", {})
+        specs, agents = [], []
         for a in self.agents:
             name = a.partition(":")[0]
             if name == "human":
                 raise ConfigError(f"{src}: agent 'human' plays at a terminal; tournaments are for bots "
                                   "(play it with `tenk play`)")
             try:
-                make_agent(a).check(rules, self.players)
+                spec = AgentSpec.parse(a)
+                key = (spec, rules.hash, self.players)
+                if key not in built:
+                    agent = spec.make()
+                    agent.check(rules, self.players)
+                    built[key] = agent
             except (ValueError, FileNotFoundError) as e:
                 raise ConfigError(f"{src}: agent {a!r}: {e}") from None
-        return rules
+            specs.append(spec)
+            agents.append(built[key])
+        self._built = {(s, rules.hash, self.players): x for s, x in zip(specs, agents)}
+        return rules, specs, agents
 
     def default_name(self, rules: Ruleset) -> str:
         h = hashlib.sha256(json.dumps([self.agents, self.games, self.seed, self.players, rules.hash]).encode())
@@ -455,20 +472,21 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
 
     One run at a time per tournament directory: a second gets :class:`~tenk_env.io.LockedError`
     naming the first (two would play the same chunks and race on every file)."""
-    rules = cfg.validate()
+    rules, specs, agents = cfg._validate()
+    cfg._built = {}     # the result holds the config: not the agents (a checkpoint's weights)
     out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
     with DirLock(out_dir, "tournament directory"):
-        return _run(cfg, rules, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk, write=write, log=log,
-                    executor=executor)
+        return _run(cfg, rules, specs, agents, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk,
+                    write=write, log=log, executor=executor)
 
 
-def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool, fresh: bool,
-         on_chunk: Callable[[int, int], None] | None, write: bool,
+def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: list[Policy], out_dir: Path, *,
+         progress: bool, fresh: bool, on_chunk: Callable[[int, int], None] | None, write: bool,
          log: Callable[[str], None] | None, executor: Executor | None = None) -> TournamentResult:
     n = cfg.players
     deals = -(-cfg.games // n)
-    labels = [agent_label(a) for a in cfg.agents]
-    sha = [agent_sha256(a) for a in cfg.agents]
+    labels = [s.label for s in specs]
+    sha = [s.sha256 for s in specs]
     tables = list(itertools.combinations(range(len(labels)), n))
     chunk_dir = out_dir / "chunks"
     manifest = _manifest(cfg, rules, deals, cfg.backend, sha)
@@ -506,7 +524,7 @@ def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool
         rdir = out_dir / "games" / f"t{t:02d}-{'_vs_'.join(_safe(x) for x in tl)}" if rec else None
         table_tasks.append(chunk_tasks(t, rules, table, cfg.seed, deals, rec, rdir, tl))
     every = [x for tt in table_tasks for x in tt]
-    engine_of = dict(zip((x["key"] for x in every), task_engines(every, cfg.agents, cfg.backend)))
+    engine_of = dict(zip((x["key"] for x in every), task_engines(every, agents, cfg.backend)))
     tasks, chunks = [], {}
     played_on: dict[Any, str] = {}                   # the engine that played each chunk
     changed: dict[int, tuple[set, set]] = {}          # agent -> (hashes its stale chunks hold, tables)
@@ -549,7 +567,7 @@ def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool
             tasks.append(task)
     for a, (held, ts) in changed.items():
         was = ", ".join(sorted(h or "not recorded" for h in held))
-        note(f"agent {labels[a]!r} changed since its games were saved: {agent_file(labels[a])} now has sha256 "
+        note(f"agent {labels[a]!r} changed since its games were saved: {specs[a].file} now has sha256 "
              f"{sha[a]} (its saved games were played by sha256 {was}); replaying the {len(ts)} "
              f"table{'s' if len(ts) > 1 else ''} it plays")
     for why, paths in foreign.items():
@@ -576,16 +594,17 @@ def _run(cfg: TournamentConfig, rules: Ruleset, out_dir: Path, *, progress: bool
             if on_chunk:
                 on_chunk(len(chunks), n_chunks)
 
-        run_tasks(tasks, list(cfg.agents), [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
+        # specs, not the agents built here: the workers build their own
+        run_tasks(tasks, [s.text for s in specs], [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
                   on_done=saved, executor=executor)
 
     if tasks:
         # The engines and workers read the files when they started: had one been replaced
         # since, the games just saved could be either version's, under the old one's key.
         for a, h in enumerate(sha):
-            if h is not None and (now := agent_sha256(cfg.agents[a])) != h:
+            if h is not None and (now := agent_sha256(specs[a])) != h:
                 raise ConfigError(f"agent {labels[a]!r} changed while the tournament was playing "
-                                  f"({agent_file(labels[a])} had sha256 {h}, now {now}): its games may mix both "
+                                  f"({specs[a].file} had sha256 {h}, now {now}): its games may mix both "
                                   "versions; run again to replay them with the file as it is then")
     engines = ["+".join(sorted({played_on[x["key"]] for x in tt})) for tt in table_tasks]
     result = summarise(cfg, rules, labels, tables, chunks, out_dir, engines)

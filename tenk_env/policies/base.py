@@ -7,6 +7,7 @@ The protocol (:class:`Policy`), :class:`AgentError` and the spec table live in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
 __all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
-           "agent_sha256"]
+           "agent_sha256", "AgentSpec"]
 
 #: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
@@ -30,21 +31,65 @@ FILE_AGENTS = ("ppo", "afterstate", "zoo")
 ZOO_DIR = data_dir("zoo")
 
 
-def agent_file(spec: "str | Any") -> Path | None:
-    """The file an agent's behaviour comes from (a checkpoint, a zoo entry's weights), or None."""
-    if not isinstance(spec, str):
-        return None
-    name, _, arg = spec.partition(":")
+def _spec_file(name: str, arg: str) -> Path | None:
     if name not in FILE_AGENTS or not arg:
         return None
     return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
 
 
-def agent_sha256(spec: "str | Any") -> str | None:
-    """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes, or None for
-    agents that their spec defines alone."""
+def agent_file(spec: "str | AgentSpec | Any") -> Path | None:
+    """The file an agent's behaviour comes from (a checkpoint, a zoo entry's weights), or None."""
+    if isinstance(spec, AgentSpec):
+        return spec.file
+    if not isinstance(spec, str):
+        return None
+    name, _, arg = spec.partition(":")
+    return _spec_file(name, arg)
+
+
+def agent_sha256(spec: "str | AgentSpec | Any") -> str | None:
+    """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes as they are
+    now, or None for agents that their spec defines alone. (:attr:`AgentSpec.sha256` is the
+    key of the file as it was when the spec was parsed.)"""
     path = agent_file(spec)
     return file_sha256(path) if path is not None else None
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent spec (``"hold:300"``, ``"ppo:runs/x/best.zip"``, ``"zoo:NAME"``) parsed once:
+    its name is a registered agent's, and the file it plays from is hashed. Plain fields
+    only, so it pickles to worker processes."""
+
+    text: str               #: the spec as given
+    name: str               #: the agent's name, before the colon
+    arg: str | None         #: the text after the colon, or None
+    file: Path | None       #: the file its behaviour comes from (:func:`agent_file`), or None
+    sha256: str | None      #: that file's content key when parsed (:func:`agent_sha256`), or None
+    label: str              #: what results and tables call it
+
+    @classmethod
+    def parse(cls, spec: "str | AgentSpec") -> "AgentSpec":
+        """The parsed spec (an AgentSpec is returned as it is). :class:`AgentError` for an
+        unknown agent or a file that is not there, with the message making it would give."""
+        if isinstance(spec, AgentSpec):
+            return spec
+        if not isinstance(spec, str):
+            raise AgentError(f"agent spec {spec!r}: give a string such as 'random' or 'hold:350'")
+        name, _, arg = spec.partition(":")
+        file = _spec_file(name, arg)
+        if name not in AGENTS or (file is not None and not file.is_file()):
+            # fails before it reads anything, with the registry's did-you-mean or the
+            # factory's own word on the missing file (a directory: which file in it)
+            make_policy(spec)
+        return cls(spec, name, arg or None, file, file_sha256(file) if file is not None else None, spec)
+
+    def make(self) -> Policy:
+        """A new agent of this spec (:func:`make_agent`)."""
+        return make_agent(self.text)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class RandomAgent:
