@@ -213,7 +213,7 @@ class Eta:
 
 
 # --------------------------------------------------------------------------- the run
-class _Stop:
+class StopRequest:
     """Ctrl-C / SIGTERM: the first asks the trainer to save and stop; the second quits."""
 
     def __init__(self, log: Callable[[str], None]):
@@ -378,7 +378,7 @@ class Trainer:
             self.venv.env_method("sync_league", self.league_paths())
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, kind: str = "eval", games: int | None = None, stop: "_Stop | None" = None) -> list[EvalRow]:
+    def evaluate(self, kind: str = "eval", games: int | None = None, stop: "StopRequest | None" = None) -> list[EvalRow]:
         if self.eta is not None:
             self.eta.begin_eval(time.perf_counter())
         try:
@@ -389,7 +389,7 @@ class Trainer:
             if self.eta is not None:
                 self.eta.end_eval(time.perf_counter())
 
-    def _evaluate(self, kind: str, games: int | None, stop: "_Stop | None") -> list[EvalRow]:
+    def _evaluate(self, kind: str, games: int | None, stop: "StopRequest | None") -> list[EvalRow]:
         cfg = self.cfg
         agent = PPOAgent.from_policy(self.model.policy, self.meta(), name="learner")
         step = self.step
@@ -674,7 +674,7 @@ class Trainer:
         def due(every: int, last: int, step: int) -> bool:
             return every > 0 and step // every > last // every
 
-        with _Stop(self.log) as stop:
+        with StopRequest(self.log) as stop:
             class Callback(BaseCallback):
                 def __init__(self):
                     super().__init__(verbose=0)
@@ -888,7 +888,7 @@ def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return state, None
 
 
-def _read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any]]:
+def read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any]]:
     """The rows of eval.csv (or regret.csv, or an afterstate run's, with its ``fields``: the
     first is the step column); RunError naming the file and the line when it is damaged."""
     key = fields[0]
@@ -1086,8 +1086,8 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     cfg = parse_config(new, source=f"config {str(cfg_path)!r}")
 
     # ---- read and check everything first: an error leaves the directory as it was
-    rows = _read_rows(run_dir / "eval.csv")
-    regret_rows = _read_rows(run_dir / "regret.csv", REGRET_FIELDS)
+    rows = read_rows(run_dir / "eval.csv")
+    regret_rows = read_rows(run_dir / "regret.csv", REGRET_FIELDS)
     state, state_problem = _read_state(state_path)
     start = _pick_checkpoint(run_dir)
     notes = []
