@@ -15,7 +15,7 @@ from tenk_env.policies.base import agent_sha256
 from tenk_env.evaluation.match import play_match, play_table
 from tenk_env.cli.main import main
 from tenk_env.training.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
-from tenk_env.training.trainer import RunError
+from tenk_env.training.rundir import RunError
 from tenk_env.training.config import ConfigError
 from tenk_env.game import Game, Phase
 from tenk_env.io import file_sha256

@@ -24,7 +24,7 @@ from _sessions import Kill, fork_session
 from tenk_env.cli.main import main
 from tenk_env.training import afterstate
 from tenk_env.training.afterstate import AfterstateTrainer, resume_afterstate
-from tenk_env.training.trainer import RunError
+from tenk_env.training.rundir import RunError
 from tenk_env.io import file_sha256
 
 FIN = {"base": "classic", "name": "fin500", "target": 500, "entry_threshold": 150, "max_rolls": 3,

@@ -26,7 +26,8 @@ from tenk_env.policies.base import make_agent
 from tenk_env.policies.ppo import CheckpointError, read_meta
 from tenk_env.cli.main import main
 from tenk_env.training.config import parse_config
-from tenk_env.training.trainer import RunError, resume, train
+from tenk_env.training.rundir import RunError
+from tenk_env.training.trainer import resume, train
 from tenk_env.io import DirLock, LockedError, file_sha256
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"

@@ -17,7 +17,8 @@ from typing import Union
 from tenk_env.training.afterstate import (ALGO, AfterstateConfig, AfterstateResult, load_afterstate_config,
                                           resume_afterstate, train_afterstate)
 from tenk_env.training.config import ConfigError, TrainConfig, load_config, parse_config, read_yaml
-from tenk_env.training.trainer import RunError, RunResult, resume, train
+from tenk_env.training.rundir import RunError
+from tenk_env.training.trainer import RunResult, resume, train
 
 __all__ = ["ConfigError", "TrainConfig", "AfterstateConfig", "load_config", "parse_config", "RunError", "RunResult",
            "AfterstateResult", "train", "resume", "algo_of", "train_file", "resume_run"]

@@ -24,7 +24,6 @@ points) is replayed, not kept. ``max_minutes`` ends a session after that much wa
 
 from __future__ import annotations
 
-import csv
 import io
 import time
 from dataclasses import dataclass, field
@@ -41,8 +40,9 @@ from tenk_env.policies.base import make_agent
 from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
                                   check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
                                   apply_overrides, check_games, check_memory, mlp_parameters, read_yaml)
-from tenk_env.training.trainer import (LinearSchedule, RunError, read_rows, StopRequest, evaluate_agent, log_regret,
-                                   package_versions, start_run, tag_name)
+from tenk_env.training.rundir import (RunError, StopRequest, append_rows, check_run_dir, read_rows, run_record,
+                                      start_run, write_rows)
+from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
@@ -56,6 +56,8 @@ EVAL_FIELDS = ["turns", "opponent", "games", "win_rate", "ci_low", "ci_high", "s
 RUN_ENTRIES = {"config.yaml", "run.yaml", "tb", "eval.csv", "regret.csv", "best.npz", "last.npz", "state.pt",
                "done.yaml", "paused.yaml"}
 REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate", "seconds"]
+#: significant digits of the floats in eval.csv and regret.csv
+DIGITS = 6
 
 
 @dataclass
@@ -430,13 +432,13 @@ class AfterstateTrainer:
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)
             self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {r.games} games")
-        _append_csv(self.run_dir / "eval.csv", EVAL_FIELDS, rows)
+        append_rows(self.run_dir / "eval.csv", EVAL_FIELDS, rows, digits=DIGITS)
         regret = None
         if self.cfg._regret_on:
             t0 = time.perf_counter()
             rep = log_regret(self.writer, agent, self.rules, cfg.eval.regret_games, cfg.eval.seed, self.turns)
             regret = rep.regret_per_game
-            _append_csv(self.run_dir / "regret.csv", REGRET_FIELDS, [{
+            append_rows(self.run_dir / "regret.csv", REGRET_FIELDS, [{
                 "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
                 "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],
                 "implied_win_rate": rep.implied_win_rate, "seconds": round(time.perf_counter() - t0, 2)}])
@@ -510,21 +512,6 @@ class AfterstateTrainer:
         return AfterstateResult(self.run_dir, self.turns, self.seconds, self.best, final, interrupted)
 
 
-def _csv_text(fields: list[str], rows: list[dict], header: bool) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    if header:
-        w.writeheader()
-    for r in rows:
-        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    return buf.getvalue()
-
-
-def _append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
-    old = path.read_text() if path.is_file() else ""
-    atomic_write_text(path, old + _csv_text(fields, rows, header=not old))
-
-
 def _read_done(path: Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text()) if path.is_file() else {}
@@ -540,12 +527,11 @@ def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, fo
     def setup() -> Callable[[], AfterstateResult]:
         atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
         atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
-            "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash,
-            "command": "tenk train " + " ".join(argv or []), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "versions": package_versions()}, sort_keys=False))
+            "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash, **run_record(argv)},
+            sort_keys=False))
         return AfterstateTrainer(cfg, run_dir, log).run
 
-    return start_run(run_dir, force, setup, log=log, entries=RUN_ENTRIES)
+    return start_run(run_dir, force, setup, entries=RUN_ENTRIES, log=log)
 
 
 def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
@@ -553,10 +539,7 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
     """Continue the run in ``run_dir`` from its state.pt (from turn 0 in place when it was
     killed before its first save). Evaluation rows and TensorBoard points past that state
     are a killed session's, and go: the resumed session plays those evaluations again."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise RunError(f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
-                       "made by `tenk train --config FILE`")
+    run_dir = check_run_dir(run_dir)
     data = apply_overrides(read_yaml(run_dir / "config.yaml"), list(overrides), AfterstateConfig)
     cfg = parse_afterstate_config(data, source=f"{run_dir / 'config.yaml'}")
     with DirLock(run_dir, "run directory"):
@@ -580,6 +563,6 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
         for (path, fields), old in zip(tables, rows):
             kept = [r for r in old if saved and int(r[fields[0]]) <= t.turns]
             if len(kept) < len(old):
-                atomic_write_text(path, _csv_text(fields, kept, header=True))
+                write_rows(path, fields, kept, digits=DIGITS)
         t.resumed = True
         return t.run()

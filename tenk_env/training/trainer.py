@@ -38,13 +38,9 @@ rollout's gradient steps, so a checkpoint's weights and step count always agree.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
 import re
 import shutil
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -61,10 +57,11 @@ from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAg
                         verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
+from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
+                                      write_rows)
 from tenk_env.obs import OBS_VERSION, n_actions
 
-__all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "package_versions", "tag_name",
-           "LinearSchedule", "RunError", "log_regret"]
+__all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "tag_name", "LinearSchedule", "log_regret"]
 
 REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
                  "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
@@ -73,25 +70,9 @@ CSV_FIELDS = ["step", "kind", "opponent", "games", "wins", "losses", "ties", "wi
               "seconds"]
 
 
-class RunError(ValueError):
-    """A run directory that cannot be started or resumed as asked."""
-
-
 def tag_name(spec: str) -> str:
     """An agent spec as a TensorBoard tag component (paths lose their slashes)."""
     return re.sub(r"[^A-Za-z0-9_.:=-]", "_", spec)
-
-
-def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": sys.version.split()[0]}
-    for p in ("tenk", "numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "tensorboard", "numba"):
-        try:
-            out[p] = version(p)
-        except PackageNotFoundError:
-            out[p] = "not installed"
-    return out
 
 
 class LinearSchedule:
@@ -213,34 +194,6 @@ class Eta:
 
 
 # --------------------------------------------------------------------------- the run
-class StopRequest:
-    """Ctrl-C / SIGTERM: the first asks the trainer to save and stop; the second quits."""
-
-    def __init__(self, log: Callable[[str], None]):
-        self.requested = False
-        self._log = log
-        self._old: dict[int, Any] = {}
-
-    def _handler(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        self._log(f"\n{signal.Signals(signum).name}: saving a checkpoint and stopping "
-                  "(press Ctrl-C again to quit without saving)")
-
-    def __enter__(self):
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM):
-                self._old[s] = signal.signal(s, self._handler)
-        return self
-
-    def __exit__(self, *exc):
-        for s, h in self._old.items():
-            signal.signal(s, h)
-
-
 @dataclass
 class RunResult:
     run_dir: Path
@@ -315,9 +268,7 @@ class Trainer:
         atomic_write_text(p["config"], _config_text(self.cfg, p["config"]))
         r = self.cfg.ruleset
         info = {"run": self.cfg.name, "ruleset_name": r.name, "ruleset_hash": r.hash, "n_players": self.cfg.n_players,
-                "obs_version": OBS_VERSION, "n_actions": n_actions(r), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
-                "command": "tenk " + " ".join(argv) if argv else "", "cpus": os.cpu_count(),
-                "versions": package_versions(), "ruleset": r.to_dict()}
+                "obs_version": OBS_VERSION, "n_actions": n_actions(r), **run_record(argv), "ruleset": r.to_dict()}
         atomic_write_text(p["run"], yaml.safe_dump(info, sort_keys=False))
 
     def _save_state(self) -> None:
@@ -328,11 +279,7 @@ class Trainer:
         for path, fields, rows in ((self.paths["csv"], CSV_FIELDS, self.rows),
                                    (self.paths["regret"], REGRET_FIELDS, self.regret_rows)):
             if rows or path.exists():
-                buf = io.StringIO()
-                w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-                w.writeheader()
-                w.writerows(rows)
-                atomic_write_text(path, buf.getvalue())
+                write_rows(path, fields, rows)
 
     def _save_model(self, path: Path, **extra: Any) -> Path:
         return write_checkpoint(self.model, path, self.meta(**extra))
@@ -841,10 +788,6 @@ def _aside(path: Path) -> Path:
     return out
 
 
-def _say(log: Callable[[str], None] | None) -> Callable[[str], None]:
-    return log if log is not None else (lambda m: print(m, flush=True))
-
-
 def _new_run_hint(run_dir: Path) -> str:
     # a new name in this directory's parent: never a command that deletes anything
     return (f"tenk train --config {run_dir / 'config.yaml'} --set runs_dir={_parent(run_dir)} "
@@ -886,33 +829,6 @@ def _read_state(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     if problem:
         return None, f"run state {str(path)!r} is damaged: {problem}"
     return state, None
-
-
-def read_rows(path: Path, fields: list[str] = CSV_FIELDS) -> list[dict[str, Any]]:
-    """The rows of eval.csv (or regret.csv, or an afterstate run's, with its ``fields``: the
-    first is the step column); RunError naming the file and the line when it is damaged."""
-    key = fields[0]
-    if not path.is_file():
-        return []
-    fix = (f"fix or delete the damaged lines by hand (the header is {','.join(fields)}), or move the file "
-           f"aside (mv {path} {path}.damaged) to resume without the earlier evaluation rows")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise RunError(f"evaluation rows {str(path)!r} are damaged (not text); {fix}") from None
-    try:
-        reader = csv.DictReader(io.StringIO(text))
-        header = reader.fieldnames or []
-        if not set(fields[:2]) <= set(header) or not set(header) <= set(fields):
-            raise RunError(f"evaluation rows {str(path)!r} are damaged: the header is {','.join(header)!r}; {fix}")
-        rows = []
-        for r in reader:
-            if None in r or None in r.values() or not r[key].isdigit():
-                raise RunError(f"evaluation rows {str(path)!r} are damaged at line {reader.line_num}; {fix}")
-            rows.append(r)
-    except csv.Error as e:
-        raise RunError(f"evaluation rows {str(path)!r} are damaged ({e}); {fix}") from None
-    return rows
 
 
 @dataclass
@@ -985,60 +901,6 @@ def _config_text(cfg: TrainConfig, config_path: Path, note: str = "") -> str:
             + yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
 
 
-def _clear_force(run_dir: Path, say: Callable[[str], None], entries=RUN_ENTRIES) -> None:
-    """--force: delete the run held in ``run_dir`` (the lock file stays: this process holds it),
-    after saying what goes. A directory holding anything a run does not write (``entries``)
-    is left alone."""
-    held = sorted(q for q in run_dir.iterdir() if q.name != ".lock")
-    strange = [q.name for q in held if q.name not in entries and not q.name.endswith((".tmp", ".damaged"))]
-    if strange or not (run_dir / "config.yaml").is_file():
-        what = f"holds {', '.join(strange[:5])}" if strange else "has no config.yaml"
-        raise RunError(f"--force {run_dir}: the directory {what}, so it is not (only) a tenk run; "
-                       "nothing was deleted. Move those files out, or pick another name with --set name=NEW")
-    state, _ = _read_state(run_dir / "state.json")
-    at = f" at step {state['step']:,}" if state and "step" in state else ""
-    parts = []
-    for q in held:
-        n = sum(1 for x in q.rglob("*") if x.is_file()) if q.is_dir() else 0
-        parts.append(f"{q.name}/ ({n} files)" if q.is_dir() else q.name)
-    say(f"--force: deleting the run in {run_dir}{at}: {', '.join(parts)}")
-    _clear(held)
-
-
-def _clear(paths: list[Path]) -> None:
-    for q in paths:
-        if q.is_dir() and not q.is_symlink():
-            shutil.rmtree(q)
-        else:
-            q.unlink(missing_ok=True)
-
-
-def start_run(run_dir: Path, force: str | Path | None, setup: Callable[[], Callable[[], Any]], *,
-              log: Callable[[str], None] | None = None, entries=RUN_ENTRIES) -> Any:
-    """The life of a new run directory, for every trainer: refuse one that holds a run (or,
-    with ``force`` naming it exactly, delete that run first), then ``setup()`` (which writes
-    the config and builds the learner, and returns the training loop), then the loop, all
-    under the directory's lock. A start that fails in ``setup`` (a config the learner
-    cannot build, Ctrl-C) removes what it wrote, so the corrected command is not told that
-    the directory already holds a run."""
-    if force is not None and Path(force).resolve() != run_dir.resolve():
-        raise RunError(f"--force {force}: this config writes the run directory {str(run_dir)!r} (runs_dir/name), "
-                       f"not {str(force)!r}; nothing was deleted. --force deletes only the directory the run "
-                       "writes, named exactly")
-    with DirLock(run_dir, "run directory"):
-        if any(q.name != ".lock" for q in run_dir.iterdir()):
-            if force is None:
-                raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
-                               f"`tenk train --resume {run_dir}`, or pick another name with `--set name=NEW`")
-            _clear_force(run_dir, _say(log), entries)
-        try:
-            loop = setup()
-        except BaseException:
-            _clear([q for q in run_dir.iterdir() if q.name != ".lock"])
-            raise
-        return loop()
-
-
 # --------------------------------------------------------------------------- entry points
 def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = None,
           log: Callable[[str], None] | None = None, force: str | Path | None = None) -> RunResult:
@@ -1052,7 +914,12 @@ def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = N
         t.build()
         return t.run
 
-    return start_run(run_dir, force, setup, log=log)
+    return start_run(run_dir, force, setup, entries=RUN_ENTRIES, log=log, where=_reached)
+
+
+def _reached(run_dir: Path) -> str:
+    state, _ = _read_state(run_dir / "state.json")
+    return f" at step {state['step']:,}" if state and "step" in state else ""
 
 
 def resume(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True,
@@ -1060,16 +927,13 @@ def resume(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = T
     """Continue the run in ``run_dir`` from its newest checkpoint that loads (``overrides`` may
     change, e.g., ``total_steps`` or PPO hyperparameters, never the game or the network).
     The run trains in ``run_dir`` whatever its config.yaml says (a copied or renamed run)."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise RunError(f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
-                       "made by `tenk train --config FILE`")
+    run_dir = check_run_dir(run_dir)
     with DirLock(run_dir, "run directory"):
         return _resume(run_dir, list(overrides), progress, log)
 
 
 def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[str], None] | None) -> RunResult:
-    say = _say(log)
+    tell = say(log)
     cfg_path, state_path = run_dir / "config.yaml", run_dir / "state.json"
     raw = read_yaml(cfg_path)
     new = apply_overrides(raw, overrides)
@@ -1086,7 +950,7 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     cfg = parse_config(new, source=f"config {str(cfg_path)!r}")
 
     # ---- read and check everything first: an error leaves the directory as it was
-    rows = read_rows(run_dir / "eval.csv")
+    rows = read_rows(run_dir / "eval.csv", CSV_FIELDS)
     regret_rows = read_rows(run_dir / "regret.csv", REGRET_FIELDS)
     state, state_problem = _read_state(state_path)
     start = _pick_checkpoint(run_dir)
@@ -1132,9 +996,9 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
                 "over in this directory (config.yaml kept)")
     if overrides:
         head += f" with {', '.join(overrides)}"
-    say(head)
+    tell(head)
     if moved:
-        say(f"note: config.yaml names this run {raw.get('name')!r} (under {raw.get('runs_dir')}); it trains here, "
+        tell(f"note: config.yaml names this run {raw.get('name')!r} (under {raw.get('runs_dir')}); it trains here, "
             f"in {run_dir}, as {cfg.name!r}, and its config.yaml now says so")
     for path, msg in start.damaged:
         aside = _aside(path)
@@ -1149,7 +1013,7 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     if state_path.exists() and state_problem:
         shutil.copyfile(state_path, _aside(state_path))
     for n in notes:
-        say(n)
+        tell(n)
     if overrides or moved:
         why = f" (resumed with {' '.join(overrides)})" if overrides else ""
         atomic_write_text(cfg_path, _config_text(cfg, cfg_path, why))
