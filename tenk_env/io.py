@@ -38,11 +38,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-class ConfigError(ValueError):
-    """A config (training, tournament or sweep) that cannot be used; the message names the
-    file or key and the fix. Every config reader raises it (sweeps a subclass, SweepError)."""
-
-
 def read_yaml_mapping(path: Path, what: str, error: type[Exception], missing_hint: str) -> dict[str, Any]:
     """A YAML file holding a mapping (an empty file is an empty one). Every failure raises
     ``error`` with a message that names the file, ``what`` it should hold, and the fix."""

@@ -1,10 +1,12 @@
-"""The shipped configs are found by name from any directory, and every config reader raises
-the one ConfigError."""
+"""The shipped configs are found by name from any directory, every config reader raises
+the one ConfigError, and training and tournament configs share one dialect (tenk_env.schema)."""
 
 import pytest
 
+from tenk_env import schema
 from tenk_env.evaluation import tournament
-from tenk_env.io import ConfigError, data_dir, find_config, shipped_configs
+from tenk_env.io import data_dir, find_config, shipped_configs
+from tenk_env.schema import ConfigError
 from tenk_env.training import config as train_config
 from tenk_env.training.sweep import config as sweep_config
 
@@ -33,3 +35,29 @@ def test_an_unknown_config_names_the_shipped_ones(tmp_path, monkeypatch):
         train_config.load_config("ppo_dmeo")
     with pytest.raises(ConfigError, match="does not exist"):
         tournament.load_config("nowhere/tournament.yaml")
+
+
+def test_tournament_config_is_described_like_the_training_configs():
+    rows = {key: (default, text) for key, default, text in schema.describe_fields(tournament.TournamentConfig)}
+    assert list(rows) == tournament.TournamentConfig.keys()
+    assert all(text for _, text in rows.values())
+    assert rows["agents"][0] == "(required)" and rows["games"] == (
+        "2000", "games per table, rounded up to whole deals (a multiple of players)")
+    assert train_config.describe_fields()[0][0] == "name"
+
+
+def test_training_and_tournament_configs_check_keys_with_one_function(monkeypatch):
+    seen = []
+
+    def spy(data, known, prefix="", message=schema.unknown_key):
+        seen.append(list(known))
+        return check(data, known, prefix, message)
+
+    check = schema.check_keys
+    monkeypatch.setattr(schema, "check_keys", spy)
+    with pytest.raises(ConfigError, match=r"unknown config key ppo\.lerning_rate \(did you mean 'learning_rate'\?\)"):
+        train_config.parse_config({"ppo": {"lerning_rate": 1e-3}})
+    with pytest.raises(ConfigError, match=r"unknown key 'gmaes' \(did you mean 'games'\?\)"):
+        tournament.TournamentConfig.from_dict({"agents": ["greedy", "dicenow"], "gmaes": 10})
+    assert seen[0] == [f.name for f in schema.public_fields(train_config.TrainConfig)]
+    assert seen[-1] == tournament.TournamentConfig.keys()

@@ -56,7 +56,7 @@ import json
 import math
 import re
 import warnings
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -69,9 +69,10 @@ from tenk_env.evaluation.match import (
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
-    ConfigError, DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, read_json, read_yaml_mapping,
+    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, read_json, read_yaml_mapping,
 )
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
+from tenk_env.schema import ConfigError, build_section, config_field, public_fields
 
 __all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
            "Rating", "bradley_terry", "WinShare", "win_shares", "ELO"]
@@ -92,45 +93,35 @@ COMPARISON_BYTES = 2_000
 class TournamentConfig:
     """A tournament (``configs/tournament.yaml`` holds the same keys)."""
 
-    #: agent specs, at least two (``random``, ``hold:300``, ``ppo:runs/x/best.zip``, ...)
-    agents: list[str]
-    #: ruleset: a preset name, a YAML path, or a mapping of ruleset fields
-    rules: Any = "classic"
-    #: games per table, rounded up to whole deals (a multiple of ``players``)
-    games: int = 2000
-    #: seed of the deals (the only randomness: agents draw from generators derived from it)
-    seed: int = 0
-    #: players per game: 2 for pairings, more for free-for-all tables of every combination
-    players: int = 2
-    #: directory name under ``out``; default: derived from the rules and a hash of the setup
-    name: str | None = None
-    #: worker processes (results do not depend on it)
-    workers: int = field(default_factory=default_workers)
-    #: records of the first K games of each table are saved under games/
-    save_games: int = 0
-    #: where tournament directories go
-    out: str = "runs/tournaments"
-    #: game engine: "auto" (the batched engine for every table whose agents all have batched
-    #: forms, the scalar engine for the rest and for recorded games), "batched" or "scalar".
-    #: Deterministic agents play the same games on both engines (same deal keys, same dice).
-    backend: str = "auto"
+    agents: list[str] = config_field("a list of agent specs, at least two (random, hold:300, ppo:runs/x/best.zip, ...)")
+    rules: Any = config_field("ruleset: a preset name, a YAML path, or a mapping of ruleset fields", "classic")
+    games: int = config_field("games per table, rounded up to whole deals (a multiple of players)", 2000)
+    seed: int = config_field("seed of the deals (the only randomness: agents draw from generators derived from it)", 0)
+    players: int = config_field("players per game: 2 for pairings, more for free-for-all tables of every combination", 2)
+    name: str | None = config_field("directory name under out (null: derived from the rules and a hash of the setup)",
+                                    None)
+    workers: int = config_field("worker processes (results do not depend on it; default: the usable cores)",
+                                factory=default_workers)
+    save_games: int = config_field("records of the first K games of each table are saved under games/", 0)
+    out: str = config_field("where tournament directories go", "runs/tournaments")
+    backend: str = config_field("game engine: auto (the batched engine for every table whose agents all have batched "
+                                "forms, the scalar engine for the rest and for recorded games), batched or scalar. "
+                                "Deterministic agents play the same games on both engines (same deal keys, same dice)",
+                                "auto")
 
     @classmethod
     def keys(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
+        return [f.name for f in public_fields(cls)]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "tournament config") -> "TournamentConfig":
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a mapping of {', '.join(cls.keys())}, got {type(data).__name__}")
-        for k in data:
-            if k not in cls.keys():
-                raise ConfigError(f"{source}: unknown key {k!r}{did_you_mean(str(k), cls.keys())}; "
-                                  f"keys: {', '.join(cls.keys())}")
-        if "agents" not in data:
-            raise ConfigError(f"{source}: 'agents' is missing: give a list of agent specs, e.g. "
-                              "[random, greedy, hold:300, dicenow, breakeven]")
-        cfg = cls(**dict(data))
+        try:
+            # validate() checks the values' types with the ranges, naming the fix for both
+            cfg = build_section(cls, data, check_types=False, message=_unknown_key)
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
         cfg.source = source
         return cfg
 
@@ -219,6 +210,10 @@ class TournamentConfig:
     def default_name(self, rules: Ruleset) -> str:
         h = hashlib.sha256(json.dumps([self.agents, self.games, self.seed, self.players, rules.hash]).encode())
         return f"{rules.name}-{len(self.agents)}agents-{h.hexdigest()[:8]}"
+
+
+def _unknown_key(key: str, known: Sequence[str], prefix: str) -> str:
+    return f"unknown key {key!r}{did_you_mean(str(key), known)}; keys: {', '.join(known)}"
 
 
 def load_config(path: str | Path, **overrides: Any) -> TournamentConfig:

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import types
 import typing
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Union
 
@@ -24,9 +23,12 @@ import yaml
 
 from tenk_env.policies.base import AGENTS, make_agent
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
-from tenk_env.io import ConfigError, find_config, read_yaml_mapping, shipped_configs
+from tenk_env.io import find_config, read_yaml_mapping, shipped_configs
 from tenk_env.obs import n_actions, obs_size
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
+# the dialect's machinery; its names stay importable from here for the trainers
+from tenk_env.schema import ConfigError, build_section, coerce, config_field, public_fields
+from tenk_env.schema import describe_fields as _describe_fields
 from tenk_env.solve.game import is_solvable
 
 __all__ = ["ConfigError", "RunConfig", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
@@ -49,12 +51,6 @@ MEMORY_LIMIT = 4_000_000_000
 BYTES_PER_PARAMETER = 32
 #: games per evaluation opponent, and games analysed for regret, at most (as tenk evaluate)
 MAX_GAMES = 1_000_000
-
-
-def config_field(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
-    if factory is not dataclasses.MISSING:
-        return field(default_factory=factory, metadata={"help": text})
-    return field(default=default, metadata={"help": text})
 
 
 @dataclass
@@ -194,103 +190,6 @@ class TrainConfig(RunConfig):
         return any(spec == SELF for spec, _ in self._pool)
 
 
-# --------------------------------------------------------------------------- type checks
-def public_fields(cls) -> list[dataclasses.Field]:
-    return [f for f in fields(cls) if not f.metadata.get("internal")]
-
-
-def _type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        return " or ".join("null" if a is type(None) else _type_name(a) for a in typing.get_args(tp))
-    if origin is list:
-        return f"a list of {_type_name(typing.get_args(tp)[0])}"
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(tp, str(tp))
-
-
-def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """``value`` as type ``tp``, or ConfigError naming ``key``."""
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(value, a, key)
-            except ConfigError:
-                pass
-        raise ConfigError(f"{key}: {value!r} is not {_type_name(tp)}")
-    if origin is list:
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{key}: {value!r} is not {_type_name(tp)}; write it as [a, b, ...]")
-        (inner,) = typing.get_args(tp)
-        return [_coerce(v, inner, f"{key}[{i}]") for i, v in enumerate(value)]
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise ConfigError(f"{key}: {value!r} is not true or false")
-    if tp is int:
-        if isinstance(value, bool):
-            raise ConfigError(f"{key}: {value!r} is not an integer")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)  # 1e6 in YAML arrives as a float
-        if isinstance(value, str):
-            try:
-                f = float(value.replace("_", ""))
-            except ValueError:
-                f = math.nan
-            if f.is_integer():
-                return int(f)
-        raise ConfigError(f"{key}: {value!r} is not an integer")
-    if tp is float:
-        if isinstance(value, bool):
-            raise ConfigError(f"{key}: {value!r} is not a number")
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            # PyYAML reads 3e-4 (no dot) as a string: accept what a reader would call a number
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise ConfigError(f"{key}: {value!r} is not a number")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ConfigError(f"{key}: {value!r} is not a string; quote it")
-    raise TypeError(f"unhandled config type {tp!r}")
-
-
-def build_section(cls, data: Any, prefix: str):
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {type(data).__name__} {data!r}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in public_fields(cls)}
-    for k in data:
-        if k not in known:
-            where = f"{prefix}." if prefix else ""
-            raise ConfigError(f"unknown config key {where}{k}{did_you_mean(str(k), known)}; "
-                              f"{'section ' + prefix if prefix else 'the top level'} has: {', '.join(known)}")
-    kwargs = {}
-    for name, f in known.items():
-        key = f"{prefix}.{name}" if prefix else name
-        tp = hints[name]
-        if dataclasses.is_dataclass(tp):
-            kwargs[name] = build_section(tp, data.get(name), key)
-        elif name in data:
-            kwargs[name] = _coerce(data[name], tp, key)
-    return cls(**kwargs)
-
-
 # --------------------------------------------------------------------------- semantic checks
 def check_positive(key: str, v: float, zero_ok: bool = False) -> None:
     if v < 0 or (v == 0 and not zero_ok):
@@ -367,7 +266,7 @@ def parse_pool(value: Any) -> list[tuple[str, float]]:
     for spec, w in items:
         if not isinstance(spec, str):
             raise ConfigError(f"opponents: {spec!r} is not an agent spec; write specs as strings like 'hold:300'")
-        w = _coerce(w, float, f"opponents[{spec}] weight")
+        w = coerce(w, float, f"opponents[{spec}] weight")
         if not w > 0 or math.isinf(w):
             raise ConfigError(f"opponents: weight of {spec!r} is {w!r}; give a positive number")
         out.append((spec, w))
@@ -579,17 +478,6 @@ def config_to_dict(cfg: TrainConfig, *, expand_rules: bool = True) -> dict[str, 
     return d
 
 
-def describe_fields(cls=TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:
-    """(key, default, help) rows for every config key: for documentation and `tenk train --help-config`."""
-    rows = []
-    hints = typing.get_type_hints(cls)
-    for f in public_fields(cls):
-        key = f"{prefix}{f.name}"
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            rows += describe_fields(tp, key + ".")
-            continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        rows.append((key, yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("\n...").strip(),
-                     f.metadata.get("help", "")))
-    return rows
+def describe_fields(cls: type = TrainConfig, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(key, default, help) rows for every key of a training config (PPO's by default)."""
+    return _describe_fields(cls, prefix)
