@@ -118,36 +118,51 @@ def unknown_key(key: str, known: Sequence[str], prefix: str) -> str:
 
 
 def check_keys(data: Mapping[str, Any], known: Sequence[str], prefix: str = "",
-               message: Callable[[str, Sequence[str], str], str] = unknown_key) -> None:
-    """ConfigError for the first key of ``data`` not in ``known``, worded by ``message``."""
+               message: Callable[[str, Sequence[str], str], str] = unknown_key,
+               error: type[ConfigError] = ConfigError) -> None:
+    """``error`` for the first key of ``data`` not in ``known``, worded by ``message``."""
     for k in data:
         if k not in known:
-            raise ConfigError(message(k, list(known), prefix))
+            raise error(message(k, list(known), prefix))
+
+
+def _section_type(tp: Any) -> tuple[Any, bool]:
+    """(the dataclass, whether null is allowed) for a nested section ``tp`` (a dataclass, or
+    a dataclass or None: a section that is off unless given), (None, False) for a plain key."""
+    if dataclasses.is_dataclass(tp):
+        return tp, False
+    args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else ()
+    rest = [a for a in args if a is not type(None)]
+    if len(args) == 2 and len(rest) == 1 and dataclasses.is_dataclass(rest[0]):
+        return rest[0], True
+    return None, False
 
 
 def build_section(cls, data: Any, prefix: str = "", *, check_types: bool = True,
-                  message: Callable[[str, Sequence[str], str], str] = unknown_key):
+                  message: Callable[[str, Sequence[str], str], str] = unknown_key,
+                  error: type[ConfigError] = ConfigError):
     """``cls`` built from the mapping ``data`` (None: every default), nested dataclasses from
-    nested mappings. Unknown keys raise ConfigError (worded by ``message``), and so does a
+    nested mappings. Unknown keys raise ``error`` (worded by ``message``), and so does a
     value of the wrong type unless ``check_types`` is false (for a config whose own
     validation names the fix better)."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {type(data).__name__} {data!r}")
+        raise error(f"{prefix or 'config'}: expected a mapping of keys, got {type(data).__name__} {data!r}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in public_fields(cls)}
-    check_keys(data, list(known), prefix, message)
+    check_keys(data, list(known), prefix, message, error)
     kwargs = {}
     for name, f in known.items():
         key = f"{prefix}.{name}" if prefix else name
-        tp = hints[name]
-        if dataclasses.is_dataclass(tp):
-            kwargs[name] = build_section(tp, data.get(name), key, check_types=check_types, message=message)
+        section, nullable = _section_type(hints[name])
+        if section is not None and not (nullable and data.get(name) is None):
+            kwargs[name] = build_section(section, data.get(name), key, check_types=check_types, message=message,
+                                         error=error)
         elif name in data:
-            kwargs[name] = coerce(data[name], tp, key) if check_types else data[name]
+            kwargs[name] = coerce(data[name], hints[name], key) if check_types else data[name]
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ConfigError(f"{key!r} is missing: give {f.metadata.get('help', 'it')}")
+            raise error(f"{key!r} is missing: give {f.metadata.get('help', 'it')}")
     return cls(**kwargs)
 
 
@@ -158,9 +173,9 @@ def describe_fields(cls, prefix: str = "") -> list[tuple[str, str, str]]:
     hints = typing.get_type_hints(cls)
     for f in public_fields(cls):
         key = f"{prefix}{f.name}"
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            rows += describe_fields(tp, key + ".")
+        section, nullable = _section_type(hints[f.name])
+        if section is not None and not nullable:
+            rows += describe_fields(section, key + ".")
             continue
         if f.default is not dataclasses.MISSING:
             default = _yaml_value(f.default)
@@ -169,6 +184,8 @@ def describe_fields(cls, prefix: str = "") -> list[tuple[str, str, str]]:
         else:
             default = "(required)"
         rows.append((key, default, f.metadata.get("help", "")))
+        if section is not None:  # a section that is off by default: its row, then its keys
+            rows += describe_fields(section, key + ".")
     return rows
 
 

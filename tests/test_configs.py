@@ -49,9 +49,9 @@ def test_tournament_config_is_described_like_the_training_configs():
 def test_training_and_tournament_configs_check_keys_with_one_function(monkeypatch):
     seen = []
 
-    def spy(data, known, prefix="", message=schema.unknown_key):
+    def spy(data, known, prefix="", message=schema.unknown_key, error=ConfigError):
         seen.append(list(known))
-        return check(data, known, prefix, message)
+        return check(data, known, prefix, message, error)
 
     check = schema.check_keys
     monkeypatch.setattr(schema, "check_keys", spy)
@@ -61,3 +61,30 @@ def test_training_and_tournament_configs_check_keys_with_one_function(monkeypatc
         tournament.TournamentConfig.from_dict({"agents": ["greedy", "dicenow"], "gmaes": 10})
     assert seen[0] == [f.name for f in schema.public_fields(train_config.TrainConfig)]
     assert seen[-1] == tournament.TournamentConfig.keys()
+
+
+def test_sweep_files_speak_the_same_dialect(monkeypatch):
+    rows = {key: (default, text) for key, default, text in schema.describe_fields(sweep_config.SweepFile)}
+    assert all(text for _, text in rows.values())
+    top = {key.partition(".")[0] for key in rows}
+    assert top == set(sweep_config.SWEEP_KEYS)
+    assert {"resources.cpus", "resources.torch_threads", "scheduler.type", "scheduler.grace_steps",
+            "scheduler.reduction_factor", "report.reps", "report.curve_reps", "report.seed"} <= set(rows)
+    assert rows["base"][0] == "(required)" and rows["scheduler"][0] == "null" and rows["report.reps"][0] == "2000"
+
+    seen = []
+
+    def spy(data, known, prefix="", message=schema.unknown_key, error=ConfigError):
+        seen.append((prefix, list(known)))
+        return check(data, known, prefix, message, error)
+
+    check = schema.check_keys
+    monkeypatch.setattr(schema, "check_keys", spy)
+    with pytest.raises(sweep_config.SweepError, match=r"^src: unknown key seedz \(did you mean 'seeds'\?\); the top "
+                                                      r"level has: name, runs_dir, base"):
+        sweep_config.parse_sweep({"base": "ppo_demo.yaml", "seedz": 3}, source="src")
+    assert seen == [("", list(sweep_config.SWEEP_KEYS))]
+    with pytest.raises(sweep_config.SweepError, match=r"unknown key report\.rep \(did you mean 'reps'\?\); report "
+                                                      r"has: reps, curve_reps, seed$"):
+        sweep_config.parse_sweep({"base": str(find_config("ppo_demo")), "report": {"rep": 10}}, source="src")
+    assert seen[-1] == ("report", ["reps", "curve_reps", "seed"])

@@ -41,18 +41,15 @@ from typing import Any, Mapping
 import numpy as np
 import yaml
 
-from tenk_env.training.config import (ConfigError, TrainConfig, apply_overrides, config_to_dict, parse_config,
-                                  read_yaml)
+from tenk_env import schema
 from tenk_env.io import find_config, read_yaml_mapping
 from tenk_env.rules import did_you_mean
+from tenk_env.schema import config_field, public_fields
+from tenk_env.training.config import (ConfigError, TrainConfig, apply_overrides, config_to_dict, parse_config,
+                                      read_yaml)
 
-__all__ = ["SweepError", "SweepConfig", "Trial", "load_sweep", "parse_sweep", "SWEEP_KEYS", "DISTRIBUTIONS"]
-
-SWEEP_KEYS = ("name", "runs_dir", "base", "set", "search", "space", "samples", "search_seed", "seeds", "resources",
-              "max_concurrent", "scheduler", "metric", "report", "max_failures")
-RESOURCE_KEYS = ("cpus", "torch_threads")
-SCHEDULER_KEYS = ("type", "grace_steps", "reduction_factor")
-REPORT_KEYS = ("reps", "curve_reps", "seed")
+__all__ = ["SweepError", "SweepFile", "SweepConfig", "Trial", "load_sweep", "parse_sweep", "SWEEP_KEYS",
+           "DISTRIBUTIONS"]
 #: random-search distributions: name -> what its list holds
 DISTRIBUTIONS = {"uniform": "[low, high]", "loguniform": "[low, high], both positive",
                  "randint": "[low, high], whole numbers, both included", "choice": "[value, value, ...]"}
@@ -73,6 +70,59 @@ MAX_REPS = 100_000
 
 class SweepError(ConfigError):
     """A sweep file the runner cannot use; the message names the key and the fix."""
+
+
+# The sections of a sweep file, in the one config dialect: the fields are the keys and their
+# help. Values are not converted by the schema (check_types=False): parse_sweep checks each
+# with a message that names the fix, and `set`, `space` and the distributions by their own rules.
+@dataclass
+class SweepResources:
+    cpus: float = config_field("the CPUs each trial holds (0.5 shares one between two trials)", 1)
+    torch_threads: int | None = config_field("PyTorch threads of each trial (null: cpus, at least 1)", None)
+
+
+@dataclass
+class SweepScheduler:
+    type: str = config_field("asha: ASHA early stopping on the evaluation win rate (the only one)", "asha")
+    grace_steps: int = config_field("training steps every trial runs before ASHA may stop it", 1)
+    reduction_factor: float = config_field("above 1: 2 keeps the better half of the trials at each rung", 2)
+
+
+@dataclass
+class SweepReport:
+    reps: int = config_field("bootstrap resamples of the report's intervals and performance profile", 2000)
+    curve_reps: int = config_field("bootstrap resamples of the learning curves' intervals", 500)
+    seed: int = config_field("seed of the bootstrap resampling", 0)
+
+
+@dataclass(kw_only=True)  # base, required, keeps its place in the file's key order
+class SweepFile:
+    name: str | None = config_field("the sweep writes RUNS_DIR/NAME/ (null: the file's stem)", None)
+    runs_dir: str = config_field("directory the sweep directory goes in", "runs")
+    base: str = config_field("the training config of every trial (relative to the sweep file, then to the "
+                             "working directory)")
+    set: Any = config_field("overrides for every trial: `tenk train --set` keys and values, as a mapping or a "
+                            "list of KEY=VALUE", None)
+    search: str = config_field("grid: every combination of space; random: samples draws; variants: each entry "
+                               "of space is a named configuration", "grid")
+    space: Any = config_field("dotted `--set` keys -> lists of values (grid) or distributions (random: "
+                              + ", ".join(DISTRIBUTIONS) + "); variants: names -> their overrides", None)
+    samples: int | None = config_field("how many points search: random draws from space", None)
+    search_seed: int = config_field("seed of the random search's draws", 0)
+    seeds: Any = config_field("training seeds every point is crossed with: a list, or a count (5: 0..4)",
+                              factory=lambda: [0])
+    resources: SweepResources = config_field("what each trial holds", factory=SweepResources)
+    max_concurrent: int | None = config_field("the most trials training at once (null: as many as the CPUs "
+                                              "hold)", None)
+    scheduler: SweepScheduler | None = config_field("early stopping (null: every trial trains to the end)", None)
+    metric: str | None = config_field("the evaluation opponent whose win rate ASHA and the report lead with "
+                                      "(null: the base's eval.best_by)", None)
+    report: SweepReport = config_field("the report across seeds", factory=SweepReport)
+    max_failures: int = config_field("times Ray Tune retries a failed trial (0: none)", 0)
+
+
+#: the top-level keys of a sweep file
+SWEEP_KEYS = tuple(f.name for f in public_fields(SweepFile))
 
 
 @dataclass
@@ -191,11 +241,18 @@ def _number(src: str, key: str, v: Any) -> float:
     return float(v)
 
 
-def _check_keys(src: str, where: str, data: Mapping[str, Any], known: tuple[str, ...]) -> None:
-    for k in data:
-        if k not in known:
-            raise SweepError(f"{src}: unknown key {where}{k}{did_you_mean(str(k), known)}; "
-                             f"{'the top level' if not where else where.rstrip('.')} has: {', '.join(known)}")
+def _unknown_key(src: str):
+    """The sweep's wording of an unknown key, for schema.check_keys: it names the file."""
+    def message(key: str, known: list[str], prefix: str) -> str:
+        return (f"{src}: unknown key {prefix + '.' if prefix else ''}{key}{did_you_mean(str(key), known)}; "
+                f"{prefix or 'the top level'} has: {', '.join(known)}")
+    return message
+
+
+def _section(src: str, cls, data: Mapping[str, Any], prefix: str):
+    """Section ``cls`` from ``data``, unknown keys refused in the sweep's wording; the values
+    as written (parse_sweep checks them)."""
+    return schema.build_section(cls, data, prefix, check_types=False, message=_unknown_key(src), error=SweepError)
 
 
 def _overrides(src: str, value: Any) -> list[str]:
@@ -293,7 +350,7 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     src = source
     if not isinstance(data, Mapping):
         raise SweepError(f"{src}: expected a mapping of {', '.join(SWEEP_KEYS)}")
-    _check_keys(src, "", data, SWEEP_KEYS)
+    schema.check_keys(data, SWEEP_KEYS, "", _unknown_key(src), SweepError)
     name = data.get("name") or default_name
     if not isinstance(name, str) or not NAME.fullmatch(name) or name in (".", ".."):
         raise SweepError(f"{src}: name = {name!r}: use letters, digits and . _ + - only (it names a directory)")
@@ -356,11 +413,12 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     res = data.get("resources") or {}
     if not isinstance(res, Mapping):
         raise SweepError(f"{src}: resources = {res!r}: give a mapping, e.g. {{cpus: 1, torch_threads: 1}}")
-    _check_keys(src, "resources.", res, RESOURCE_KEYS)
-    cpus = _number(src, "resources.cpus", res.get("cpus", 1))
+    res = _section(src, SweepResources, res, "resources")
+    cpus = _number(src, "resources.cpus", res.cpus)
     if cpus <= 0:
         raise SweepError(f"{src}: resources.cpus = {cpus:g}: give the CPUs a trial holds (e.g. 1; 0.5 shares one)")
-    threads = _whole(src, "resources.torch_threads", res.get("torch_threads", max(1, int(cpus))), 1)
+    threads = _whole(src, "resources.torch_threads", max(1, int(cpus)) if res.torch_threads is None
+                     else res.torch_threads, 1)
     max_conc = data.get("max_concurrent")
     max_conc = None if max_conc is None else _whole(src, "max_concurrent", max_conc, 1)
     max_failures = _whole(src, "max_failures", data.get("max_failures", 0), 0)
@@ -370,12 +428,12 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
         if not isinstance(sched, Mapping):
             raise SweepError(f"{src}: scheduler = {sched!r}: give null or {{type: asha, grace_steps: N, "
                              "reduction_factor: 2}}")
-        _check_keys(src, "scheduler.", sched, SCHEDULER_KEYS)
-        if sched.get("type", "asha") != "asha":
-            raise SweepError(f"{src}: scheduler.type = {sched.get('type')!r}: only asha (ASHA early stopping on the "
+        s = _section(src, SweepScheduler, sched, "scheduler")
+        if s.type != "asha":
+            raise SweepError(f"{src}: scheduler.type = {s.type!r}: only asha (ASHA early stopping on the "
                              "evaluation win rate) is supported")
-        sched = {"type": "asha", "grace_steps": _whole(src, "scheduler.grace_steps", sched.get("grace_steps", 1), 1),
-                 "reduction_factor": _number(src, "scheduler.reduction_factor", sched.get("reduction_factor", 2))}
+        sched = {"type": "asha", "grace_steps": _whole(src, "scheduler.grace_steps", s.grace_steps, 1),
+                 "reduction_factor": _number(src, "scheduler.reduction_factor", s.reduction_factor)}
         if sched["reduction_factor"] <= 1:
             raise SweepError(f"{src}: scheduler.reduction_factor must be above 1 (2 keeps the better half at each "
                              "rung)")
@@ -383,10 +441,10 @@ def parse_sweep(data: Any, *, source: str = "sweep config", base_dir: Path = Pat
     rep = data.get("report") or {}
     if not isinstance(rep, Mapping):
         raise SweepError(f"{src}: report = {rep!r}: give a mapping, e.g. {{reps: 2000, seed: 0}}")
-    _check_keys(src, "report.", rep, REPORT_KEYS)
-    reps = _count(src, "report.reps", rep.get("reps", 2000), 10, MAX_REPS, REPS_WHY)
-    curve_reps = _count(src, "report.curve_reps", rep.get("curve_reps", 500), 10, MAX_REPS, REPS_WHY)
-    report_seed = _whole(src, "report.seed", rep.get("seed", 0), 0)
+    rep = _section(src, SweepReport, rep, "report")
+    reps = _count(src, "report.reps", rep.reps, 10, MAX_REPS, REPS_WHY)
+    curve_reps = _count(src, "report.curve_reps", rep.curve_reps, 10, MAX_REPS, REPS_WHY)
+    report_seed = _whole(src, "report.seed", rep.seed, 0)
 
     raw_base = read_yaml(base)
     keys = list(space)
