@@ -19,8 +19,8 @@ from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, evaluate, solve_game
-from tenk_env.solve._spec import NORMAL, build_spec
-from tenk_env.solve.evaluate import _evaluate_issue5, _masks, class_rolls, evaluate_policies, optimal_policy, tabulate
+from tenk_env.solve.spec import NORMAL, build_spec
+from tenk_env.solve.evaluate import _evaluate_issue5, state_masks, class_rolls, evaluate_policies, optimal_policy, tabulate
 
 CLASSIC = PRESETS["classic"]
 #: an immediate end: no final round, the cheapest game to evaluate
@@ -128,7 +128,7 @@ def test_situation_keys_merge_only_equal_tables(rules, bot):
     spec, tu = sol.spec, sol.target_units
     pol = BotPolicy(make_agent(bot), rules)
     pol.prepare(spec)
-    mask = _masks(spec, tu, 0, grid=True)
+    mask = state_masks(spec, tu, 0, grid=True)
     sits = [(a, b, fa, fb, 0) for fa in range(2) for fb in range(2) for a in range(tu) for b in range(tu)
             if mask[fa, fb, a, b]]
     gen = np.random.default_rng(2)

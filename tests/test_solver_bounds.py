@@ -16,9 +16,9 @@ import pytest
 from tenk_env.evaluation.play import GameTooLongError, RngDice, play_game
 from tenk_env.cli.main import main
 from tenk_env.rules import MIN_BANK_CHANCE, PRESETS, RulesetError, load_ruleset
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import P_ENTRY, P_MINBANK, build_spec
-from tenk_env.solve.game import _forced, solve_game
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import P_ENTRY, P_MINBANK, build_spec
+from tenk_env.solve.game import forced_extension, solve_game
 from tenk_env.tables import get_tables
 
 C, F = PRESETS["classic"], PRESETS["farkle_official"]
@@ -102,7 +102,7 @@ def test_bank_chance_agrees_with_the_turn_solver(name, threshold):
     Q = np.zeros_like(V)
     bv = np.ones(Tcap + s.max_step + 2)
     K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 0, Tcap, bv, 0.0, 0.0, True, True,
-              V, bv, 0.0, Tcap, V, Q, *_forced(prm, s))
+              V, bv, 0.0, Tcap, V, Q, *forced_extension(prm, s))
     assert get_tables(rules).bank_chance(threshold) == pytest.approx(V[0, s.n_dice, 0], rel=1e-12, abs=1e-300)
 
 

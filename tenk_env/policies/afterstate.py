@@ -43,8 +43,8 @@ from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_bytes
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import P_MAXROLLS, SolverError, Spec, build_spec
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
 from tenk_env.solve.policy import pick
 from tenk_env.solve.regret import optimal_values

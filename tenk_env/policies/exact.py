@@ -48,8 +48,8 @@ from tenk_env.policies.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAge
 from tenk_env.policies.optimal import MaxScoreAgent
 from tenk_env.game import Game
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
-from tenk_env.solve import _spec as _spec_mod
-from tenk_env.solve._spec import SolverError, Spec
+from tenk_env.solve import spec as spec_module
+from tenk_env.solve.spec import SolverError, Spec
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
 from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
                                      code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
@@ -124,7 +124,7 @@ def _afterstate(spec: str) -> AfterstateAgent:
 
 
 def _afterstate_code() -> str:
-    return code_hash(_afterstate_mod.__file__, _spec_mod.__file__)
+    return code_hash(_afterstate_mod.__file__, spec_module.__file__)
 
 
 def _afterstate_key(agent: AfterstateAgent) -> str:

@@ -16,7 +16,7 @@ Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk
 inner loops are compiled with numba (cached too, so only the first run compiles).
 """
 
-from tenk_env.solve._spec import SolverError
+from tenk_env.solve.spec import SolverError
 from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.best_response import BestResponse, solve_best_response
 from tenk_env.solve.evaluate import (EvalResult, ExactPolicy, SelfValued, Tabulated, TablePolicy, evaluate,

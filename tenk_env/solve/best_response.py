@@ -7,7 +7,7 @@ opponent's turn at (b, a) is a fixed linear function of the responder's value at
 y = c + q (1 - x) (:func:`tenk_env.solve.evaluate.evaluate_policies` computes it), and
 the responder's turn is the solver's own backward induction against the opponent's
 values, x = F(1 - y), F convex piecewise linear. Newton steps on that pair (policy
-iteration), then plain iteration, as in :func:`tenk_env.solve._kernels.solve_game`.
+iteration), then plain iteration, as in :func:`tenk_env.solve.kernels.solve_game`.
 
 The responder's final turn (after the opponent reached the target) is optimal play: the
 opponent has no moves left. Its turn caps are the optimal solver's (``opt_tcap``): no
@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import SolverError
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import SolverError
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import (THETA, ExactPolicy, SelfValued, _evaluator_hash, _mover_states, _prefetch,
-                                     _reach_all, _side, _TabSide, code_hash, rf_optimal)
-from tenk_env.solve.game import EPS, TOL, GameSolution, _forced, _masks, solve_game
+from tenk_env.solve.evaluate import (THETA, ExactPolicy, SelfValued, evaluator_hash, mover_states, prefetch,
+                                     reach_all, make_side, TabSide, code_hash, rf_optimal)
+from tenk_env.solve.game import EPS, TOL, GameSolution, forced_extension, state_masks, solve_game
 
 __all__ = ["BestResponse", "solve_best_response", "br_cache_key", "BR_VERSION"]
 
@@ -96,7 +96,7 @@ class BestResponse:
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
-        fA, fB = _forced(s.prm, s)
+        fA, fB = forced_extension(s.prm, s)
         K.self_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, a, b, fa, fb,
                      self.WB, self.RFB, sol.Rsup, sol.pbmin, EPS, sol.Lx, beta, V, Q, bv, fA, fB)
         return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
@@ -113,7 +113,7 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     rules = load_ruleset(rules)
     ok = opponent.cache_key()
     key = br_cache_key(ok) if ok else None
-    disk = f"br-v{BR_VERSION}-{rules.hash}-{_evaluator_hash()}-{key}-{theta:g}" if cache and key else None
+    disk = f"br-v{BR_VERSION}-{rules.hash}-{evaluator_hash()}-{key}-{theta:g}" if cache and key else None
     if disk:
         got = load_arrays(disk)
         if got is not None:
@@ -126,9 +126,9 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     t0 = time.perf_counter()
     s = sol.spec
     tu = sol.target_units
-    mask = _masks(s, tu, rules.komi // s.unit, grid=True)
-    sb = _side(opponent, sol, theta)
-    _reach_all(sb, sol, mask)
+    mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
+    sb = make_side(opponent, sol, theta)
+    reach_all(sb, sol, mask)
     J = max(sb.reach, sol.Leps + sol.Lx) + s.max_step + 2
     RA = rf_optimal(sol, J)
     RB = sb.final_table(J)
@@ -137,12 +137,12 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
     Q = np.zeros_like(V)
     bv = np.zeros(Tmax + s.max_step + 2)
-    fA, fB = _forced(s.prm, s)
+    fA, fB = forced_extension(s.prm, s)
     pairs, worst, max_it, calls = 0, 0.0, 0, 0
-    for level in _mover_states(sol, mask):
-        tabs = _prefetch(sb, level, True)
+    for level in mover_states(sol, mask):
+        tabs = prefetch(sb, level, True)
         for (a, b, fa, fb), tab in zip(level, tabs):
-            if isinstance(sb, _TabSide):
+            if isinstance(sb, TabSide):
                 cB, qB, _ = sb.turn(tab, b, a, fb, fa, W, RA)
             else:
                 cB, qB, _ = sb.turn(b, a, fb, fa, W, RA)

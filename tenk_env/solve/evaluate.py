@@ -44,11 +44,11 @@ from typing import Hashable
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K, _spec, game as _game
-from tenk_env.solve._spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
+from tenk_env.solve import game as _game, kernels as K, spec as spec_module
+from tenk_env.solve.spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
                                   SolverError, Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.game import EPS, GAME_VERSION, GameSolution, _final_prm, _forced, _masks, solve_game
+from tenk_env.solve.game import EPS, GAME_VERSION, GameSolution, final_prm, forced_extension, state_masks, solve_game
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
@@ -125,7 +125,7 @@ def _final_for(sol: GameSolution, pol: "str | TablePolicy") -> np.ndarray:
     s = sol.spec
     if s.prm[P_END] == 0:
         return np.zeros((2, 1))
-    prm = _final_prm(s)
+    prm = final_prm(s)
     Tt = pol.roll.shape[3] - 1
     rows = []
     for fb in (0, 1):
@@ -134,7 +134,7 @@ def _final_for(sol: GameSolution, pol: "str | TablePolicy") -> np.ndarray:
         Q = np.zeros_like(V)
         K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fb, Tt,
                   np.zeros(Tt + s.max_step + 2), 0.0, 0.0, False, False, pol.roll[fb], pol.bank, pol.forfeit, Tt,
-                  V, Q, *_forced(prm, s))
+                  V, Q, *forced_extension(prm, s))
         floor = float(V[0, s.n_dice, 0])
         out = np.zeros(20_000)
         # The policy ignores the lead: past a total that beats it, it may still roll on (and
@@ -179,7 +179,7 @@ def _evaluate_issue5(rules: "Ruleset | str", a="optimal", b="maxscore", *,
             raise SolverError(f"policy {p.name}: tables in units of {p.unit} points, the game in {s.unit}")
     t0 = time.perf_counter()
     tu = sol.target_units
-    mask = _masks(s, tu, rules.komi // s.unit, grid=True)
+    mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
     WA = np.zeros((2, 2, tu, tu))
     WB = np.zeros_like(WA)
     RA, RB = _final_for(sol, pa), _final_for(sol, pb)
@@ -238,8 +238,8 @@ def code_hash(*files) -> str:
     return _HASHES[key]
 
 
-def _evaluator_hash() -> str:
-    return code_hash(__file__, K.__file__, _spec.__file__, _game.__file__)
+def evaluator_hash() -> str:
+    return code_hash(__file__, K.__file__, spec_module.__file__, _game.__file__)
 
 
 def class_rolls(spec: Spec) -> list[list[tuple[int, ...]]]:
@@ -429,7 +429,7 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
     return out
 
 
-class _TabSide:
+class TabSide:
     """A tabulated policy in one evaluation: its tabulations by situation key, kept within a
     memory budget (least recently used dropped), and its turn values."""
 
@@ -505,7 +505,7 @@ class _TabSide:
         return final_chances(self, J)
 
 
-def final_chances(side: "_TabSide", J: int) -> np.ndarray:
+def final_chances(side: "TabSide", J: int) -> np.ndarray:
     """RF[f, b, j]: a tabulated policy's chance in its final turn, own score b (units, on
     board f) against a leader at target + j. Leads that even optimal play cannot overcome
     but with probability EPS count 0 (unless a roll wins at once)."""
@@ -513,7 +513,7 @@ def final_chances(side: "_TabSide", J: int) -> np.ndarray:
     tu, L = sol.target_units, sol.R.shape[1]
     has_win = bool((s.c_kind == WIN).any())
     shared = bool(s.prm[P_SHARED])
-    prm_f = _final_prm(s)
+    prm_f = final_prm(s)
     RF = np.zeros((2, tu, J))
     komi_u = sol.rules.komi // s.unit
     flags = [(1, range(tu))]
@@ -558,7 +558,7 @@ class _SelfSide:
         mk = lambda: np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))  # noqa: E731
         self.V, self.Q, self.V2, self.Q2 = mk(), mk(), mk(), mk()
         self.bv, self.bv2 = np.zeros(Tmax + s.max_step + 2), np.zeros(Tmax + s.max_step + 2)
-        self.fA, self.fB = _forced(s.prm, s)
+        self.fA, self.fB = forced_extension(s.prm, s)
         # its banks reach at most a lead of Leps (opt_tcap), plus one keep
         self.reach = sol.Leps + sol.Lx
         self.pruned = 0.0
@@ -575,15 +575,15 @@ class _SelfSide:
         return rf_optimal(self.sol, J)
 
 
-def _side(pol: ExactPolicy, sol: GameSolution, theta: float):
+def make_side(pol: ExactPolicy, sol: GameSolution, theta: float):
     if isinstance(pol, SelfValued):
         return _SelfSide(pol, sol)
     if isinstance(pol, Tabulated):
-        return _TabSide(pol, sol, theta)
+        return TabSide(pol, sol, theta)
     raise SolverError(f"policy {pol!r}: give a SelfValued or Tabulated policy")
 
 
-def _mover_states(sol: GameSolution, mask: np.ndarray):
+def mover_states(sol: GameSolution, mask: np.ndarray):
     """Turn-start states by decreasing score sum, as eval_game visits them: (a, b, fa, fb)."""
     tu = sol.target_units
     for k in range(2 * tu - 2, -1, -1):
@@ -597,25 +597,25 @@ def _mover_states(sol: GameSolution, mask: np.ndarray):
         yield level
 
 
-def _prefetch(side, level, mirror: bool):
+def prefetch(side, level, mirror: bool):
     """Tabulations of a level's situations for a tabulated side (None for a self-valued one)."""
-    if not isinstance(side, _TabSide):
+    if not isinstance(side, TabSide):
         return [None] * len(level)
     sits = [((b, a, fb, fa) if mirror else (a, b, fa, fb)) + (False,) for a, b, fa, fb in level]
     return side.fetch(sits)
 
 
-def _reach_all(side, sol: GameSolution, mask: np.ndarray) -> None:
+def reach_all(side, sol: GameSolution, mask: np.ndarray) -> None:
     """Tabulate every situation a tabulated side meets once, to learn how far its banks reach
     (the width of the opponent's final-turn table)."""
-    if isinstance(side, _TabSide):
-        for level in _mover_states(sol, mask):
-            _prefetch(side, level, False)
+    if isinstance(side, TabSide):
+        for level in mover_states(sol, mask):
+            prefetch(side, level, False)
 
 
 def eval_cache_key(rules: Ruleset, ka: str, kb: str, theta: float = THETA) -> str:
     """The cache key of an exact evaluation of policies with content keys ka, kb."""
-    return f"xeval-v{EXACT_VERSION}-{rules.hash}-{_evaluator_hash()}-{ka}-vs-{kb}-{theta:g}"
+    return f"xeval-v{EXACT_VERSION}-{rules.hash}-{evaluator_hash()}-{ka}-vs-{kb}-{theta:g}"
 
 
 def cached_eval(key: str, a: str, b: str) -> EvalResult | None:
@@ -644,15 +644,15 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
     t0 = time.perf_counter()
     s = sol.spec
     tu = sol.target_units
-    mask = _masks(s, tu, rules.komi // s.unit, grid=True)
-    sa, sb = _side(pa, sol, theta), _side(pb, sol, theta)
-    _reach_all(sa, sol, mask)
-    _reach_all(sb, sol, mask)
+    mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
+    sa, sb = make_side(pa, sol, theta), make_side(pb, sol, theta)
+    reach_all(sa, sol, mask)
+    reach_all(sb, sol, mask)
     J = max(sa.reach, sb.reach) + s.max_step + 2
     RA, RB = sa.final_table(J), sb.final_table(J)
     WA, WB = np.zeros((2, 2, tu, tu)), np.zeros((2, 2, tu, tu))
-    for level in _mover_states(sol, mask):
-        ta, tb = _prefetch(sa, level, False), _prefetch(sb, level, True)
+    for level in mover_states(sol, mask):
+        ta, tb = prefetch(sa, level, False), prefetch(sb, level, True)
         for (a, b, fa, fb), taba, tabb in zip(level, ta, tb):
             if taba is None:
                 cA, qA, _ = sa.turn(a, b, fa, fb, WB, RB)
@@ -678,7 +678,7 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
 # ---------------------------------------------------------------------------- table policies, named policies
 class TableTabulated(Tabulated):
     """A :class:`TablePolicy` followed by :func:`evaluate_policies`: its moves are those of
-    the kernels' choice rule on its preference tables (:func:`tenk_env.solve._kernels.table_decide`)."""
+    the kernels' choice rule on its preference tables (:func:`tenk_env.solve.kernels.table_decide`)."""
 
     def __init__(self, pol: TablePolicy):
         self.pol, self.name = pol, pol.name

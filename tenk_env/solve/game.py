@@ -1,7 +1,7 @@
 """Win-probability-optimal play for two players.
 
 State at the start of a turn: (own score a, opponent score b, own on-board flag fa,
-opponent flag fb), scores in units (see :mod:`tenk_env.solve._spec`). ``W[fa, fb, a, b]``
+opponent flag fb), scores in units (see :mod:`tenk_env.solve.spec`). ``W[fa, fb, a, b]``
 is the probability that the player to move wins under optimal play by both. Within the
 turn the state adds (turn total T, dice to roll n, rolls used r), solved by backward
 induction over T (totals only grow). Banking a + T < target hands the opponent the
@@ -15,7 +15,7 @@ R[fb, d], with d the lead in units, is its own one-player backward induction.
 
 Turn-start values of the two players depend on each other only through busts, so states
 are solved by decreasing a + b, each state with its mirror (b, a) as a 2-variable fixed
-point (see :func:`tenk_env.solve._kernels.solve_game`), to a residual of ``TOL``.
+point (see :func:`tenk_env.solve.kernels.solve_game`), to a residual of ``TOL``.
 Truncation: the trigger player's turn total is followed until banking is provably best
 (exact); with forced rolls (mandatory hot dice, zilch) also until banking wins surely (to
 ``EPS``), past which a forced roll has a closed form. A final-turn deficit with a winning
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_SHARED, P_TARGET, WIN,
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_SHARED, P_TARGET, WIN,
                                   ZILCH, SolverError, Spec, build_spec)
 from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
 
@@ -114,7 +114,7 @@ class GameSolution:
 
         A turn is followed to the target plus the final round's lead cap (``Leps``), or to the
         first bankable total when the entry threshold or minimum bank lies beyond that (an
-        entry threshold above the target): see :func:`_kernels.opt_tcap`. Every kernel buffer
+        entry threshold above the target): see :func:`kernels.opt_tcap`. Every kernel buffer
         indexed by a turn total is sized from here, so no ruleset can write past one."""
         s = self.spec
         reach = max(self.target_units + self.Leps, int(s.prm[P_ENTRY]), int(s.prm[P_MINBANK]))
@@ -146,7 +146,7 @@ class GameSolution:
     # ------------------------------------------------------------------ one turn's values
     def bank_value(self, a: int, b: int, fb: int, T: int) -> float:
         """The mover's win probability after banking a turn total of T units at state
-        (a, b, ., fb), for any T: the formula of :func:`_kernels.game_bank_values`, which
+        (a, b, ., fb), for any T: the formula of :func:`kernels.game_bank_values`, which
         fills the tables only up to the DP's cap (the regret analysis needs it past the cap)."""
         s = a + T
         if s < self.target_units:
@@ -165,7 +165,7 @@ class GameSolution:
         """(fA, fB): a forced roll past the DP's cap is worth fA + fB * beta (fA < 0: no forced
         rolls under this ruleset); ``final`` for the trailing player's final turn."""
         s = self.spec
-        return _forced(_final_prm(s) if final else s.prm, s)
+        return forced_extension(final_prm(s) if final else s.prm, s)
 
     def turn_values(self, a: int, b: int, fa: int, fb: int):
         """Optimal within-turn values of the mover at turn-start state (a, b, fa, fb) (units).
@@ -180,14 +180,14 @@ class GameSolution:
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
         K.state_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.W, self.R, self.Rsup,
-                      self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, V, Q, bv, *_forced(s.prm, s))
-        fA, fB = _forced(s.prm, s)
+                      self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, V, Q, bv, *forced_extension(s.prm, s))
+        fA, fB = forced_extension(s.prm, s)
         return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
     def final_values(self, d: int, fa: int):
         """Optimal values of a final turn d units behind the leader, as :meth:`turn_values`."""
         s = self.spec
-        prm = _final_prm(s)
+        prm = final_prm(s)
         Tcap = max(d + 1, int(K.bankable_from(prm, fa)))
         nr = max(1, int(prm[P_MAXROLLS]))
         V = np.zeros((nr, s.n_dice + 1, Tcap + 1))
@@ -195,19 +195,19 @@ class GameSolution:
         T = np.arange(Tcap + s.max_step + 2)
         bv = np.where(T > d, 1.0, np.where((T == d) & bool(prm[P_SHARED]), 0.5, 0.0))
         K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, 0.0, 0.0, False,
-                  True, V, bv, 0.0, Tcap, V, Q, *_forced(prm, s))
-        fA, _ = _forced(prm, s)
+                  True, V, bv, 0.0, Tcap, V, Q, *forced_extension(prm, s))
+        fA, _ = forced_extension(prm, s)
         return V, bv, Tcap, 0.0, (fA if fA >= 0 else None)
 
 
-def _forced(prm: np.ndarray, spec: Spec) -> tuple[float, float]:
+def forced_extension(prm: np.ndarray, spec: Spec) -> tuple[float, float]:
     if not K.needs_extension(prm):
         return -1.0, 0.0
     fA, fB = K.forced_value(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_d)
     return float(fA), float(fB)
 
 
-def _final_prm(spec: Spec) -> np.ndarray:
+def final_prm(spec: Spec) -> np.ndarray:
     prm = spec.prm.copy()
     if prm[P_END] == 2:  # one_more_roll: the final turn is a single roll
         prm[P_MAXROLLS] = 1
@@ -273,7 +273,7 @@ def estimate(spec: Spec, Leps: int) -> tuple[float, float]:
     return work, mem
 
 
-def _masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
+def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     mask = np.zeros((2, 2, tu, tu), dtype=np.bool_)
     if grid:
         mask[1, 1] = True
@@ -336,7 +336,7 @@ def fair_komi(sol: GameSolution) -> dict:
         def p(k):
             if k not in memo:
                 W = sol.W.copy()
-                _run(sol, _masks(sol.spec, tu, k, grid=False), W)
+                _run(sol, state_masks(sol.spec, tu, k, grid=False), W)
                 memo[k] = float(W[0, 0, 0, k])
             return memo[k]
     lo, hi = 0, 1
@@ -361,7 +361,7 @@ def _suffix_max(R: np.ndarray) -> np.ndarray:
 
 def min_bust_chance(spec: Spec) -> float:
     """The smallest chance of busting on a roll of 1 to num_dice dice (``pbmin`` of the
-    sure-bank cap :func:`_kernels.opt_tcap`)."""
+    sure-bank cap :func:`kernels.opt_tcap`)."""
     return float(spec.p_bust[1:].min())
 
 
@@ -373,7 +373,7 @@ def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
     if spec.prm[P_END] == END_IMMEDIATE:
         R = np.zeros((2, 1))
     else:
-        prm_f = _final_prm(spec)
+        prm_f = final_prm(spec)
         shared = bool(spec.prm[P_SHARED])
         rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
         R = np.zeros((2, max(len(r) for r in rows)))
@@ -408,7 +408,7 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             return _from_arrays(rules, spec, got)
     t0 = time.perf_counter()
     tu = int(spec.prm[P_TARGET])
-    # forced rolls past the caps take a closed form (see _kernels.forced_value), so no
+    # forced rolls past the caps take a closed form (see kernels.forced_value), so no
     # extension of the turn totals is needed; Lx stays in the kernels' signatures as 0
     Lx = 0
     R, Rsup = final_turn_chances(spec)
@@ -421,7 +421,7 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
             "lower the target or coarsen the scoring values (their common divisor sets the unit)")
     sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
-    stats = _run(sol, _masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
+    stats = _run(sol, state_masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
     if not rules.entry_threshold:
         # flags play no part without an entry threshold: every view is the on-board grid
         sol.W[:] = sol.W[1, 1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tenk_env.solve._spec import P_MINBANK
+from tenk_env.solve.spec import P_MINBANK
 from tenk_env.solve.game import GameSolution
 
 __all__ = ["bank_thresholds", "plot_policy"]

@@ -1,6 +1,6 @@
 """Choosing a move in a live :class:`~tenk_env.game.Game` from solver value tables.
 
-:func:`pick` applies exactly the kernel's tie-break (see :mod:`tenk_env.solve._kernels`),
+:func:`pick` applies exactly the kernel's tie-break (see :mod:`tenk_env.solve.kernels`),
 so an agent built on it plays the policy that :mod:`tenk_env.solve.evaluate` evaluates.
 It is :func:`choose` over :func:`move_values`: the regret analysis
 (:mod:`tenk_env.solve.regret`) values the legal moves with the same function, so the

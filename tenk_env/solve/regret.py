@@ -9,14 +9,14 @@ rolling on to a total T at or below the in-turn DP's cap is the DP's own value
 :func:`optimal_values` computes the same floats faster).
 
 Past the cap the DP stores nothing: it proves that banking is best there (see
-:func:`tenk_env.solve._kernels.opt_tcap`), so the optimal player never rolls on and the
+:func:`tenk_env.solve.kernels.opt_tcap`), so the optimal player never rolls on and the
 kernel values an after-keep state past the cap as banking. Any other player may roll on,
 and that move's W* is one step of expectation over the next roll
 (:func:`roll_past_cap`): every successor of that roll is past the cap too (totals only
 grow), where W* is known exactly: banking when the rules allow it, the closed-form forced
 roll (mandatory hot dice, a zilch pay-out) when they do not, the forfeit when the roll
 limit is reached and banking is not allowed; a bust is worth the bust value beta, an
-instant win 1. This is the kernel's own recursion (:func:`_kernels.turn_dp`) written for
+instant win 1. This is the kernel's own recursion (:func:`kernels.turn_dp`) written for
 one state, so the values agree with it wherever both exist.
 
 :class:`TurnTables` holds one turn-start state's tables (the optimal agent caches them per
@@ -36,9 +36,9 @@ import numpy as np
 from numba import njit
 
 from tenk_env.game import Game
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N, P_SHARED, P_ZILCH, WIN, ZILCH
-from tenk_env.solve.game import EPS, GameSolution, _final_prm
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N, P_SHARED, P_ZILCH, WIN, ZILCH
+from tenk_env.solve.game import EPS, GameSolution, final_prm
 from tenk_env.solve.policy import choose, move_values, pick
 from tenk_env.tables import Keep
 
@@ -60,7 +60,7 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
     ``bank_seg[j]`` is the value of banking ``T + j`` (j up to the largest step), ``beta``
     of a bust, ``forf`` of a forfeited total; a forced roll is worth ``fA + fB * beta``
     (fA < 0: none under these rules). Every successor is past the cap, where the optimal
-    continuation is the kernel's (:func:`tenk_env.solve._kernels.turn_dp` past ``Tcap``):
+    continuation is the kernel's (:func:`tenk_env.solve.kernels.turn_dp` past ``Tcap``):
     bank when allowed, else the forced roll or the forfeit.
     """
     z = prm[P_ZILCH]
@@ -105,7 +105,7 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
 
 @njit(cache=True)
 def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
-    """``V[r, n, T]`` for T <= Tcap exactly as :func:`tenk_env.solve._kernels.turn_dp` computes
+    """``V[r, n, T]`` for T <= Tcap exactly as :func:`tenk_env.solve.kernels.turn_dp` computes
     it with ``choose_self`` (the same sums in the same order, so the same floats and the
     optimal agent's same moves), several times faster for what the agents need.
 
@@ -222,7 +222,7 @@ class TurnTables:
             _, _, d, fa = key
             self.final, self.d, self.fa = True, int(d), int(fa)
             self.a = self.b = self.fb = 0
-            prm = _final_prm(s)
+            prm = final_prm(s)
             self.fA, self.fB = _forced_of(sol, True)
             self.beta = 0.0
             Tcap = max(self.d + 1, int(K.bankable_from(prm, self.fa)))

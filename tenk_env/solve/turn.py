@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import _kernels as K
-from tenk_env.solve._spec import P_MAXROLLS, P_MINBANK, SolverError, Spec, build_spec
+from tenk_env.solve import kernels as K
+from tenk_env.solve.spec import P_MAXROLLS, P_MINBANK, SolverError, Spec, build_spec
 from tenk_env.solve.cache import load_arrays, save_arrays
 
 __all__ = ["TurnSolution", "solve_turn"]
