@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from tenk_env.dice import DiceStream, FaceBuffer
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
-from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, _data, apply_action,
+from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, obs_tables, apply_action,
                           encode, legal_mask, n_actions, obs_high, obs_size)
 from tenk_env.records import format_log
 from tenk_env.registry import make_batched, make_policy
@@ -191,7 +191,7 @@ class TenThousandEnv(gym.Env):
         self.observation_space = spaces.Box(np.zeros(obs_size(n), dtype=np.float32), obs_high(n),
                                             dtype=np.float32)
         self._game: Game | None = None
-        self._tdata = _data(get_tables(self.rules))
+        self._tdata = obs_tables(get_tables(self.rules))
         self.seat = 0 if self._fixed_seat is None else self._fixed_seat
         #: seat -> the opponent policy playing it (None for the learner's seat)
         self._policies: list[Any] = [None] * n

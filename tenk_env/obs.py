@@ -164,7 +164,8 @@ class _TablesData:
         self.zeros = np.zeros(na, dtype=np.int8)
 
 
-def _data(tables: Tables) -> _TablesData:
+def obs_tables(tables: Tables) -> _TablesData:
+    """The per-ruleset arrays the observation encoders read (built once per Tables)."""
     return tables.derived("obs", _TablesData)
 
 
@@ -179,7 +180,7 @@ def encode(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     ph = game.phase
     decide = ph is _DECIDE
     if decide:
-        out[:_N_DICE_FEATURES] = _data(game.tables).rolls[game.dice].feat
+        out[:_N_DICE_FEATURES] = obs_tables(game.tables).rolls[game.dice].feat
     else:
         out[:_N_DICE_FEATURES] = 0.0
     r = game.rules
@@ -227,7 +228,7 @@ def legal_mask(game: Game, seat: int | None = None) -> np.ndarray:
     faster by about a microsecond a step, and silently wrong the day the engine learned a
     new rule.
     """
-    d = _data(game.tables)
+    d = obs_tables(game.tables)
     ph = game.phase
     if (seat is not None and seat != game.current) or (ph is not _DECIDE and ph is not _PIGGYBACK):
         return d.zeros.copy()
@@ -255,7 +256,7 @@ def decode_action(game: Game, action: int) -> tuple[Keep, bool] | bool:
 
 
 def _decode_problem(game: Game, action: int) -> tuple[Keep, bool] | bool | str:
-    d = _data(game.tables)
+    d = obs_tables(game.tables)
     ph = game.phase
     if not 0 <= action < d.n_actions:
         return f"the action space is Discrete({d.n_actions}) (0 to {d.n_actions - 1})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tenk_env.obs import OBS_VERSION, TURN_SCALE, _data, obs_size
+from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_tables, obs_size
 from tenk_env.vector.engine import BatchedGame
 from tenk_env.vector.layout import (
     F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS, P_ONBOARD, P_SCORE,
@@ -27,7 +27,7 @@ def roll_features(engine: BatchedGame) -> np.ndarray:
     """(n_rolls, 42) dice features per roll id, from tenk_env.obs's own cache."""
 
     def build(tables) -> np.ndarray:
-        d = _data(tables)
+        d = obs_tables(tables)
         f = np.zeros((engine.arrays.n_rolls, _N_DICE), np.float32)
         for dice, r in engine.arrays.roll_index.items():
             f[r] = d.rolls[dice].feat
