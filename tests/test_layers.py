@@ -549,3 +549,15 @@ def test_the_entry_points_exist():
             installed = {ep.name: ep.value for ep in entry_points(group=group)}
             assert installed == eps, (f"installed entry points {group!r} differ from pyproject.toml "
                                       f"(run `pip install -e .`): {installed} != {eps}")
+
+
+def test_what_crosses_modules_has_a_public_name():
+    """A name one module imports from another is part of that module's interface: no
+    ``from tenk_env.x import _private`` (tests may reach inside; the package may not)."""
+    bad = []
+    for mod, path in MODULES.items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == PACKAGE:
+                bad += [f"{path.relative_to(ROOT)}:{n.lineno}: from {n.module} import {a.name}" for a in n.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not bad, "private names imported across modules (make them public):\n" + "\n".join(bad)
