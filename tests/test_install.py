@@ -62,3 +62,14 @@ def test_wheel_holds_tenk_env_only_with_its_data(tmp_path):
     assert "tenk.agents:zoo" in targets and "tenk.batched:tenk" in targets
     outside = {k: v for k, v in targets.items() if not v.startswith("tenk_env.")}
     assert not outside
+
+
+def test_every_subpackage_is_listed_for_the_wheel():
+    """pyproject.toml lists the packages explicitly (two are mapped from agents/ and configs/):
+    a new subpackage left off the list would be missing from every wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "tenk_env").rglob("__init__.py")}
+    assert found <= listed, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
+    assert {"tenk_env.zoo", "tenk_env.configs"} <= listed
