@@ -32,6 +32,7 @@ from tenk_env.cli.common import EXIT_SIGTERM, Terminated, console, interrupted_e
 COMMANDS = (cmd_analyze, cmd_bench, cmd_evaluate, cmd_ffa, cmd_play, cmd_plot, cmd_replay, cmd_rules, cmd_solve, cmd_sweep,
             cmd_tournament, cmd_train, cmd_zoo)
 
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tenk", description="Ten Thousand (Farkle) for reinforcement learning")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -135,7 +135,7 @@ class StopRequest:
             signal.signal(s, h)
 
 
-def _clear_force(run_dir: Path, say: Callable[[str], None], entries: Collection[str],
+def _clear_force(run_dir: Path, tell: Callable[[str], None], entries: Collection[str],
                  where: Callable[[Path], str] | None) -> None:
     """--force: delete the run held in ``run_dir`` (the lock file stays: this process holds it),
     after saying what goes. A directory holding anything a run does not write (``entries``)
@@ -151,7 +151,7 @@ def _clear_force(run_dir: Path, say: Callable[[str], None], entries: Collection[
     for q in held:
         n = sum(1 for x in q.rglob("*") if x.is_file()) if q.is_dir() else 0
         parts.append(f"{q.name}/ ({n} files)" if q.is_dir() else q.name)
-    say(f"--force: deleting the run in {run_dir}{at}: {', '.join(parts)}")
+    tell(f"--force: deleting the run in {run_dir}{at}: {', '.join(parts)}")
     _clear(held)
 
 
