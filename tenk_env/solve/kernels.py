@@ -32,6 +32,15 @@ NEG = -1e300
 def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
             choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB):
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
+    See :func:`turn_dp_radius`."""
+    turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, np.zeros(0))
+
+
+@njit(cache=True)
+def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad):
+    """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
 
     ``bv`` must cover totals up to ``Tcap + max_step``. ``V[0, N, 0]`` is the turn's value.
     Past ``Tcap`` an after-keep state is valued as ending the turn: callers choose the cap
@@ -39,10 +48,22 @@ def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, bet
     dice, a zilch pay-out) is then worth fA + fB * beta when fA >= 0: every later roll
     banks at once unless it busts or offers only forced continuations (see forced_value);
     callers pass fA < 0 where that does not hold and the cap covers the forced rolls.
+
+    ``rad`` (size 1, ``choose_self`` only; size 0: not wanted) receives the *radius* of the
+    policy found: every choice stays at least as good as each alternative for any bust value
+    within ``beta +- rad[0]`` (each action's value under the policy is linear in beta, and
+    the turn's states form a DAG, so a policy greedy on its own values there is optimal there).
     """
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
+    track = rad.shape[0] > 0 and choose_self
+    rho = 1e300
+    width = 1
+    for c in range(c_os.shape[0]):
+        width = max(width, 2 * (c_oe[c] - c_os[c]))
+    alt_v = np.empty(width)
+    alt_q = np.empty(width)
     z = prm[P_ZILCH]
     entry = prm[P_ENTRY]
     minbank = prm[P_MINBANK]
@@ -87,6 +108,7 @@ def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, bet
                         be = 0.0
                         bq = 0.0
                         first = True
+                        na = 0
                         for o in range(c_os[c], c_oe[c]):
                             T2 = T + o_p[o]
                             n2 = n - o_d[o]
@@ -113,6 +135,14 @@ def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, bet
                                     cv = ev
                                 elif T2 <= cq_Tcap:
                                     cv = cq_roll[r2i, n2, T2]
+                                if track:
+                                    alt_v[na] = ev
+                                    alt_q[na] = eq
+                                    na += 1
+                            if track and (can_bank or not can_roll):
+                                alt_v[na] = bv[T2] if can_bank else forf
+                                alt_q[na] = 0.0 if can_bank else fq
+                                na += 1
                             if can_bank:
                                 ce = bv[T2] if choose_self else cq_bank[min(T2, nbank)]
                                 if ce >= cv or not can_roll:
@@ -130,8 +160,14 @@ def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, bet
                                 first = False
                         v += p * be
                         q += p * bq
+                        for k in range(na):
+                            dq = abs(bq - alt_q[k])
+                            if dq > 0.0:
+                                rho = min(rho, (be - alt_v[k]) / dq)
                 V[r, n, T] = v
                 Q[r, n, T] = q
+    if track:
+        rad[0] = max(rho, 0.0)
 
 
 # ---------------------------------------------------------------------------- the 2-player game

@@ -1,0 +1,399 @@
+"""Compiled inner loops of the N-player exact solver (:mod:`tenk_env.solve.multi`).
+
+Scores of N players are flattened into one index, ``idx = sum(s[i] * tu**i)``: a bank raises
+one score and so the index, and states of one score sum (a *level*) depend only on higher
+levels and on each other through busts at the same scores. :func:`regular_level` solves one
+level in parallel over its score vectors.
+
+Every within-turn backward induction is :func:`tenk_env.solve.kernels.turn_dp`, the kernel
+the 2-player solver uses, so the responder chooses exactly as ``optimal`` and ``br:BOT`` do.
+A fixed player's turn is a Markov chain whose moves do not depend on values: its outcome
+(bank T, bust, instant win) is read once per situation by :func:`tab_outcomes`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tenk_env.solve.kernels import bankable_from, needs_extension, turn_dp, turn_dp_radius
+from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N,
+                                  P_ZILCH, WIN, ZILCH)
+
+
+@njit(cache=True)
+def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, out):
+    """A tabulated turn played forward: ``out[T]`` = P(the turn banks a total of T units).
+
+    Returns (instant win, bust or forfeit, pruned) chances. The moves and their legality
+    follow :func:`tenk_env.solve.kernels.fixed_dp` step for step (it values the same turn
+    backward); ``out`` must cover the last row's total + max_step.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    nr = rows.shape[0]
+    Tt = rows.shape[2] - 1
+    mass = np.zeros((nr, N + 1, Tt + 1))
+    mass[0, N, 0] = 1.0
+    out[:] = 0.0
+    win = 0.0
+    q = 0.0
+    pruned = 0.0
+    for T in range(Tt + 1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                mm = mass[r, n, T]
+                if mm == 0.0:
+                    continue
+                row = rows[r, n, T]
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c] * mm
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        q += p
+                        continue
+                    if kind == WIN:
+                        win += p
+                        continue
+                    hot = False
+                    if kind == ZILCH:
+                        T2 = T + z
+                        n2 = N
+                        end = not can_roll
+                    else:
+                        code = dec[row, c - cstart[n]]
+                        o = c_os[c] + (code >> 1)
+                        end = (code & 1) == 1 or not can_roll
+                        T2 = T + o_p[o]
+                        n2 = n - o_d[o]
+                        if n2 == 0:
+                            hot = True
+                            n2 = N
+                    if end:
+                        if (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll):
+                            out[T2] += p
+                        else:
+                            q += p
+                    else:
+                        row2 = rows[r2i, n2, T2] if T2 <= Tt else -1
+                        if row2 >= 0:
+                            mass[r2i, n2, T2] += p
+                        else:
+                            pruned += p
+    return win, q, pruned
+
+
+@njit(cache=True)
+def _digits(idx, tu, N, s):
+    for i in range(N):
+        s[i] = idx % tu
+        idx //= tu
+
+
+@njit(cache=True)
+def _no_beat(FB, s, N, x, y, tu):
+    """P(no player but x beats a bar of y in the final round): x triggered with y, and every
+    other player has one final turn against it (once one beats it, x has lost)."""
+    J = FB.shape[2]
+    j = min(y - tu, J - 1)
+    v = 1.0
+    for i in range(N):
+        if i != x:
+            v *= 1.0 - FB[i, s[i], j]
+    return v
+
+
+@njit(cache=True)
+def _trigger_value(prm, tu, N, x, m, y, s, FB, TRIG, pw):
+    """The focus player's win chance once player m banks to y >= target at scores s."""
+    if prm[P_END] == END_IMMEDIATE:
+        return 1.0 if m == x else 0.0
+    if m == x:
+        return _no_beat(FB, s, N, x, y, tu)
+    rest = 0
+    mult = 1
+    for k in range(1, N):
+        rest += s[(m + k) % N] * mult
+        mult *= tu
+    j = min(y - tu, TRIG.shape[1] - 1)
+    return TRIG[m, j, rest]
+
+
+@njit(cache=True)
+def br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta):
+    """The total past which the responder's banking at scores s is provably best: the cap of
+    :func:`tenk_env.solve.kernels.opt_tcap`, against every other player's final turn.
+
+    Past the target under a final round, banking beats rolling on once the chance that
+    someone beats the bank is at most pbmin * (1 - beta) at every higher total: rolling on
+    wins at most 1 - pbmin and otherwise busts to beta. With forced rolls the cap also
+    reaches the total past which a bank wins surely (to eps), where a forced roll has a
+    closed form (:func:`tenk_env.solve.kernels.forced_value`)."""
+    a = s[x]
+    fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
+    if prm[P_END] == END_IMMEDIATE:
+        return max(tu - a, bankable_from(prm, fa))
+    J = FB.shape[2]
+    bound = max(eps, pbmin * (1.0 - beta))
+    j0 = J
+    j1 = J
+    sup = 0.0
+    for j in range(J - 1, -1, -1):
+        lose = 1.0 - _no_beat(FB, s, N, x, tu + j, tu)
+        if lose > sup:
+            sup = lose
+        if sup <= bound:
+            j0 = j
+        if sup <= eps:
+            j1 = j
+    y = tu + (j1 if needs_extension(prm) and j1 > j0 else j0)
+    return max(y - a, bankable_from(prm, fa))
+
+
+@njit(cache=True)
+def br_turn_inputs(prm, tu, N, x, idx, s, U, FB, pw, pbmin, eps, beta, max_step, bv):
+    """The responder's turn at scores s (index idx): fills bv[T], its win chance after banking
+    T, and returns the cap (:func:`br_cap`)."""
+    a = s[x]
+    nxt = (x + 1) % N
+    Tcap = br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta)
+    n = Tcap + max_step + 2
+    for T in range(n):
+        y = a + T
+        if y < tu:
+            bv[T] = U[nxt, idx + T * pw[x]]
+        elif prm[P_END] == END_IMMEDIATE:
+            bv[T] = 1.0
+        else:
+            bv[T] = _no_beat(FB, s, N, x, y, tu)
+    return Tcap
+
+
+@njit(cache=True, parallel=True)
+def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, x, resp, states, KID, DIST,
+                  DW, DQ, FB, TRIG, U, pbmin, eps, tol, fA, fB, res, its):
+    """Solve the turn-start states ``states`` (one level: equal score sums) for the focus player x.
+
+    ``U[m, idx]`` is x's win chance with player m to move at scores idx. Fixed players'
+    turns are their outcome rows ``DIST[KID[m, own, leader]]`` (bank T), ``DW`` (instant
+    win), ``DQ`` (bust or forfeit: the next player moves at the same scores). With ``resp``,
+    x is the responder: its turn is the optimal backward induction against the others' fixed
+    play. The N movers at one score vector are linked in a cycle by busts; the fixed ones are
+    linear, so the cycle is x = F(C + Q x) with F convex piecewise linear in the bust value:
+    Newton steps (policy iteration), then plain iteration, as the 2-player solver does.
+    ``res``/``its`` receive each state's residual and iterations."""
+    pw = np.empty(N, np.int64)
+    p = 1
+    for i in range(N):
+        pw[i] = p
+        p *= tu
+    Lr = DIST.shape[1]
+    Nd = prm[P_N]
+    nr = max(1, prm[P_MAXROLLS])
+    for iq in prange(states.shape[0]):
+        i = np.int64(iq)
+        idx = states[i]
+        s = np.empty(N, np.int64)
+        _digits(idx, tu, N, s)
+        c = np.zeros(N)
+        q = np.zeros(N)
+        for m in range(N):
+            if resp and m == x:
+                continue
+            lead = 0
+            for k in range(N):
+                if k != m and s[k] > lead:
+                    lead = s[k]
+            key = KID[m, s[m], lead]
+            cm = DW[key] if m == x else 0.0
+            nxt = (m + 1) % N
+            for T in range(1, Lr):
+                pr = DIST[key, T]
+                if pr == 0.0:
+                    continue
+                y = s[m] + T
+                if y < tu:
+                    cm += pr * U[nxt, idx + T * pw[m]]
+                else:
+                    cm += pr * _trigger_value(prm, tu, N, x, m, y, s, FB, TRIG, pw)
+            c[m] = cm
+            q[m] = DQ[key]
+        if not resp:
+            num = 0.0
+            prod = 1.0
+            for m in range(N):
+                num += prod * c[m]
+                prod *= q[m]
+            u = num / (1.0 - prod)
+            U[0, idx] = u
+            for m in range(N - 1, 0, -1):
+                u = c[m] + q[m] * u
+                U[m, idx] = u
+            res[i] = 0.0
+            its[i] = 0
+            continue
+        # the fixed players from x + 1 round to x - 1: beta = C + Q * (x's value)
+        C = 0.0
+        Q = 1.0
+        for k in range(1, N):
+            m = (x + k) % N
+            C += Q * c[m]
+            Q *= q[m]
+        a = s[x]
+        fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
+        nb = (x + 1) % N
+        xv = U[x, idx + pw[nb]] if s[nb] + 1 < tu else 0.5
+        # sized for this state: the cap moves with beta only past the target
+        bv = np.empty(tu - a + FB.shape[2] + max_step + 4 + bankable_from(prm, fa))
+        V = np.empty((1, 1, 1))
+        Qa = np.empty((1, 1, 1))
+        rad = np.zeros(1)
+        it = 0
+        r = 0.0
+        while True:
+            it += 1
+            beta = C + Q * xv
+            Tcap = br_turn_inputs(prm, tu, N, x, idx, s, U, FB, pw, pbmin, eps, beta, max_step, bv)
+            if V.shape[2] < Tcap + 1:
+                V = np.empty((nr, Nd + 1, Tcap + 1))
+                Qa = np.empty((nr, Nd + 1, Tcap + 1))
+            turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
+                           True, V, bv, beta, Tcap, V, Qa, fA, fB, rad)
+            v = V[0, Nd, 0]
+            qv = Qa[0, Nd, 0]
+            r = abs(v - xv)
+            if r < tol or it > 5000:
+                xv = v
+                break
+            if it <= 8:
+                cA = v - qv * beta
+                xv = (cA + qv * C) / (1.0 - qv * Q)
+                # the policy just found is still optimal at the fixed point it implies (same
+                # cap, bust value within its radius): then that point is exact, no check needed
+                b2 = C + Q * xv
+                if abs(b2 - beta) <= rad[0] and br_cap(prm, tu, N, x, s, FB, pbmin, eps, b2) == Tcap:
+                    r = 0.0
+                    break
+            else:
+                xv = v
+        U[x, idx] = xv
+        u = xv
+        for k in range(N - 1, 0, -1):
+            m = (x + k) % N
+            u = c[m] + q[m] * u
+            U[m, idx] = u
+        res[i] = r
+        its[i] = it
+
+
+@njit(cache=True, parallel=True)
+def final_fixed(tu, N, ix, Jk, Pk, FKID, FDIST, FW, PHI1, out):
+    """One fixed player's final turn in the final round: ``out[hx, j, rest]`` from ``PHI1``,
+    the table of the players after it. ``rest`` holds this player's score (``rest % tu``)
+    and those after it; the bar is target + j, ``hx`` whether the focus player holds it.
+    ``ix``: this player is the focus. A bank that beats the bar makes this player its holder;
+    one that does not, and a bust, leave it; an instant win ends the game."""
+    J1 = PHI1.shape[1]
+    Lf = FDIST.shape[1]
+    for jq in prange(Jk):
+        j = np.int64(jq)  # a parallel loop's index is unsigned: mixed with int64 numba makes floats
+        M = tu + j
+        for rk in range(Pk):
+            a = rk % tu
+            r1 = rk // tu
+            key = FKID[a, min(j, FKID.shape[1] - 1)]
+            for hx in range(2):
+                stay = PHI1[hx, min(j, J1 - 1), r1]
+                if key < 0:
+                    out[hx, j, rk] = stay
+                    continue
+                w = FW[key]
+                beat = 0.0
+                acc = 0.0
+                for T in range(max(1, M - a + 1), Lf):
+                    pr = FDIST[key, T]
+                    if pr == 0.0:
+                        continue
+                    jj = min(a + T - tu, J1 - 1)
+                    acc += pr * PHI1[ix, jj, r1]
+                    beat += pr
+                out[hx, j, rk] = (w if ix == 1 else 0.0) + (1.0 - w - beat) * stay + acc
+
+
+@njit(cache=True, parallel=True)
+def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, PHI1, pbmin,
+                    eps, fA, fB, out):
+    """The responder's final turn: ``out[0, j, a + tu * rest]`` for every own score a, against
+    a bar of target + j held by another player, ``PHI1`` the table of the players after it.
+
+    Without a minimum bank a turn's values depend on the responder's score only through
+    score + turn total, so one backward induction over that sum (index y) serves every
+    starting score; off the board (score 0, entry threshold) totals and sums coincide."""
+    J1 = PHI1.shape[1]
+    N = prm_f[P_N]
+    nr = max(1, prm_f[P_MAXROLLS])
+    forced = needs_extension(prm_f)
+    entry = prm_f[P_ENTRY]
+    minbank = prm_f[P_MINBANK]
+    for jq in prange(Jk * P1):
+        jr = np.int64(jq)
+        j = jr // P1
+        r1 = jr % P1
+        M = tu + j
+        beta = PHI1[0, min(j, J1 - 1), r1]
+        bound = max(eps, pbmin * (1.0 - beta))
+        # first score past the bar from which every higher bank is lost with chance <= bound
+        sup = 0.0
+        y0 = tu + J1
+        y1 = tu + J1
+        for jj in range(J1 - 1, -1, -1):
+            y = tu + jj
+            if y <= M:
+                break
+            lose = 1.0 - PHI1[1, jj, r1]
+            if lose > sup:
+                sup = lose
+            if sup <= bound:
+                y0 = y
+            if sup <= eps:
+                y1 = y
+        ycap = y1 if forced and y1 > y0 else y0
+        ycap = max(ycap, M + 1)
+        if minbank == 0:
+            ends = 2 if entry > 0 else 1
+        else:
+            ends = tu
+        for e in range(ends):
+            # e: the starting score for a per-score induction (minimum bank), else the entry flag
+            if minbank == 0:
+                a0 = 0
+                fa = 1 if e == 0 else 0
+                Tcap = max(ycap, bankable_from(prm_f, fa))
+            else:
+                a0 = e
+                fa = 1 if (entry == 0 or a0 > 0) else 0
+                Tcap = max(ycap - a0, bankable_from(prm_f, fa))
+            n = Tcap + max_step + 2
+            bv = np.empty(n)
+            for T in range(n):
+                y = a0 + T
+                bv[T] = PHI1[1, min(y - tu, J1 - 1), r1] if y > M else beta
+            V = np.empty((nr, N + 1, Tcap + 1))
+            Qa = np.empty((nr, N + 1, Tcap + 1))
+            turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
+                    True, V, bv, beta, Tcap, V, Qa, fA, fB)
+            if minbank == 0:
+                if fa == 1:
+                    for a in range(tu):
+                        out[0, j, a + tu * r1] = V[0, N, a]
+                else:
+                    out[0, j, tu * r1] = V[0, N, 0]
+            else:
+                out[0, j, a0 + tu * r1] = V[0, N, 0]
