@@ -54,6 +54,7 @@ from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_
 from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
                                      code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
 from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
+from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import pick
 from tenk_env.tables import Keep, get_tables
@@ -61,8 +62,9 @@ from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS,
                                     P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
 
-__all__ = ["EXACT_AGENTS", "check_exact_spec", "exact_policy", "exact_eval", "best_response", "BotPolicy",
-           "BestResponseAgent", "policy_key", "afterstate_policy"]
+__all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
+           "best_response", "exact_eval_n", "best_response_n", "BotPolicy", "BestResponseAgent", "policy_key",
+           "afterstate_policy"]
 
 #: what the exact evaluator can follow, for error messages
 EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
@@ -85,6 +87,10 @@ def check_exact_spec(spec) -> None:
     if name == "br":
         if not arg:
             raise SolverError("agent 'br' needs the agent it answers: br:BOT, e.g. br:dicenow")
+        if "," in arg:
+            raise SolverError(f"agent {spec!r} answers {len(arg.split(','))} bots, for "
+                              f"{len(arg.split(',')) + 1}-player games; the 2-player exact evaluator follows "
+                              f"{EXACT_AGENTS}")
         check_exact_spec(arg)
         return
     if name in ("afterstate", "zoo"):
@@ -102,6 +108,86 @@ def check_exact_spec(spec) -> None:
                           f"the exact evaluator follows {EXACT_AGENTS}")
     raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
                       f"the exact evaluator follows {EXACT_AGENTS}")
+
+
+#: what the N-player exact solver follows (2 to 4 players)
+MULTI_AGENTS = "maxscore, dicenow, breakeven, greedy[:N] and hold[:N]"
+
+
+def check_multi_spec(spec) -> None:
+    """Raise :class:`SolverError` unless the N-player exact solver can follow agent ``spec``
+    (:data:`MULTI_AGENTS`). Solves nothing."""
+    if not isinstance(spec, str):
+        raise SolverError(f"agent {spec!r}: the N-player exact solver takes agent specs ({MULTI_AGENTS})")
+    name, _, _ = spec.partition(":")
+    if name in _BOTS:
+        try:
+            make_agent(spec)
+        except AgentError as e:
+            raise SolverError(str(e)) from None
+        return
+    if name == "optimal":
+        why = "it is the 2-player game solution; with more players the most a seat can win is br:BOT1,BOT2"
+    elif name == "br":
+        why = "a best response is measured against the bots it answers (tenk solve best-response)"
+    elif name in ("afterstate", "zoo"):
+        why = "a learned agent's moves are followed exactly at 2 players only (measure it by a match)"
+    elif name in AGENTS:
+        why = _WHY_NOT.get(name, "it is not deterministic")
+    else:
+        raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS))}; the N-player exact solver "
+                          f"follows {MULTI_AGENTS}")
+    raise SolverError(f"agent {spec!r} cannot be evaluated exactly with more than 2 players: {why}; "
+                      f"the N-player exact solver follows {MULTI_AGENTS}")
+
+
+def _bot_list(arg: str) -> list[str]:
+    bots = [b.strip() for b in arg.split(",")]
+    if not all(bots):
+        raise SolverError(f"agent 'br:{arg}': name every bot it answers, separated by commas: br:dicenow,maxscore")
+    for b in bots:
+        check_multi_spec(b)
+    return bots
+
+
+def exact_eval_n(rules: "Ruleset | str", specs: list[str], *, cache: bool = True, theta: float = THETA,
+                 progress=None) -> MultiEval:
+    """Exact P(win) of N = 2 to 4 bots (:data:`MULTI_AGENTS`) sitting in this cyclic order, for
+    every one of them moving first (:class:`~tenk_env.solve.multi.MultiEval`); cached on disk."""
+    for sp in specs:
+        check_multi_spec(sp)
+    rules = load_ruleset(rules)
+    check_multi_rules(rules, len(specs))
+    res = evaluate_multi(rules, [BotPolicy(make_agent(sp), rules) for sp in specs], cache=cache, theta=theta,
+                         progress=progress)
+    res.names = list(specs)
+    return res
+
+
+_BRN: OrderedDict = OrderedDict()
+
+
+def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = True, theta: float = THETA,
+                    progress=None) -> MultiBestResponse:
+    """The exact best response to 1 to 3 bots seated after it in this order
+    (:class:`~tenk_env.solve.multi.MultiBestResponse`: its win probability seat by seat, the
+    solution ``br:BOT1,BOT2`` plays from). Solved once, then read from the disk cache."""
+    bots = [b.strip() for b in bots]
+    for b in bots:
+        check_multi_spec(b)
+    rules = load_ruleset(rules)
+    check_multi_rules(rules, len(bots) + 1)
+    mkey = (rules.hash, tuple(bots), theta, cache)
+    if mkey in _BRN:
+        _BRN.move_to_end(mkey)
+        return _BRN[mkey]
+    br = best_response_multi(rules, [BotPolicy(make_agent(b), rules) for b in bots], cache=cache, theta=theta,
+                             progress=progress)
+    br.opponents = list(bots)
+    _BRN[mkey] = br
+    if len(_BRN) > 2:
+        _BRN.popitem(last=False)
+    return br
 
 
 def _afterstate(spec: str) -> AfterstateAgent:
@@ -311,16 +397,21 @@ def exact_eval(rules: "Ruleset | str", a: str, b: str, *, cache: bool = True, th
 # ---------------------------------------------------------------------- the br:BOT agent
 class BestResponseAgent:
     """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
-    response (:func:`best_response`; solved on first use, then read from the disk cache).
+    response (:func:`best_response`; solved on first use, then read from the disk cache);
+    ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
+    (:func:`best_response_n`), for 3- and 4-player games.
     Chooses with :func:`tenk_env.solve.policy.pick`, the solver kernels' tie-break, so that
-    the exact evaluation describes exactly the moves it plays. Against anything but BOT it
-    still plays the same moves: it is the ceiling against BOT, not a general player."""
+    the exact evaluation describes exactly the moves it plays. Against anything but those
+    bots in those seats it still plays the same moves: it is the ceiling against them, not a
+    general player."""
 
     CACHE_SIZE = 16_384
 
     def __init__(self, target: str, cache_size: int = CACHE_SIZE):
         try:
-            check_exact_spec(target)
+            self.bots = _bot_list(target) if "," in target else None
+            if self.bots is None:
+                check_exact_spec(target)
         except SolverError as e:
             raise AgentError(f"agent 'br:{target}': {e}") from None
         self.target = target
@@ -329,9 +420,19 @@ class BestResponseAgent:
         self._cache_size = cache_size
         self._br: dict = {}
 
+    @property
+    def n_players(self) -> int:
+        return 2 if self.bots is None else len(self.bots) + 1
+
     def check(self, rules: Ruleset, n_players: int) -> None:
         try:
-            check_game_rules(rules, n_players)
+            if n_players != self.n_players:
+                raise SolverError(f"it answers {self.n_players - 1} bot(s), so it plays {self.n_players}-player "
+                                  f"games (this one has {n_players}); use br:" + ",".join(["BOT"] * (n_players - 1)))
+            if self.bots is None:
+                check_game_rules(rules, n_players)
+            else:
+                check_multi_rules(rules, n_players)
         except SolverError as e:
             raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
 
@@ -345,24 +446,43 @@ class BestResponseAgent:
             self._cache.move_to_end(key)
         return got
 
-    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
-        if game.n_players != 2:
-            raise AgentError(f"agent {self.name!r} plays 2-player games (this one has {game.n_players})")
-        rules = game.rules
+    def _solution(self, rules: Ruleset):
         br = self._br.get(rules.hash)
         if br is None:
-            br = self._br[rules.hash] = best_response(rules, self.target)
-        u = br.sol.unit
-        p, o = game.current, 1 - game.current
-        a, b = game.scores[p] // u, game.scores[o] // u
-        fa, fb = int(game.on_board[p]), int(game.on_board[o])
-        if not rules.entry_threshold:
-            fa = fb = 1
-        if game.final_round and game.trigger != p:
-            d = (game.scores[game.trigger] - game.scores[p]) // u
-            V, bv, Tcap, beta, forced = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
+            br = self._br[rules.hash] = (best_response(rules, self.target) if self.bots is None
+                                         else best_response_n(rules, self.bots))
+        return br
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        if game.n_players != self.n_players:
+            raise AgentError(f"agent {self.name!r} plays {self.n_players}-player games (this one has "
+                             f"{game.n_players})")
+        rules = game.rules
+        br = self._solution(rules)
+        u = br.unit
+        if self.bots is None:
+            p, o = game.current, 1 - game.current
+            a, b = game.scores[p] // u, game.scores[o] // u
+            fa, fb = int(game.on_board[p]), int(game.on_board[o])
+            if not rules.entry_threshold:
+                fa = fb = 1
+            if game.final_round and game.trigger != p:
+                d = (game.scores[game.trigger] - game.scores[p]) // u
+                V, bv, Tcap, beta, forced = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
+            else:
+                V, bv, Tcap, beta, forced = self._values((rules.hash, a, b, fa, fb),
+                                                         lambda: br.turn_values(a, b, fa, fb))
         else:
-            V, bv, Tcap, beta, forced = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
+            N, cur = game.n_players, game.current
+            # its own score first, then the players after it in turn order
+            sc = tuple(game.scores[(cur + k) % N] // u for k in range(N))
+            if game.final_round and game.trigger != cur:
+                t = (game.trigger - cur) % N
+                bar = max(game.scores) // u
+                V, bv, Tcap, beta, forced = self._values((rules.hash, "final", sc, t, bar),
+                                                         lambda: br.final_values(sc, t, bar))
+            else:
+                V, bv, Tcap, beta, forced = self._values((rules.hash, sc), lambda: br.turn_values(sc))
         n_bv = bv.shape[0] - 1
         return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
 

@@ -67,6 +67,10 @@ class BestResponse:
         return f"br:{self.opponent}"
 
     @property
+    def unit(self) -> int:
+        return self.sol.unit
+
+    @property
     def p_first(self) -> float:
         """P(the best response wins) when it moves first."""
         f, k = self.sol.start_flag, self.rules.komi // self.sol.unit

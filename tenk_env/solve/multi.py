@@ -43,7 +43,7 @@ from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, tabulate
 from tenk_env.solve.game import (EPS, TOL, check_game_rules, final_prm, final_turn_chances, forced_extension,
                                  min_bust_chance)
-from tenk_env.solve.spec import P_END, P_TARGET, END_IMMEDIATE, WIN, SolverError, Spec, build_spec
+from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
 __all__ = ["MultiEval", "MultiBestResponse", "evaluate_multi", "best_response_multi", "check_multi_rules",
            "multi_estimate", "MULTI_VERSION", "MAX_BYTES"]
@@ -331,10 +331,6 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
     return U, chains, FB, stats
 
 
-def _seat_names(names: list[str]) -> list[str]:
-    return list(names)
-
-
 @dataclass
 class MultiEval:
     """Exact win probabilities of N fixed policies sitting in this cyclic order.
@@ -431,6 +427,59 @@ class MultiBestResponse:
     @property
     def name(self) -> str:
         return "br:" + ",".join(self.opponents)
+
+    @property
+    def unit(self) -> int:
+        return self.spec.unit
+
+    def turn_values(self, scores):
+        """The responder's within-turn values at the start of its turn, ``scores`` in units,
+        its own first, then the players after it in turn order. Returns (V[r, n, T] value of
+        rolling, bv[T] value of banking T, Tcap, beta = value of a bust, value of a forced roll
+        past Tcap or None), as :meth:`tenk_env.solve.game.GameSolution.turn_values` does."""
+        s, N = self.spec, self.n_players
+        tu = int(s.prm[P_TARGET])
+        sv = np.asarray(scores, np.int64)
+        pw = tu ** np.arange(N, dtype=np.int64)
+        idx = int((sv * pw).sum())
+        beta = float(self.U1[idx])
+        fa = int(not s.rules.entry_threshold or sv[0] > 0)
+        bv = np.zeros(tu - int(sv[0]) + self.FB.shape[2] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
+        Tcap = int(MK.br_turn_inputs(s.prm, tu, N, 0, idx, sv, self.U1, self.FB, pw, min_bust_chance(s), EPS, beta,
+                                     s.max_step, bv))
+        return self._dp(s.prm, fa, Tcap, bv, beta)
+
+    def final_values(self, scores, trigger: int, bar: int):
+        """The responder's final turn: ``scores`` as in :meth:`turn_values`, ``trigger`` the
+        position (1..N-1 after the responder) of the player who triggered the final round,
+        ``bar`` the highest score so far (units, held by another player)."""
+        s, N = self.spec, self.n_players
+        tu = int(s.prm[P_TARGET])
+        k = N - trigger  # the responder's place in the final round's order
+        phi = self.chains[trigger][k + 1]
+        r1, mult = 0, 1
+        for ell in range(k + 1, N):
+            r1 += int(scores[(trigger + ell) % N]) * mult
+            mult *= tu
+        prm_f = final_prm(s)
+        M = int(bar)
+        beta = float(phi[0, min(M - tu, phi.shape[1] - 1), r1])
+        a = int(scores[0])
+        fa = int(not s.rules.entry_threshold or a > 0)
+        ycap = int(MK.final_cap(prm_f, tu, M, phi, r1, beta, min_bust_chance(s), EPS))
+        Tcap = max(ycap - a, int(K.bankable_from(prm_f, fa)))
+        bv = np.zeros(Tcap + s.max_step + 2)
+        MK.final_bank_values(tu, M, a, phi, r1, beta, bv)
+        return self._dp(prm_f, fa, Tcap, bv, beta)
+
+    def _dp(self, prm, fa, Tcap, bv, beta):
+        s = self.spec
+        V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
+        Q = np.zeros_like(V)
+        fA, fB = forced_extension(prm, s)
+        K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, beta, beta, True,
+                  True, V, bv, beta, Tcap, V, Q, fA, fB)
+        return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
 
 def _chain_arrays(chains: dict) -> dict:

@@ -158,17 +158,17 @@ def br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta):
 
 
 @njit(cache=True)
-def br_turn_inputs(prm, tu, N, x, idx, s, U, FB, pw, pbmin, eps, beta, max_step, bv):
+def br_turn_inputs(prm, tu, N, x, idx, s, Unext, FB, pw, pbmin, eps, beta, max_step, bv):
     """The responder's turn at scores s (index idx): fills bv[T], its win chance after banking
-    T, and returns the cap (:func:`br_cap`)."""
+    T (``Unext``: its win chance with the next player to move), and returns the cap
+    (:func:`br_cap`)."""
     a = s[x]
-    nxt = (x + 1) % N
     Tcap = br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta)
     n = Tcap + max_step + 2
     for T in range(n):
         y = a + T
         if y < tu:
-            bv[T] = U[nxt, idx + T * pw[x]]
+            bv[T] = Unext[idx + T * pw[x]]
         elif prm[P_END] == END_IMMEDIATE:
             bv[T] = 1.0
         else:
@@ -260,7 +260,7 @@ def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, t
         while True:
             it += 1
             beta = C + Q * xv
-            Tcap = br_turn_inputs(prm, tu, N, x, idx, s, U, FB, pw, pbmin, eps, beta, max_step, bv)
+            Tcap = br_turn_inputs(prm, tu, N, x, idx, s, U[nb], FB, pw, pbmin, eps, beta, max_step, bv)
             if V.shape[2] < Tcap + 1:
                 V = np.empty((nr, Nd + 1, Tcap + 1))
                 Qa = np.empty((nr, Nd + 1, Tcap + 1))
@@ -327,6 +327,42 @@ def final_fixed(tu, N, ix, Jk, Pk, FKID, FDIST, FW, PHI1, out):
                 out[hx, j, rk] = (w if ix == 1 else 0.0) + (1.0 - w - beat) * stay + acc
 
 
+@njit(cache=True)
+def final_cap(prm_f, tu, M, PHI1, r1, beta, pbmin, eps):
+    """The score past which the responder's bank in its final turn is provably best, against
+    a bar M held by another player (``PHI1``: the table of the players after it, ``beta``:
+    its chance if it does not beat M): the first score past M from which every higher bank
+    is lost with chance <= pbmin * (1 - beta) (<= eps with forced rolls; see :func:`br_cap`)."""
+    J1 = PHI1.shape[1]
+    bound = max(eps, pbmin * (1.0 - beta))
+    sup = 0.0
+    y0 = tu + J1
+    y1 = tu + J1
+    for jj in range(J1 - 1, -1, -1):
+        y = tu + jj
+        if y <= M:
+            break
+        lose = 1.0 - PHI1[1, jj, r1]
+        if lose > sup:
+            sup = lose
+        if sup <= bound:
+            y0 = y
+        if sup <= eps:
+            y1 = y
+    ycap = y1 if needs_extension(prm_f) and y1 > y0 else y0
+    return max(ycap, M + 1)
+
+
+@njit(cache=True)
+def final_bank_values(tu, M, a0, PHI1, r1, beta, bv):
+    """bv[T]: the responder's chance after banking T from score a0 in its final turn (the
+    bar M held by another player, ``PHI1`` the players after it)."""
+    J1 = PHI1.shape[1]
+    for T in range(bv.shape[0]):
+        y = a0 + T
+        bv[T] = PHI1[1, min(y - tu, J1 - 1), r1] if y > M else beta
+
+
 @njit(cache=True, parallel=True)
 def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, PHI1, pbmin,
                     eps, fA, fB, out):
@@ -339,7 +375,6 @@ def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_ste
     J1 = PHI1.shape[1]
     N = prm_f[P_N]
     nr = max(1, prm_f[P_MAXROLLS])
-    forced = needs_extension(prm_f)
     entry = prm_f[P_ENTRY]
     minbank = prm_f[P_MINBANK]
     for jq in prange(Jk * P1):
@@ -348,30 +383,13 @@ def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_ste
         r1 = jr % P1
         M = tu + j
         beta = PHI1[0, min(j, J1 - 1), r1]
-        bound = max(eps, pbmin * (1.0 - beta))
-        # first score past the bar from which every higher bank is lost with chance <= bound
-        sup = 0.0
-        y0 = tu + J1
-        y1 = tu + J1
-        for jj in range(J1 - 1, -1, -1):
-            y = tu + jj
-            if y <= M:
-                break
-            lose = 1.0 - PHI1[1, jj, r1]
-            if lose > sup:
-                sup = lose
-            if sup <= bound:
-                y0 = y
-            if sup <= eps:
-                y1 = y
-        ycap = y1 if forced and y1 > y0 else y0
-        ycap = max(ycap, M + 1)
+        ycap = final_cap(prm_f, tu, M, PHI1, r1, beta, pbmin, eps)
         if minbank == 0:
             ends = 2 if entry > 0 else 1
         else:
             ends = tu
         for e in range(ends):
-            # e: the starting score for a per-score induction (minimum bank), else the entry flag
+            # e: the entry flag of a shared induction, or the starting score of one per score
             if minbank == 0:
                 a0 = 0
                 fa = 1 if e == 0 else 0
@@ -380,20 +398,16 @@ def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_ste
                 a0 = e
                 fa = 1 if (entry == 0 or a0 > 0) else 0
                 Tcap = max(ycap - a0, bankable_from(prm_f, fa))
-            n = Tcap + max_step + 2
-            bv = np.empty(n)
-            for T in range(n):
-                y = a0 + T
-                bv[T] = PHI1[1, min(y - tu, J1 - 1), r1] if y > M else beta
+            bv = np.empty(Tcap + max_step + 2)
+            final_bank_values(tu, M, a0, PHI1, r1, beta, bv)
             V = np.empty((nr, N + 1, Tcap + 1))
             Qa = np.empty((nr, N + 1, Tcap + 1))
             turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
                     True, V, bv, beta, Tcap, V, Qa, fA, fB)
-            if minbank == 0:
-                if fa == 1:
-                    for a in range(tu):
-                        out[0, j, a + tu * r1] = V[0, N, a]
-                else:
-                    out[0, j, tu * r1] = V[0, N, 0]
-            else:
+            if minbank != 0:
                 out[0, j, a0 + tu * r1] = V[0, N, 0]
+            elif fa == 1:
+                for a in range(tu):
+                    out[0, j, a + tu * r1] = V[0, N, a]
+            else:
+                out[0, j, tu * r1] = V[0, N, 0]
