@@ -15,10 +15,12 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env.policies.base import AgentSpec
+from tenk_env.policies.exact import check_multi_spec, seat_ceiling
 from tenk_env.policies.human import check_terminal
 from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.cli.args import seed_arg
 from tenk_env.rules import load_ruleset
+from tenk_env.solve import SolverError, check_multi_rules
 
 DEFAULT_OPPONENTS = ("dicenow", "maxscore")
 DEFAULT_BASELINES = ("dicenow", "maxscore", "breakeven", "hold:300", "greedy")
@@ -54,6 +56,7 @@ def cmd_ffa(args: argparse.Namespace) -> int:
         t.add_row(label, f"{r.games:,}", f"{r.win_rate[0]:.2%} [{r.ci_low[0]:.2%}, {r.ci_high[0]:.2%}]",
                   f"{r.mean_score[0]:,.0f}")
     console.print(t)
+    _ceiling(console, rules, args, opponents, rows)
     agent, others = rows[0][1], rows[1:]
     best = max(others, key=lambda lr: lr[1].ci_high[0], default=None)
     if best is not None:
@@ -62,6 +65,35 @@ def cmd_ffa(args: argparse.Namespace) -> int:
                       f"low end {agent.ci_low[0]:.2%} {'>' if sep else '<='} the highest baseline's high end "
                       f"{best[1].ci_high[0]:.2%} ({best[0]})", highlight=False)
     return 0
+
+
+def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[str], rows) -> None:
+    """The exact best response in the agent's place, beside each agent's share (3-4 players)."""
+    if args.players < 3:
+        return
+    seated = [label for label, _ in rows]
+    br, exact_shares = seat_ceiling(rules, opponents, seated, compute=args.exact)
+    if br is None:
+        try:
+            for o in opponents:
+                check_multi_spec(o)
+            check_multi_rules(rules, args.players)
+        except SolverError as e:
+            console.print(f"no exact ceiling for this table: {e}", highlight=False)
+            return
+        console.print(f"the exact ceiling of this seat is not solved yet: tenk ffa ... --exact, or tenk solve "
+                      f"best-response {rules.name} {' '.join(opponents)} (minutes at a small target, about an hour "
+                      "for classic at 3 players; once: cached)", highlight=False)
+        return
+    t = Table("in seat rotation", "win share", "exact", "below the ceiling",
+              title=f"the most any agent can take in this seat: {br.p:.2%} (br:{','.join(opponents)}, exact)")
+    for label, r in rows:
+        x = exact_shares.get(label)
+        lo, hi = r.ci_low[0], r.ci_high[0]
+        gap = (f"{100 * (br.p - x):.2f} points (exact)" if x is not None else
+               f"{100 * (br.p - r.win_rate[0]):.2f} [{100 * (br.p - hi):.2f}, {100 * (br.p - lo):.2f}] points")
+        t.add_row(label, f"{r.win_rate[0]:.2%} [{lo:.2%}, {hi:.2%}]", f"{x:.2%}" if x is not None else "-", gap)
+    console.print(t)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,4 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--rules", default="classic", help="ruleset (default classic)")
     s.add_argument("--seed", type=seed_arg, default=0, help="dice seed (default 0): the same deals for every table")
     s.add_argument("--workers", type=int, default=0, help="processes for scalar-engine tables (default: up to 2)")
+    s.add_argument("--exact", action="store_true",
+                   help="solve the seat's exact ceiling (the best response to the opponents) and each bot's exact "
+                        "share where they are not cached: minutes at a small target, about an hour for classic at 3 "
+                        "players (without it they are shown when cached)")
     s.set_defaults(func=cmd_ffa)

@@ -94,16 +94,51 @@ def cmd_game(args: argparse.Namespace) -> int:
     return 0
 
 
+class _progress:
+    """A progress bar on a terminal; elsewhere (a log file) a line every 5%, so that an
+    hour-long solve in the background says how far it is."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.bar = Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
+                            console=console, transient=True, disable=not console.is_terminal)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        self.task = self.bar.add_task(self.what, total=1.0)
+        self.t0, self.said = time.perf_counter(), 0
+        return self
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+    def __call__(self, fraction: float) -> None:
+        self.bar.update(self.task, completed=fraction)
+        if not console.is_terminal and int(fraction * 20) > self.said:
+            self.said = int(fraction * 20)
+            console.print(f"{self.what}: {fraction:.0%} after {time.perf_counter() - self.t0:,.0f} s", highlight=False)
+
+
+def _n_players(names: list[str], what: str, lo: int, hi: int) -> None:
+    if not lo <= len(names) <= hi:
+        raise solve.SolverError(f"tenk solve {what} takes {lo} to {hi} agents (got {len(names)}: "
+                                f"{' '.join(names) or 'none'})")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    for p in (args.a, args.b):  # before the game solve, which takes minutes
+    _n_players(args.agents, "eval", 2, 4)
+    if len(args.agents) > 2:
+        return _eval_n(args)
+    a, b = args.agents
+    for p in (a, b):  # before the game solve, which takes minutes
         exact.check_exact_spec(p)
     r = load_ruleset(args.ruleset)
     solve.check_game_rules(r)
     _say_solving(r)
-    console.print(f"evaluating {args.a} against {args.b} exactly (a minute or more on classic; once: cached)",
+    console.print(f"evaluating {a} against {b} exactly (a minute or more on classic; once: cached)",
                   highlight=False)
     t0 = time.perf_counter()
-    e = exact.exact_eval(r, args.a, args.b)
+    e = exact.exact_eval(r, a, b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
     t.add_column(f"{e.a} moves first", justify="right")
     t.add_column(f"{e.a} moves second", justify="right")
@@ -114,27 +149,91 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seat_table(title: str, n: int) -> Table:
+    t = Table(title=title)
+    t.add_column("player", justify="left")
+    for j in range(n):
+        t.add_column(f"seat {j + 1}", justify="right")
+    t.add_column("rotation mean", justify="right")
+    return t
+
+
+def _eval_n(args: argparse.Namespace) -> int:
+    for p in args.agents:
+        exact.check_multi_spec(p)
+    r = load_ruleset(args.ruleset)
+    n = len(args.agents)
+    solve.check_multi_rules(r, n)
+    console.print(f"evaluating {', '.join(args.agents)} at {n} players exactly (seconds at a small target, "
+                  "minutes on classic; once: cached)", highlight=False)
+    t0 = time.perf_counter()
+    with _progress("evaluating") as bar:
+        e = exact.exact_eval_n(r, args.agents, progress=bar)
+    t = _seat_table(f"exact P(win), {r.name}, {n} players seated in this order (seat 1 moves first)", n)
+    for i, name in enumerate(e.names):
+        t.add_row(name, *(f"{x:.6f}" for x in e.seat[i]), f"{e.mean[i]:.6f}")
+    console.print(t)
+    console.print(f"each rotation keeps the order {' -> '.join(e.names)} round the table "
+                  f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})", highlight=False)
+    return 0
+
+
 def cmd_best_response(args: argparse.Namespace) -> int:
-    exact.check_exact_spec(args.bot)
+    bots = args.bots
+    _n_players(bots, "best-response", 1, 3)
+    if len(bots) > 1:
+        return _best_response_n(args)
+    bot = bots[0]
+    exact.check_exact_spec(bot)
     r = load_ruleset(args.ruleset)
     solve.check_game_rules(r)
     _say_solving(r)
-    console.print(f"solving the best response to {args.bot} exactly (minutes on classic; once: cached)",
+    console.print(f"solving the best response to {bot} exactly (minutes on classic; once: cached)",
                   highlight=False)
     t0 = time.perf_counter()
-    br = exact.best_response(r, args.bot)
-    opt = exact.exact_eval(r, "optimal", args.bot)
-    t = Table(title=f"the exact ceiling against {args.bot}, {r.name}: P(win) seat by seat")
+    br = exact.best_response(r, bot)
+    opt = exact.exact_eval(r, "optimal", bot)
+    t = Table(title=f"the exact ceiling against {bot}, {r.name}: P(win) seat by seat")
     t.add_column("player", justify="left")
     t.add_column("moves first", justify="right")
     t.add_column("moves second", justify="right")
     t.add_column("seat-balanced", justify="right")
-    t.add_row(f"br:{args.bot} (best response)", f"{br.p_first:.6f}", f"{br.p_second:.6f}", f"{br.p:.6f}")
+    t.add_row(f"br:{bot} (best response)", f"{br.p_first:.6f}", f"{br.p_second:.6f}", f"{br.p:.6f}")
     t.add_row("optimal", f"{opt.p_a_first:.6f}", f"{opt.p_a_second:.6f}", f"{opt.p_a:.6f}")
     console.print(t)
-    console.print(f"{args.bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
-                  f"play the best response as agent br:{args.bot}  ({time.perf_counter() - t0:.1f} s; cached in "
+    console.print(f"{bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
+                  f"play the best response as agent br:{bot}  ({time.perf_counter() - t0:.1f} s; cached in "
                   f"{_cache()})", highlight=False)
+    return 0
+
+
+def _best_response_n(args: argparse.Namespace) -> int:
+    bots = args.bots
+    for b in bots:
+        exact.check_multi_spec(b)
+    r = load_ruleset(args.ruleset)
+    n = len(bots) + 1
+    solve.check_multi_rules(r, n)
+    name = "br:" + ",".join(bots)
+    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly (seconds to minutes at "
+                  "a small target, about an hour for classic at 3 players on 2 cores; once: cached)",
+                  highlight=False)
+    t0 = time.perf_counter()
+    with _progress("solving") as bar:
+        br = exact.best_response_n(r, bots, progress=bar)
+    t = _seat_table(f"the exact ceiling against {', '.join(bots)} (seated after it in this order), {r.name}: "
+                    "P(win) seat by seat", n)
+    t.add_row(f"{name} (best response)", *(f"{x:.6f}" for x in br.p_seat), f"{br.p:.6f}")
+    # each bot named, in the responder's place against the same opponents
+    for b in dict.fromkeys(bots):
+        e = exact.exact_eval_n(r, [b, *bots])
+        t.add_row(b, *(f"{x:.6f}" for x in e.seat[0]), f"{e.mean[0]:.6f}")
+    console.print(t)
+    st = br.stats
+    how = "loaded from cache" if st.get("cached") else f"solved in {br.seconds:.1f} s"
+    console.print(f"no agent in that place wins more often than {br.p:.4%} on average over the seats; play it as "
+                  f"agent {name}  ({how}, {time.perf_counter() - t0:.1f} s now; residual <= "
+                  f"{st.get('residual', 0.0):.1e}; cached in {_cache()})", highlight=False)
     return 0
 
 
@@ -155,13 +254,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
     g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     g.set_defaults(func=cmd_game)
-    who = f"one of {exact.EXACT_AGENTS}"
-    e = ss.add_parser("eval", help="exact win probability of agent A against B, seat by seat (cached on disk)")
+    who = (f"2 players: one of {exact.EXACT_AGENTS}; 3 or 4 players (seated in this order): one of "
+           f"{exact.MULTI_AGENTS}")
+    e = ss.add_parser("eval", help="exact win probability of 2 to 4 agents, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
-    e.add_argument("a", help=who)
-    e.add_argument("b", help=who)
+    e.add_argument("agents", nargs="+", metavar="AGENT", help=who)
     e.set_defaults(func=cmd_eval)
-    b = ss.add_parser("best-response", help="the exact best response to a bot: the most anyone can win against it")
+    b = ss.add_parser("best-response",
+                      help="the exact best response to 1 to 3 bots: the most anyone can win against them")
     b.add_argument("ruleset", help="preset name or YAML file")
-    b.add_argument("bot", help=who)
+    b.add_argument("bots", nargs="+", metavar="BOT",
+                   help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
+                        f"responder in this order): {exact.MULTI_AGENTS}")
     b.set_defaults(func=cmd_best_response)

@@ -63,7 +63,7 @@ from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_
                                     P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
 
 __all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
-           "best_response", "exact_eval_n", "best_response_n", "BotPolicy", "BestResponseAgent", "policy_key",
+           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent", "policy_key",
            "afterstate_policy"]
 
 #: what the exact evaluator can follow, for error messages
@@ -151,16 +151,18 @@ def _bot_list(arg: str) -> list[str]:
 
 
 def exact_eval_n(rules: "Ruleset | str", specs: list[str], *, cache: bool = True, theta: float = THETA,
-                 progress=None) -> MultiEval:
+                 progress=None, cached_only: bool = False) -> MultiEval | None:
     """Exact P(win) of N = 2 to 4 bots (:data:`MULTI_AGENTS`) sitting in this cyclic order, for
-    every one of them moving first (:class:`~tenk_env.solve.multi.MultiEval`); cached on disk."""
+    every one of them moving first (:class:`~tenk_env.solve.multi.MultiEval`); cached on disk
+    (``cached_only``: None unless cached)."""
     for sp in specs:
         check_multi_spec(sp)
     rules = load_ruleset(rules)
     check_multi_rules(rules, len(specs))
     res = evaluate_multi(rules, [BotPolicy(make_agent(sp), rules) for sp in specs], cache=cache, theta=theta,
-                         progress=progress)
-    res.names = list(specs)
+                         progress=progress, cached_only=cached_only)
+    if res is not None:
+        res.names = list(specs)
     return res
 
 
@@ -168,10 +170,11 @@ _BRN: OrderedDict = OrderedDict()
 
 
 def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = True, theta: float = THETA,
-                    progress=None) -> MultiBestResponse:
+                    progress=None, cached_only: bool = False) -> MultiBestResponse | None:
     """The exact best response to 1 to 3 bots seated after it in this order
     (:class:`~tenk_env.solve.multi.MultiBestResponse`: its win probability seat by seat, the
-    solution ``br:BOT1,BOT2`` plays from). Solved once, then read from the disk cache."""
+    solution ``br:BOT1,BOT2`` plays from). Solved once, then read from the disk cache
+    (``cached_only``: None unless cached)."""
     bots = [b.strip() for b in bots]
     for b in bots:
         check_multi_spec(b)
@@ -182,12 +185,40 @@ def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = Tr
         _BRN.move_to_end(mkey)
         return _BRN[mkey]
     br = best_response_multi(rules, [BotPolicy(make_agent(b), rules) for b in bots], cache=cache, theta=theta,
-                             progress=progress)
+                             progress=progress, cached_only=cached_only)
+    if br is None:
+        return None
     br.opponents = list(bots)
     _BRN[mkey] = br
     if len(_BRN) > 2:
         _BRN.popitem(last=False)
     return br
+
+
+def seat_ceiling(rules: "Ruleset | str", opponents: list[str], seated: list[str], *, compute: bool = False,
+                 progress=None) -> tuple[MultiBestResponse | None, dict[str, float]]:
+    """What exact play says about one seat of a free-for-all against ``opponents`` (seated
+    after it in this order): the best response there (None if the N-player solver does not
+    cover the table, or, unless ``compute``, if it is not cached) and the exact rotation-mean
+    win share of each agent of ``seated`` the solver follows, in that seat."""
+    rules = load_ruleset(rules)
+    try:
+        for o in opponents:
+            check_multi_spec(o)
+        check_multi_rules(rules, len(opponents) + 1)
+    except SolverError:
+        return None, {}
+    br = best_response_n(rules, opponents, cached_only=not compute, progress=progress)
+    shares: dict[str, float] = {}
+    for x in seated:
+        try:
+            check_multi_spec(x)
+        except SolverError:
+            continue
+        e = exact_eval_n(rules, [x, *opponents], cached_only=not compute)
+        if e is not None:
+            shares[x] = float(e.mean[0])
+    return br, shares
 
 
 def _afterstate(spec: str) -> AfterstateAgent:

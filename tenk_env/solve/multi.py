@@ -365,10 +365,11 @@ def _cache_keys(kind: str, rules: Ruleset, keys: list, theta: float) -> str:
 
 
 def evaluate_multi(rules: "Ruleset | str", policies: list, *, cache: bool = True, theta: float = THETA,
-                   progress=None) -> MultiEval:
+                   progress=None, cached_only: bool = False) -> MultiEval | None:
     """Exact P(win) of every one of N fixed :class:`~tenk_env.solve.evaluate.Tabulated`
     policies sitting in the given cyclic order, for every player to move first.
-    Cached on disk by ruleset hash, the policies' content keys and this solver's code."""
+    Cached on disk by ruleset hash, the policies' content keys and this solver's code;
+    ``cached_only``: None unless it is cached."""
     rules = load_ruleset(rules)
     check_multi_rules(rules, len(policies))
     keys = [p.cache_key() for p in policies]
@@ -379,6 +380,8 @@ def evaluate_multi(rules: "Ruleset | str", policies: list, *, cache: bool = True
         if got is not None:
             secs, pruned = got["meta"]
             return MultiEval(rules, names, got["P"], float(secs), {"cached": True, "pruned": float(pruned)})
+    if cached_only:
+        return None
     t0 = time.perf_counter()
     st = _setup(rules, list(policies), theta)
     N = st.N
@@ -496,7 +499,7 @@ def _chains_from(arrays: dict) -> dict:
 
 
 def best_response_multi(rules: "Ruleset | str", opponents: list, *, cache: bool = True, theta: float = THETA,
-                        progress=None) -> MultiBestResponse:
+                        progress=None, cached_only: bool = False) -> MultiBestResponse | None:
     """The policy that maximises its win probability against N-1 fixed
     :class:`~tenk_env.solve.evaluate.Tabulated` policies seated after it in the given order,
     and its exact win probability from every seat. Cached on disk like :func:`evaluate_multi`."""
@@ -513,6 +516,8 @@ def best_response_multi(rules: "Ruleset | str", opponents: list, *, cache: bool 
             return MultiBestResponse(rules, spec, names, got["p_seat"], got["U1"], got["FB"], _chains_from(got),
                                      float(secs), {"cached": True, "pruned": float(pruned), "residual": float(res),
                                                    "max_iterations": int(its), "dp_calls": int(calls)})
+    if cached_only:
+        return None
     t0 = time.perf_counter()
     st = _setup(rules, [None] + list(opponents), theta)
     N = st.N
