@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from tenk_env.rules import Ruleset, load_ruleset
+
 
 def seed_arg(text: str) -> int:
     """argparse ``type`` of ``--seed``: an integer >= 0 (numpy's generators take no negative
@@ -91,3 +93,13 @@ def _check_writable(path: Path, folder: Path, what: str) -> None:
                          f"({e.strerror or e}); give a path in a directory you can write to") from None
     os.close(fd)
     os.unlink(probe)
+
+
+def ruleset_at(spec: str, target: int | None):
+    """The ruleset ``spec``, at ``target`` when given (``--target``: a smaller game, named
+    after the change as a ruleset file with ``base:`` is)."""
+    r = load_ruleset(spec)
+    if target is None or target == r.target:
+        return r
+    return Ruleset.from_dict({**r.to_dict(), "target": target, "name": f"{r.name}+target={target}"},
+                             source="--target")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tenk_env.policies import exact
 from tenk_env.cli.common import console
-from tenk_env.cli.args import check_output_file
+from tenk_env.cli.args import check_output_file, ruleset_at
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import load_ruleset
 from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
@@ -132,7 +132,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     a, b = args.agents
     for p in (a, b):  # before the game solve, which takes minutes
         exact.check_exact_spec(p)
-    r = load_ruleset(args.ruleset)
+    r = ruleset_at(args.ruleset, args.target)
     solve.check_game_rules(r)
     _say_solving(r)
     console.print(f"evaluating {a} against {b} exactly (a minute or more on classic; once: cached)",
@@ -161,7 +161,7 @@ def _seat_table(title: str, n: int) -> Table:
 def _eval_n(args: argparse.Namespace) -> int:
     for p in args.agents:
         exact.check_multi_spec(p)
-    r = load_ruleset(args.ruleset)
+    r = ruleset_at(args.ruleset, args.target)
     n = len(args.agents)
     solve.check_multi_rules(r, n)
     console.print(f"evaluating {', '.join(args.agents)} at {n} players exactly (seconds at a small target, "
@@ -185,7 +185,7 @@ def cmd_best_response(args: argparse.Namespace) -> int:
         return _best_response_n(args)
     bot = bots[0]
     exact.check_exact_spec(bot)
-    r = load_ruleset(args.ruleset)
+    r = ruleset_at(args.ruleset, args.target)
     solve.check_game_rules(r)
     _say_solving(r)
     console.print(f"solving the best response to {bot} exactly (minutes on classic; once: cached)",
@@ -211,7 +211,7 @@ def _best_response_n(args: argparse.Namespace) -> int:
     bots = args.bots
     for b in bots:
         exact.check_multi_spec(b)
-    r = load_ruleset(args.ruleset)
+    r = ruleset_at(args.ruleset, args.target)
     n = len(bots) + 1
     solve.check_multi_rules(r, n)
     name = "br:" + ",".join(bots)
@@ -259,6 +259,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = ss.add_parser("eval", help="exact win probability of 2 to 4 agents, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
     e.add_argument("agents", nargs="+", metavar="AGENT", help=who)
+    e.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     e.set_defaults(func=cmd_eval)
     b = ss.add_parser("best-response",
                       help="the exact best response to 1 to 3 bots: the most anyone can win against them")
@@ -266,4 +267,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("bots", nargs="+", metavar="BOT",
                    help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
                         f"responder in this order): {exact.MULTI_AGENTS}")
+    b.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     b.set_defaults(func=cmd_best_response)

@@ -47,6 +47,12 @@ def _figure(strength: dict) -> str:
                      f"{', '.join(f['opponents'])} ({f['games']:,} games)"
                      + (f"; best bot in its seat {best[0]} {best[1]['value']:.2%} [{best[1]['ci95'][0]:.2%}, "
                         f"{best[1]['ci95'][1]:.2%}]" if best else ""))
+        c = f.get("exact_ceiling")
+        if c:
+            v = f["win_share"]["value"]
+            parts.append(f"the most any agent takes in that seat {c['value']:.2%} (exact, {c['agent']}): "
+                         f"{100 * (c['value'] - v):.2f} [{100 * (c['value'] - hi):.2f}, {100 * (c['value'] - lo):.2f}] "
+                         "points below it")
     return "; ".join(parts) or "(not measured)"
 
 

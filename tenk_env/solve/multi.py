@@ -33,6 +33,7 @@ not model (bust penalty, piggyback, exact finish, lose-all rolls), a komi, share
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -179,6 +180,24 @@ def _final_tables(pol: Tabulated, spec: Spec, J: int, R: np.ndarray, theta: floa
     return FKID, FDIST, FW, FB, pruned
 
 
+_TABLES: OrderedDict = OrderedDict()
+
+
+def _memo(key: tuple, make):
+    """A fixed player's outcome tables, kept for the next solve in this process (a best
+    response and the evaluations beside it share them); None keys (no content key) are not kept."""
+    if key[2] is None:
+        return make()
+    got = _TABLES.get(key)
+    if got is None:
+        got = _TABLES[key] = make()
+        if len(_TABLES) > 12:
+            _TABLES.popitem(last=False)
+    else:
+        _TABLES.move_to_end(key)
+    return got
+
+
 @dataclass
 class _Setup:
     rules: Ruleset
@@ -218,7 +237,8 @@ def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
     pols = [p for p in players if p is not None]
     for p in pols:
         p.prepare(spec)
-    regular = {id(p): _regular_tables(p, spec, theta) for p in pols}
+    regular = {id(p): _memo(("regular", rules.hash, p.cache_key(), theta), lambda: _regular_tables(p, spec, theta))
+               for p in pols}
     # Bars: a fixed trigger's bank (past J1 with chance <= EPS), raised by at most one keep
     # per later final turn (the bots' banks stop once they beat the bar), or the responder's
     # bank, which goes as far as optimal play: past L units above anyone's score a bar is
@@ -231,7 +251,8 @@ def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
             fixed.append(None)
             continue
         KID, DIST, DW, DQ, pruned, n = regular[id(p)]
-        FKID, FDIST, FW, FB, pruned_f = _final_tables(p, spec, J, R, theta)
+        FKID, FDIST, FW, FB, pruned_f = _memo(("final", rules.hash, p.cache_key(), J, theta),
+                                              lambda: _final_tables(p, spec, J, R, theta))
         fixed.append(_Fixed(KID, DIST, DW, DQ, FKID, FDIST, FW, FB, max(pruned, pruned_f), n))
     fA, fB = forced_extension(spec.prm, spec)
     prm_f = final_prm(spec)
