@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_table
 from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.policies.exact import BotPolicy, best_response, best_response_n, exact_eval, exact_eval_n
@@ -161,3 +162,31 @@ def test_the_best_response_agent_checks_its_table():
         make_agent("br:dicenow,optimal")
     with pytest.raises(SolverError, match="answers 2 bots, for 3-player games"):
         exact_eval(IMM, "br:dicenow,maxscore", "dicenow")
+
+
+# ---------------------------------------------------------------------------- the commands
+def _out(capsys) -> str:
+    # rich wraps long lines and draws the tables' columns
+    return " ".join(capsys.readouterr().out.replace("│", " ").replace("┃", " ").split())
+
+
+def test_tenk_solve_and_tenk_ffa_show_the_exact_ceiling(tmp_path, capsys):
+    rules = tmp_path / "small.yaml"
+    rules.write_text("base: busche_neller_2017\ntarget: 1000\nend: final_round\nmax_rolls: 2\nentry_threshold: 300\n")
+    br = best_response_n(FR2, ["maxscore", "hold:300"])
+    assert main(["solve", "best-response", str(rules), "maxscore", "hold:300", "--target", "500"]) == 0
+    small = best_response_n(SMALL["final_round"], ["maxscore", "hold:300"])
+    assert f"{small.p_seat[0]:.6f} {small.p_seat[1]:.6f} {small.p_seat[2]:.6f} {small.p:.6f}" in _out(capsys)
+    assert main(["solve", "eval", str(rules), "dicenow", "maxscore", "hold:300"]) == 0
+    e = exact_eval_n(FR2, ["dicenow", "maxscore", "hold:300"])
+    assert f"dicenow {e.seat[0, 0]:.6f} {e.seat[0, 1]:.6f} {e.seat[0, 2]:.6f} {e.mean[0]:.6f}" in _out(capsys)
+    # the ceiling is solved: tenk ffa shows it beside the sampled shares, with the exact ones
+    assert main(["ffa", "dicenow", "--rules", str(rules), "--opponents", "maxscore", "hold:300", "--games", "300",
+                 "--baselines", "hold:300"]) == 0
+    out = _out(capsys)
+    assert f"the most any agent can take in this seat: {br.p:.2%}" in out
+    assert f"{e.mean[0]:.2%} {100 * (br.p - e.mean[0]):.2f} points (exact)" in out
+    assert main(["solve", "eval", str(rules), "dicenow"]) == 2
+    assert "tenk solve eval takes 2 to 4 agents (got 1: dicenow)" in _out(capsys)
+    assert main(["solve", "best-response", str(rules), "dicenow", "optimal"]) == 2
+    assert "agent 'optimal' cannot be evaluated exactly with more than 2 players" in _out(capsys)
