@@ -495,6 +495,52 @@ def self_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b
     return V[0, N, 0], Q[0, N, 0], Tcap
 
 
+#: what a tabulated move leads to (:func:`tab_move`)
+TAB_LOSE, TAB_WIN, TAB_BANK, TAB_NEXT, TAB_PRUNED = range(5)
+
+
+@njit(cache=True)
+def tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T):
+    """Where a roll of class c leads in a tabulated turn at state (r, n, T), decisions in row
+    ``row`` of ``dec``: (outcome, r2, n2, T2). TAB_LOSE: a bust, or a total the turn cannot
+    bank at its end (forfeited); TAB_WIN: an instant win; TAB_BANK: T2 banked; TAB_NEXT: the
+    turn goes on at (r2, n2, T2); TAB_PRUNED: it goes on at a state the tabulation pruned.
+    The one statement of the rules for :func:`fixed_dp` (backward) and the N-player solver's
+    forward pass (:func:`tenk_env.solve.multi_kernels.tab_outcomes`)."""
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    r2 = r + 1
+    can_roll = maxr == 0 or r2 < maxr
+    r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+    kind = c_kind[c]
+    if kind == BUST:
+        return TAB_LOSE, r2i, 0, T
+    if kind == WIN:
+        return TAB_WIN, r2i, 0, T
+    hot = False
+    if kind == ZILCH:
+        T2 = T + prm[P_ZILCH]
+        n2 = N
+        end = not can_roll
+    else:
+        code = dec[row, c - cstart[n]]
+        o = c_os[c] + (code >> 1)
+        end = (code & 1) == 1 or not can_roll
+        T2 = T + o_p[o]
+        n2 = n - o_d[o]
+        if n2 == 0:
+            hot = True
+            n2 = N
+    if end:
+        if ((fa == 1 or T2 >= prm[P_ENTRY]) and T2 >= prm[P_MINBANK]
+                and not (hot and prm[P_HOTMAND] == 1 and can_roll)):
+            return TAB_BANK, r2i, n2, T2
+        return TAB_LOSE, r2i, n2, T2
+    if T2 < rows.shape[2] and rows[r2i, n2, T2] >= 0:
+        return TAB_NEXT, r2i, n2, T2
+    return TAB_PRUNED, r2i, n2, T2
+
+
 @njit(cache=True)
 def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, bv, V, Q, M):
     """A turn played by tabulated decisions: (c, q, m), its value being c + q * beta.
@@ -507,10 +553,6 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
     """
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
-    z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
-    hotmand = prm[P_HOTMAND] == 1
     nr = rows.shape[0]
     Tt = rows.shape[2] - 1
     for T in range(Tt, -1, -1):
@@ -519,48 +561,24 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
                 row = rows[r, n, T]
                 if row < 0:
                     continue
-                r2 = r + 1
-                can_roll = maxr == 0 or r2 < maxr
-                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
                 v = 0.0
                 q = 0.0
                 m = 0.0
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c]
-                    kind = c_kind[c]
-                    if kind == BUST:
+                    out, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
+                    if out == TAB_LOSE:
                         q += p
-                        continue
-                    if kind == WIN:
+                    elif out == TAB_WIN:
                         v += p
-                        continue
-                    hot = False
-                    if kind == ZILCH:
-                        T2 = T + z
-                        n2 = N
-                        end = not can_roll
+                    elif out == TAB_BANK:
+                        v += p * bv[T2]
+                    elif out == TAB_NEXT:
+                        v += p * V[r2i, n2, T2]
+                        q += p * Q[r2i, n2, T2]
+                        m += p * M[r2i, n2, T2]
                     else:
-                        code = dec[row, c - cstart[n]]
-                        o = c_os[c] + (code >> 1)
-                        end = (code & 1) == 1 or not can_roll
-                        T2 = T + o_p[o]
-                        n2 = n - o_d[o]
-                        if n2 == 0:
-                            hot = True
-                            n2 = N
-                    if end:
-                        if (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll):
-                            v += p * bv[T2]
-                        else:
-                            q += p
-                    else:
-                        row2 = rows[r2i, n2, T2] if T2 <= Tt else -1
-                        if row2 >= 0:
-                            v += p * V[r2i, n2, T2]
-                            q += p * Q[r2i, n2, T2]
-                            m += p * M[r2i, n2, T2]
-                        else:
-                            m += p
+                        m += p
                 V[r, n, T] = v
                 Q[r, n, T] = q
                 M[r, n, T] = m

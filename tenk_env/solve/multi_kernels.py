@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tenk_env.solve.kernels import bankable_from, needs_extension, turn_dp, turn_dp_radius
-from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N,
-                                  P_ZILCH, WIN, ZILCH)
+from tenk_env.solve.kernels import (TAB_BANK, TAB_LOSE, TAB_NEXT, TAB_WIN, bankable_from, needs_extension, tab_move,
+                                    turn_dp, turn_dp_radius)
+from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 
 @njit(cache=True)
@@ -26,15 +26,11 @@ def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, de
     """A tabulated turn played forward: ``out[T]`` = P(the turn banks a total of T units).
 
     Returns (instant win, bust or forfeit, pruned) chances. The moves and their legality
-    follow :func:`tenk_env.solve.kernels.fixed_dp` step for step (it values the same turn
-    backward); ``out`` must cover the last row's total + max_step.
+    are :func:`tenk_env.solve.kernels.tab_move`'s, as in
+    :func:`~tenk_env.solve.kernels.fixed_dp`, which values the same turn backward; ``out``
+    must cover the last row's total + max_step.
     """
     N = prm[P_N]
-    maxr = prm[P_MAXROLLS]
-    z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
-    hotmand = prm[P_HOTMAND] == 1
     nr = rows.shape[0]
     Tt = rows.shape[2] - 1
     mass = np.zeros((nr, N + 1, Tt + 1))
@@ -50,43 +46,19 @@ def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, de
                 if mm == 0.0:
                     continue
                 row = rows[r, n, T]
-                r2 = r + 1
-                can_roll = maxr == 0 or r2 < maxr
-                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c] * mm
-                    kind = c_kind[c]
-                    if kind == BUST:
+                    res, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
+                    if res == TAB_LOSE:
                         q += p
-                        continue
-                    if kind == WIN:
+                    elif res == TAB_WIN:
                         win += p
-                        continue
-                    hot = False
-                    if kind == ZILCH:
-                        T2 = T + z
-                        n2 = N
-                        end = not can_roll
+                    elif res == TAB_BANK:
+                        out[T2] += p
+                    elif res == TAB_NEXT:
+                        mass[r2i, n2, T2] += p
                     else:
-                        code = dec[row, c - cstart[n]]
-                        o = c_os[c] + (code >> 1)
-                        end = (code & 1) == 1 or not can_roll
-                        T2 = T + o_p[o]
-                        n2 = n - o_d[o]
-                        if n2 == 0:
-                            hot = True
-                            n2 = N
-                    if end:
-                        if (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll):
-                            out[T2] += p
-                        else:
-                            q += p
-                    else:
-                        row2 = rows[r2i, n2, T2] if T2 <= Tt else -1
-                        if row2 >= 0:
-                            mass[r2i, n2, T2] += p
-                        else:
-                            pruned += p
+                        pruned += p
     return win, q, pruned
 
 
