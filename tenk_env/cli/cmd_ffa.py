@@ -82,8 +82,8 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
             console.print(f"no exact ceiling for this table: {e}", highlight=False)
             return
         console.print(f"the exact ceiling of this seat is not solved yet: tenk ffa ... --exact, or tenk solve "
-                      f"best-response {rules.name} {' '.join(opponents)} (minutes at a small target, about an hour "
-                      "for classic at 3 players; once: cached)", highlight=False)
+                      f"best-response {rules.name} {' '.join(opponents)} (at 3 players: 15 minutes for classic to 5,000, "
+                      "some 3 hours to 10,000; once: cached)", highlight=False)
         return
     t = Table("in seat rotation", "win share", "exact", "below the ceiling",
               title=f"the most any agent can take in this seat: {br.p:.2%} (br:{','.join(opponents)}, exact)")
@@ -111,6 +111,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--workers", type=int, default=0, help="processes for scalar-engine tables (default: up to 2)")
     s.add_argument("--exact", action="store_true",
                    help="solve the seat's exact ceiling (the best response to the opponents) and each bot's exact "
-                        "share where they are not cached: minutes at a small target, about an hour for classic at 3 "
-                        "players (without it they are shown when cached)")
+                        "share where they are not cached: at 3 players 15 minutes for classic to 5,000, some 3 hours "
+                        "to 10,000 (without it they are shown when cached)")
     s.set_defaults(func=cmd_ffa)

@@ -215,8 +215,8 @@ def _best_response_n(args: argparse.Namespace) -> int:
     n = len(bots) + 1
     solve.check_multi_rules(r, n)
     name = "br:" + ",".join(bots)
-    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly (seconds to minutes at "
-                  "a small target, about an hour for classic at 3 players on 2 cores; once: cached)",
+    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly (on 2 cores at 3 "
+                  "players: seconds at 1,000, 15 minutes for classic to 5,000, some 3 hours to 10,000; once: cached)",
                   highlight=False)
     t0 = time.perf_counter()
     with _progress("solving") as bar:
