@@ -13,10 +13,16 @@ only way off zero.
 
 Turns of fixed bots are distributions over their outcome (bank T, no bank, instant win),
 computed by pushing the probability mass forward through (turn total, dice, rolls used).
-A distribution is shared by every turn start where the bot sees the same thing: its own
-score, the highest other score, whether this is its final turn and the roll limit of the
-turn (what ``heuristic.situation`` and ``maxscore`` read); ``share_turns=False`` recomputes
-it at every turn start instead, the check that the sharing is sound.
+What is shared (``share_turns=True``, the default) rests on what the bots document, and
+``share_turns=False`` (every move asked, every turn start on its own) is the check of it:
+
+* a bot's turn is computed once for all turn starts where it sees the same thing: own score,
+  the highest other score, the roll limit, whether it is its final turn; less for the
+  scoreboard-blind ``hold``, ``greedy`` and ``maxscore`` (see ``_BotTurns.key``);
+* on a last roll the heuristic bots keep what the roll alone decides (their rules layer);
+* in a final round, a bank that does not pass the highest score changes nothing (that
+  score's holder reached the target first and wins a tie, and the bots see only the highest
+  other score), and of the players who have played only the holder's score is kept.
 
 The game is solved score vector by score vector, highest first (memoised recursion: a bank
 only raises the scores). Outside a final round the N movers at one score vector form a cycle
@@ -40,7 +46,7 @@ from tenk_env.policies.base import make_agent
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 
-__all__ = ["reference_eval", "reference_br", "roll_odds", "check_rules"]
+__all__ = ["reference_eval", "reference_br", "reference_state", "roll_odds", "check_rules"]
 
 #: bots the reference plays: deterministic, so a turn is a distribution over outcomes
 BOTS = ("dicenow", "maxscore", "hold", "greedy", "breakeven")
@@ -152,7 +158,6 @@ class _BotTurns:
         self.memo: dict = {}
         self.last: dict = {}
         self.dropped = 0.0
-        self.decisions = 0
 
     def key(self, scores, mover, trigger):
         """What the bot's moves in this turn depend on, as the bots document it (the full
@@ -194,7 +199,6 @@ class _BotTurns:
                 assert end, (self.spec, g)
                 q, _ = got.get(keep.points, (0.0, keep))
                 got[keep.points] = (q + p, keep)
-            self.decisions += len(self.t.by_dice[n][2])
         return got
 
     def _turn(self, g: Game, floor):
@@ -227,7 +231,6 @@ class _BotTurns:
                     else:
                         none += mass * p
                 continue
-            self.decisions += len(scoring)
             for p, info in scoring:
                 g.dice, g.info = info.dice, info
                 keep, end = agent.decide(g, rng)
@@ -324,7 +327,8 @@ class _Eval(_Solver):
         banks, win, none = self.outcomes(scores, mover, trigger)
         c = win * self.win(mover)
         if banks:
-            c = c + np.array([p for _, p in banks]) @ np.array([self.after(scores, mover, trigger, T) for T, _ in banks])
+            values = np.array([self.after(scores, mover, trigger, T) for T, _ in banks])
+            c = c + np.array([p for _, p in banks]) @ values
         return c, none
 
     def cycle(self, scores):
@@ -539,3 +543,21 @@ def reference_br(rules: "Ruleset | str", opponents: list[str], *, share_turns: b
         V = br.cycle((0,) * n)
     assert sum(b.dropped for b in br.bots[1:]) < 1e-12
     return np.array([V[(n - k) % n] for k in range(n)])
+
+
+def reference_state(rules: "Ruleset | str", specs: list[str], scores, mover: int, trigger: int | None = None, *,
+                    responder: bool = False, share_turns: bool = True):
+    """The value at the start of ``mover``'s turn with banked ``scores`` (by seat, seats in
+    the order of ``specs``; ``trigger``: the seat that started the final round, if one is on).
+    Fixed bots: the vector of win chances by seat. ``responder=True``: seat 0 is the best
+    responder, ``specs`` the bots in seats 1.., and the value is its best win chance."""
+    rules = load_ruleset(rules)
+    solver = (_BestResponse(rules, list(specs), share_turns) if responder
+              else _Eval(rules, list(specs), share_turns))
+    scores = tuple(int(x) for x in scores)
+    if len(scores) != solver.n or (trigger is not None and (scores[trigger] < rules.target or mover == trigger)):
+        raise ValueError(f"not a turn start: scores {scores}, mover {mover}, trigger {trigger}")
+    with _deep_recursion(20_000):
+        if trigger is None:
+            return solver.cycle(scores)[mover]
+        return solver.final_turn(scores, mover, trigger)
