@@ -68,6 +68,12 @@ def check_multi_rules(rules: Ruleset, n_players: int) -> None:
     if rules.tie == "shared":
         raise SolverError(f"{name}: tie: shared splits a win among tied leaders, which the N-player solver does "
                           "not model (set tie: first_to_target)")
+    mem = multi_estimate(rules, n_players)
+    if mem > MAX_BYTES:
+        tu = -(-rules.target // build_spec(rules, for_game=True).unit)
+        raise SolverError(f"{name} at {n_players} players: {tu}^{n_players} score vectors would need about "
+                          f"{mem / 2**30:.0f} GB (limit {MAX_BYTES / 2**30:.0f} GB); lower the target "
+                          "(tenk solve ... --target 2000) or the number of players")
 
 
 def _code() -> str:
@@ -215,12 +221,11 @@ class _Setup:
     fBf: float
 
 
-def multi_estimate(rules: Ruleset, n_players: int) -> tuple[float, float]:
-    """(bytes, responder turn inductions) of an N-player solve, roughly."""
+def multi_estimate(rules: Ruleset, n_players: int) -> float:
+    """Bytes of an N-player solve's value arrays (N movers, and the level order), roughly."""
     spec = build_spec(rules, for_game=True)
-    tu = int(spec.prm[P_TARGET])
-    states = float(tu) ** n_players
-    return 2 * n_players * states * 8, states * 2
+    states = float(spec.prm[P_TARGET]) ** n_players
+    return (n_players + 3) * states * 8
 
 
 def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
@@ -228,11 +233,6 @@ def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
     check_multi_rules(rules, N)
     spec = build_spec(rules, for_game=True)
     tu = int(spec.prm[P_TARGET])
-    mem, _ = multi_estimate(rules, N)
-    if mem > MAX_BYTES:
-        raise SolverError(f"ruleset {rules.name!r} at {N} players: {tu}^{N} score vectors would need about "
-                          f"{mem / 2**30:.1f} GB (limit {MAX_BYTES / 2**30:.0f} GB); lower the target "
-                          "(e.g. --set target=3000) or the number of players")
     R, _ = final_turn_chances(spec)
     pols = [p for p in players if p is not None]
     for p in pols:
