@@ -107,7 +107,7 @@ def test_three_player_figures_agree_with_seat_rotated_matches():
     half = 1.5 * (np.array(m.ci_high) - np.array(m.ci_low)) / 2  # 99.7% intervals: not a coin toss
     assert np.all(np.abs(m.win_rate - e.mean) < half), (e.mean, m.win_rate, half)
     br = best_response_n(rules, names[1:])
-    m = play_table(rules, ["br:maxscore,hold:300", *names[1:]], 6_000, seed=6)
+    m = play_table(rules, ["br:maxscore,hold:300", *names[1:]], 3_000, seed=6)
     half = 1.5 * (m.ci_high[0] - m.ci_low[0]) / 2
     assert abs(m.win_rate[0] - br.p) < half, (br.p, m.win_rate[0], half)
 
