@@ -219,6 +219,9 @@ class _Setup:
     fB: float
     fAf: float
     fBf: float
+    #: :func:`_stack`'s tables and :func:`_levels`' order: the same for every focus player
+    stacked: tuple
+    levels: tuple
 
 
 def multi_estimate(rules: Ruleset, n_players: int) -> float:
@@ -257,7 +260,35 @@ def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
     fA, fB = forced_extension(spec.prm, spec)
     prm_f = final_prm(spec)
     fAf, fBf = forced_extension(prm_f, spec)
-    return _Setup(rules, spec, N, tu, J, J1, fixed, prm_f, min_bust_chance(spec), fA, fB, fAf, fBf)
+    return _Setup(rules, spec, N, tu, J, J1, fixed, prm_f, min_bust_chance(spec), fA, fB, fAf, fBf,
+                  _stack(fixed, tu, J), _levels(tu, N))
+
+
+def _stack(fixed: list, tu: int, J: int):
+    """Every player's outcome tables in the kernels' form, (KID, DIST, DW, DQ, FB): rows of all
+    fixed players in one array, ``KID[i]`` pointing into it (the responder gets one unused row)."""
+    N = len(fixed)
+    width = max(f.DIST.shape[1] for f in fixed if f is not None)
+    FB = np.zeros((N, tu, J))
+    KID = np.zeros((N, tu, tu), np.int32)
+    rows, DW, DQ, off = [], [], [], 0
+    for i, f in enumerate(fixed):
+        if f is None:
+            rows.append(np.zeros((1, width)))
+            DW.append(np.zeros(1))
+            DQ.append(np.zeros(1))
+            KID[i] = off
+            off += 1
+            continue
+        FB[i] = f.FB
+        KID[i] = f.KID + off
+        d = np.zeros((f.DIST.shape[0], width))
+        d[:, :f.DIST.shape[1]] = f.DIST
+        rows.append(d)
+        DW.append(f.DW)
+        DQ.append(f.DQ)
+        off += f.DIST.shape[0]
+    return KID, np.concatenate(rows), np.concatenate(DW), np.concatenate(DQ), FB
 
 
 def _final_chain(st: _Setup, x: int, t: int) -> list:
@@ -312,30 +343,9 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
             if t != x:
                 chains[t] = _final_chain(st, x, t)
                 TRIG[t] = chains[t][1][0]
-    FB = np.zeros((N, tu, st.J))
-    KID = np.zeros((N, tu, tu), np.int32)
-    rows, off = [], 0
-    DW, DQ = [], []
-    width = max(f.DIST.shape[1] for f in st.fixed if f is not None) if any(f is not None for f in st.fixed) else 1
-    for i, f in enumerate(st.fixed):
-        if f is None:
-            rows.append(np.zeros((1, width)))
-            DW.append(np.zeros(1))
-            DQ.append(np.zeros(1))
-            KID[i] = off
-            off += 1
-            continue
-        FB[i] = f.FB
-        KID[i] = f.KID + off
-        d = np.zeros((f.DIST.shape[0], width))
-        d[:, :f.DIST.shape[1]] = f.DIST
-        rows.append(d)
-        DW.append(f.DW)
-        DQ.append(f.DQ)
-        off += f.DIST.shape[0]
-    DIST, DWa, DQa = np.concatenate(rows), np.concatenate(DW), np.concatenate(DQ)
+    KID, DIST, DWa, DQa, FB = st.stacked
+    order, bounds = st.levels
     U = np.zeros((N, tu ** N))
-    order, bounds = _levels(tu, N)
     res = np.zeros(order.shape[0])
     its = np.zeros(order.shape[0], np.int64)
     total = float(order.shape[0])
