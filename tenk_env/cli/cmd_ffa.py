@@ -15,12 +15,12 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env.policies.base import AgentSpec
-from tenk_env.policies.exact import check_multi_spec, seat_ceiling
+from tenk_env.policies.exact import seat_ceiling
 from tenk_env.policies.human import check_terminal
 from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.cli.args import seed_arg
 from tenk_env.rules import load_ruleset
-from tenk_env.solve import SolverError, check_multi_rules
+from tenk_env.solve import SolverError
 
 DEFAULT_OPPONENTS = ("dicenow", "maxscore")
 DEFAULT_BASELINES = ("dicenow", "maxscore", "breakeven", "hold:300", "greedy")
@@ -72,15 +72,12 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
     if args.players < 3:
         return
     seated = [label for label, _ in rows]
-    br, exact_shares = seat_ceiling(rules, opponents, seated, compute=args.exact)
+    try:
+        br, exact_shares = seat_ceiling(rules, opponents, seated, compute=args.exact)
+    except SolverError as e:
+        console.print(f"no exact ceiling for this table: {e}", highlight=False)
+        return
     if br is None:
-        try:
-            for o in opponents:
-                check_multi_spec(o)
-            check_multi_rules(rules, args.players)
-        except SolverError as e:
-            console.print(f"no exact ceiling for this table: {e}", highlight=False)
-            return
         console.print(f"the exact ceiling of this seat is not solved yet: tenk ffa ... --exact, or tenk solve "
                       f"best-response {rules.name} {' '.join(opponents)} (at 3 players: 15 minutes for classic to 5,000, "
                       "some 3 hours to 10,000; once: cached)", highlight=False)

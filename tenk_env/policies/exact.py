@@ -198,17 +198,16 @@ def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = Tr
 def seat_ceiling(rules: "Ruleset | str", opponents: list[str], seated: list[str], *, compute: bool = False,
                  progress=None) -> tuple[MultiBestResponse | None, dict[str, float]]:
     """What exact play says about one seat of a free-for-all against ``opponents`` (seated
-    after it in this order): the best response there (None if the N-player solver does not
-    cover the table, or, unless ``compute``, if it is not cached) and the exact rotation-mean
-    win share of each agent of ``seated`` the solver follows, in that seat."""
+    after it in this order): the best response there (None, unless ``compute``, if it is not
+    cached) and the exact rotation-mean win share of each agent of ``seated`` the solver
+    follows, in that seat. :class:`SolverError` if the N-player solver does not cover the table."""
     rules = load_ruleset(rules)
-    try:
-        for o in opponents:
-            check_multi_spec(o)
-        check_multi_rules(rules, len(opponents) + 1)
-    except SolverError:
-        return None, {}
+    for o in opponents:
+        check_multi_spec(o)
+    check_multi_rules(rules, len(opponents) + 1)
     br = best_response_n(rules, opponents, cached_only=not compute, progress=progress)
+    if br is None:
+        return None, {}
     shares: dict[str, float] = {}
     for x in seated:
         try:
