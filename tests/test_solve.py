@@ -39,7 +39,8 @@ def _rolls(rules: Ruleset):
 
 
 def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
-    """W[(a, b, fa, fb)] in units, by value iteration over turn-start states."""
+    """W[(a, b, fa, fb, ka, kb)] in units (ka, kb: busts in a row, 0 without a bust penalty),
+    by value iteration over turn-start states."""
     rolls = _rolls(rules)
     N, tu = rules.num_dice, -(-rules.target // unit)
     final_rolls = 1 if rules.end == "one_more_roll" else rules.max_rolls
@@ -49,17 +50,20 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
     # rolls' (a regrouping of the same sum, so a few times fewer keeps to visit).
     classes = {}
     for n, rs in rolls.items():
-        p_bust = p_win = 0.0
+        p_bust = p_win = p_zilch = 0.0
         by: dict[tuple, float] = {}
         for p, info in rs:
             if info.bust:
                 p_bust += p
             elif info.instant_win:  # the roller wins at once, final round or not
                 p_win += p
+            elif info.zilch:  # pays, and the same player rolls all dice again
+                p_zilch += p
             else:
                 moves = tuple(sorted({(k.points // unit, k.n) for k in info.keeps}))
                 by[moves] = by.get(moves, 0.0) + p
-        classes[n] = (p_bust, p_win, list(by.items()))
+        classes[n] = (p_bust, p_win, p_zilch, list(by.items()))
+    z = rules.zilch_payout // unit
 
     def legal(T, hot, fa, rolls_used, max_rolls):
         can_roll = max_rolls == 0 or rolls_used < max_rolls
@@ -67,7 +71,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
                     and not (hot and rules.hot_dice == "mandatory" and can_roll))
         return can_roll, can_bank
 
-    def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None):
+    def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None, forfeit=None):
         @lru_cache(maxsize=None)
         def after(T2, n2, r):
             """The value of a keep that leaves T2 units banked this turn, n2 dice, r rolls made:
@@ -86,13 +90,22 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
                 else:
                     cand.append(roll(T2, n2, r))
             if not can_bank and not can_roll:
-                cand.append(beta)
+                cand.append(beta if forfeit is None else forfeit)
             return max(cand)
+
+        def zilch(T2, r):
+            """After a zilch pay-out: roll all dice again, or at the roll limit end the turn."""
+            can_roll, can_bank = legal(T2, False, fa, r, max_rolls)
+            if not can_roll:
+                return bank_value(T2) if can_bank else (beta if forfeit is None else forfeit)
+            if forced_hot_value is not None and bank_value(T2) >= 1.0:
+                return forced_hot_value
+            return roll(T2, N, r)
 
         @lru_cache(maxsize=None)
         def roll(T, n, r):
-            p_bust, p_win, moves = classes[n]
-            v = p_bust * beta + p_win
+            p_bust, p_win, p_zilch, moves = classes[n]
+            v = p_bust * beta + p_win + (p_zilch * zilch(T + z, r + 1) if p_zilch else 0.0)
             for keeps, p in moves:
                 v += p * max((after(T + points, n - kept, r + 1) for points, kept in keeps), default=-1.0)
             return v
@@ -103,9 +116,17 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
 
     R = {}
     flags = [(1, 1)] if not rules.entry_threshold else [(0, 0), (0, 1), (1, 0), (1, 1)]
-    states = [(a, b, fa, fb) for a in range(tu) for b in range(tu) for fa, fb in flags
-              if (fa or a == 0) and (fb or b == 0)]
+    C = rules.bust_penalty_after if rules.bust_penalty else 1
+    states = [(a, b, fa, fb, ka, kb) for a in range(tu) for b in range(tu) for fa, fb in flags
+              for ka in range(C) for kb in range(C) if (fa or a == 0) and (fb or b == 0)]
     W = {s: 0.5 for s in states}
+
+    def after_bust(a, k):
+        """Score and busts in a row after a bust, as Game.roll has it."""
+        k += 1
+        if rules.bust_penalty and k >= rules.bust_penalty_after:
+            return max(a - rules.bust_penalty // unit, 0), 0
+        return a, (k if rules.bust_penalty else 0)
     # immediate end with mandatory hot dice: past the target a forced 6-dice roll wins unless
     # it busts or only offers hot keeps again, a closed form
     p_b = sum(p for p, i in rolls[N] if i.bust)
@@ -114,13 +135,15 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
     states.sort(key=lambda st: -(st[0] + st[1]))
     for _ in range(10_000):
         diff = 0.0
-        for (a, b, fa, fb) in states:
-            beta = 1.0 - W[(b, a, fb, fa)]
+        for (a, b, fa, fb, ka, kb) in states:
+            a2, ka2 = after_bust(a, ka)
+            beta = 1.0 - W[(b, a2, fb, fa, kb, ka2)]
+            forfeit = 1.0 - W[(b, a, fb, fa, kb, 0)]
 
-            def bank_value(T, a=a, b=b, fb=fb):
+            def bank_value(T, a=a, b=b, fb=fb, kb=kb):
                 s = a + T
                 if s < tu:
-                    return 1.0 - W[(b, s, fb, 1)]
+                    return 1.0 - W[(b, s, fb, 1, kb, 0)]
                 if rules.end == "immediate":
                     return 1.0
                 key = (s - b, fb)
@@ -128,9 +151,9 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
                     R[key] = final_chance(s - b, fb)
                 return 1.0 - R[key]
             forced = (1.0 - p_ah - p_b + p_b * beta) / (1.0 - p_ah) if rules.end == "immediate" else None
-            v = best_turn(bank_value, beta, fa, rules.max_rolls, forced)
-            diff = max(diff, abs(v - W[(a, b, fa, fb)]))
-            W[(a, b, fa, fb)] = v
+            v = best_turn(bank_value, beta, fa, rules.max_rolls, forced, forfeit)
+            diff = max(diff, abs(v - W[(a, b, fa, fb, ka, kb)]))
+            W[(a, b, fa, fb, ka, kb)] = v
         if diff < tol:
             return W
     raise AssertionError("brute force did not converge")
@@ -139,7 +162,8 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
 def _compare(rules: Ruleset):
     sol = solve_game(rules, cache=False, with_fair_komi=False)
     W = brute_force(rules)
-    worst = max(abs(sol.W[fa, fb, a, b] - v) for (a, b, fa, fb), v in W.items())
+    worst = max(abs(sol.W[sol.status(fa, ka), sol.status(fb, kb), a, b] - v)
+                for (a, b, fa, fb, ka, kb), v in W.items())
     assert worst < 1e-9, worst
     return sol, W
 
@@ -272,15 +296,15 @@ def test_optimal_beats_maxscore_seat_balanced(classic750):
 
 
 def test_agents_check_rulesets():
-    with pytest.raises(AgentError, match="bust_penalty"):
-        make_agent("optimal").check(PRESETS["zilch"], 2)
+    make_agent("optimal").check(PRESETS["zilch"], 2)
+    with pytest.raises(AgentError, match="piggyback"):
+        make_agent("optimal").check(PRESETS["zilch"].replace(piggyback=True), 2)
     with pytest.raises(AgentError, match="2 players"):
         make_agent("optimal").check(CLASSIC, 3)
     make_agent("maxscore").check(PRESETS["zilch"], 4)
 
 
 @pytest.mark.parametrize("change, word", [
-    ({"bust_penalty": 500}, "bust_penalty"),
     ({"piggyback": True}, "piggyback"),
     ({"exact_finish": "forfeit"}, "exact_finish"),
     ({"four_twos_lose_all": True}, "four_twos_lose_all"),
@@ -362,3 +386,51 @@ def test_the_game_solve_reports_progress_in_slices_with_the_same_result(monkeypa
     monkeypatch.setattr(G, "SLICES", 1)
     whole = solve_game(rules, cache=False, with_fair_komi=False)
     assert np.array_equal(sliced.W, whole.W)
+
+
+# ---------------------------------------------------------------------------- bust penalty
+ZILCH = PRESETS["zilch"]
+
+
+@pytest.mark.parametrize("rules", [
+    # three busts in a row cost 100; a zilch pay-out forces a roll; immediate end
+    ZILCH.replace(target=300, min_bank=100, bust_penalty=100, end="immediate"),
+    # two busts in a row cost 100; forfeits at the roll limit start the count again
+    ZILCH.replace(target=200, min_bank=100, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
+    # not yet on the board: a penalty costs nothing
+    BN.replace(target=250, entry_threshold=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
+])
+def test_game_solver_matches_brute_force_under_a_bust_penalty(rules):
+    sol, W = _compare(rules)
+    assert sol.stats["sweeps"] >= 3 and sol.stats["residual"] < 1e-12
+    # a bust that completes the run costs its penalty: the count matters
+    tu = sol.target_units
+    assert sol.W[sol.status(1, sol.rules.bust_penalty_after - 1), 1, tu - 1, 0] < sol.W[1, 1, tu - 1, 0]
+
+
+def test_sweeps_reproduce_the_ordered_solve_without_a_penalty():
+    """The value iteration used under a bust penalty, run on a ruleset without one, gives the
+    ordered solve's values: the sweep order, the free-roll cap and the table past it
+    (kernels.free_roll_values) change nothing but the cost."""
+    import tenk_env.solve.game as G
+
+    rules = ZILCH.replace(target=300, bust_penalty=0)
+    sol = solve_game(rules, cache=False, with_fair_komi=False)
+    W = np.zeros_like(sol.W)
+    stats = G._sweeps(sol, G.state_masks(sol.spec, sol.target_units, 0, grid=True), W)
+    assert stats[3] >= 2 and G.free_roll_table(sol)[0].size
+    assert np.abs(W[1, 1] - sol.W[1, 1]).max() < 1e-12
+
+
+def test_bust_counts_follow_the_game():
+    """kernels.bust_target (the solver's bust) agrees with Game.roll on the zilch preset."""
+    from tenk_env.solve import kernels as K
+    from tenk_env.solve.spec import build_spec
+
+    spec = build_spec(ZILCH, for_game=True)
+    for score, busts in [(0, 0), (0, 2), (300, 1), (300, 2), (2000, 2)]:
+        g = Game(ZILCH, 2, record=False)
+        g.scores[0], g.busts_in_row[0], g.dice_left = score, busts, 4
+        g.roll([2, 3, 4, 6])  # four dice with nothing: a bust (only six dice pay)
+        a2, s2 = K.bust_target(spec.prm, score // spec.unit, 1 + 2 * busts)
+        assert g.current == 1 and (a2 * spec.unit, s2) == (g.scores[0], 1 + 2 * g.busts_in_row[0])

@@ -70,10 +70,8 @@ def cmd_game(args: argparse.Namespace) -> int:
     solve.check_game_rules(r)
     _say_solving(r, cache=not args.no_cache)
     t0 = time.perf_counter()
-    with Progress(TextColumn("solving"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("solve", total=1.0)
-        sol = solve.solve_game(r, cache=not args.no_cache, progress=lambda f: bar.update(task, completed=f))
+    with _progress("solving") as bar:
+        sol = solve.solve_game(r, cache=not args.no_cache, progress=bar)
     secs = time.perf_counter() - t0
     st = sol.stats
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")
@@ -86,8 +84,12 @@ def cmd_game(args: argparse.Namespace) -> int:
         console.print(f"fair komi (points for the second player) = [bold]{sol.fair['komi']}[/bold]  "
                       f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})")
     how = "loaded from cache" if st.get("cached") else f"solved in {st['seconds']:.1f} s"
-    console.print(f"{how} ({secs:.1f} s now); {st['pairs']:,} state pairs, residual <= {st['residual']:.1e}, "
-                  f"truncation eps {st['eps']:.0e}; cache {solve.cache_dir()}")
+    if st.get("sweeps"):
+        done = (f"{st['pairs']:,} states (scores and bust counts), {st['sweeps']} sweeps of value iteration, "
+                f"last change {st['residual']:.1e}")
+    else:
+        done = f"{st['pairs']:,} state pairs, residual <= {st['residual']:.1e}"
+    console.print(f"{how} ({secs:.1f} s now); {done}, truncation eps {st['eps']:.0e}; cache {solve.cache_dir()}")
     if args.plot:
         p = solve.plot_policy(sol, args.plot)
         console.print(f"policy plot: {p}")

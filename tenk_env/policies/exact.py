@@ -53,7 +53,7 @@ from tenk_env.solve.spec import SolverError, Spec
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
 from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
                                      code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
-from tenk_env.solve.game import GameSolution, check_game_rules, solve_game
+from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import pick
@@ -377,7 +377,7 @@ def best_response(rules: "Ruleset | str", bot: str, *, cache: bool = True, theta
     ``br:BOT`` plays from. Solved once, then read from the disk cache."""
     check_exact_spec(bot)
     rules = load_ruleset(rules)
-    check_game_rules(rules)
+    check_exact_rules(rules)
     mkey = (rules.hash, bot, theta, cache)
     if mkey in _BR:
         _BR.move_to_end(mkey)
@@ -411,7 +411,7 @@ def exact_eval(rules: "Ruleset | str", a: str, b: str, *, cache: bool = True, th
     check_exact_spec(a)
     check_exact_spec(b)
     rules = load_ruleset(rules)
-    check_game_rules(rules)
+    check_exact_rules(rules)
     if cache:
         got = cached_eval(eval_cache_key(rules, policy_key(a), policy_key(b), theta), a, b)
         if got is not None:
@@ -460,7 +460,7 @@ class BestResponseAgent:
                 raise SolverError(f"it answers {self.n_players - 1} bot(s), so it plays {self.n_players}-player "
                                   f"games (this one has {n_players}); use br:" + ",".join(["BOT"] * (n_players - 1)))
             if self.bots is None:
-                check_game_rules(rules, n_players)
+                check_exact_rules(rules, n_players)
             else:
                 check_multi_rules(rules, n_players)
         except SolverError as e:

@@ -31,7 +31,7 @@ from tenk_env.solve.spec import SolverError
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.evaluate import (THETA, ExactPolicy, SelfValued, evaluator_hash, mover_states, prefetch,
                                      reach_all, make_side, TabSide, code_hash, rf_optimal)
-from tenk_env.solve.game import EPS, TOL, GameSolution, forced_extension, state_masks, solve_game
+from tenk_env.solve.game import EPS, TOL, GameSolution, check_exact_rules, forced_extension, state_masks, solve_game
 
 __all__ = ["BestResponse", "solve_best_response", "br_cache_key", "BR_VERSION"]
 
@@ -115,6 +115,7 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     """The policy that maximises the win probability against ``opponent`` (2 players), its
     exact win rate seat by seat; cached on disk by ruleset hash and the opponent's content key."""
     rules = load_ruleset(rules)
+    check_exact_rules(rules)
     ok = opponent.cache_key()
     key = br_cache_key(ok) if ok else None
     disk = f"br-v{BR_VERSION}-{rules.hash}-{evaluator_hash()}-{key}-{theta:g}" if cache and key else None

@@ -48,7 +48,8 @@ from tenk_env.solve import game as _game, kernels as K, spec as spec_module
 from tenk_env.solve.spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
                                   SolverError, Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.game import EPS, GAME_VERSION, GameSolution, final_prm, forced_extension, state_masks, solve_game
+from tenk_env.solve.game import (EPS, GAME_VERSION, GameSolution, check_exact_rules, final_prm, forced_extension,
+                                 state_masks, solve_game)
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
@@ -634,6 +635,7 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
     Cached on disk by ruleset hash, both policies' content keys and this evaluator's code.
     """
     rules = load_ruleset(rules)
+    check_exact_rules(rules)
     ka, kb = pa.cache_key(), pb.cache_key()
     key = eval_cache_key(rules, ka, kb, theta) if cache and ka and kb else None
     if key:

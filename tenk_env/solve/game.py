@@ -21,9 +21,16 @@ Truncation: the trigger player's turn total is followed until banking is provabl
 ``EPS``), past which a forced roll has a closed form. A final-turn deficit with a winning
 chance below ``EPS`` counts as a lost cause.
 
-Not modelled (a clear :class:`SolverError` says so): more than 2 players, a bust penalty
-(scores would fall, breaking the order the solve relies on and growing the state by the
-bust counts), piggybacking, lose-all rolls, exact finish.
+A bust penalty (``zilch``: three busts in a row cost 500) adds each player's bust count to
+the state: the flags become *statuses* ``flag + 2 * busts in a row`` (see
+:func:`tenk_env.solve.kernels.bust_target`), so ``W`` is ``[sa, sb, a, b]``. A penalty lowers
+a score, which breaks the order above: the game is then solved by value iteration, sweeps
+over all states in the same order (:func:`tenk_env.solve.kernels.sweep_game`) until the
+largest change in a sweep is below ``TOL``. The change falls about 20-fold per sweep, so the
+error left is below it.
+
+Not modelled (a clear :class:`SolverError` says so): more than 2 players, piggybacking,
+lose-all rolls, exact finish.
 """
 
 from __future__ import annotations
@@ -35,11 +42,11 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_SHARED, P_TARGET, WIN,
-                                  ZILCH, SolverError, Spec, build_spec)
+from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_PEN, P_PENAFTER, P_SHARED,
+                                  P_TARGET, WIN, ZILCH, SolverError, Spec, build_spec)
 from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
 
-__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
+__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
            "TOL"]
 
 GAME_VERSION = 1
@@ -60,10 +67,6 @@ def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
         raise SolverError(f"the game solver covers 2 players (got {n_players}): with more, each state needs every "
                           "opponent's score and the state space grows by a factor of the target per player; "
                           "use the maxscore agent for more players")
-    if rules.bust_penalty:
-        raise SolverError(f"{name}: bust_penalty makes banked scores fall and adds both players' bust counts to "
-                          "the state, which breaks the score-sum order the game solver relies on; "
-                          "set bust_penalty: 0 to solve the game (tenk solve turn handles penalties)")
     if rules.piggyback:
         raise SolverError(f"{name}: piggyback adds the dice and total the last player left to every turn-start "
                           "state; the game solver does not model it (set piggyback: false)")
@@ -73,6 +76,16 @@ def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
     if rules.four_twos_lose_all:
         raise SolverError(f"{name}: four_twos_lose_all wipes banked scores; the game solver does not model it "
                           "(set four_twos_lose_all: false)")
+
+
+def check_exact_rules(rules: Ruleset, n_players: int = 2) -> None:
+    """:func:`check_game_rules` for the exact evaluator and best response, which do not model a
+    bust penalty yet (the game solver, the optimal agent and the regret analysis do)."""
+    check_game_rules(rules, n_players)
+    if rules.bust_penalty:
+        raise SolverError(f"ruleset {rules.name!r}: exact evaluation and best responses do not model a bust "
+                          f"penalty (bust_penalty {rules.bust_penalty}); the game solver does, so tenk solve game, "
+                          "the optimal agent and tenk analyze play it; set bust_penalty: 0 for this command")
 
 
 def is_solvable(rules: Ruleset, n_players: int = 2) -> bool:
@@ -130,10 +143,33 @@ class GameSolution:
         f = self.start_flag
         return float(self.W[f, f, 0, self.rules.komi // self.unit])
 
-    def win_prob(self, own: int, opp: int, own_on_board: bool = True, opp_on_board: bool = True) -> float:
-        """P(the player to move wins) at the start of their turn, scores in points."""
+    @property
+    def penalty(self) -> bool:
+        """Whether the ruleset has a bust penalty (the state then holds both bust counts)."""
+        return bool(self.spec.prm[P_PEN])
+
+    def status(self, on_board: bool, busts: int = 0) -> int:
+        """Index of a player's status on W's first two axes: ``flag + 2 * busts in a row``
+        (the on-board flag alone without a bust penalty)."""
+        after = int(self.spec.prm[P_PENAFTER])
+        if not self.penalty:
+            return int(on_board)
+        if not 0 <= busts < after:
+            raise SolverError(f"busts in a row must be 0..{after - 1} under this ruleset (got {busts})")
+        return int(on_board) + 2 * int(busts)
+
+    def win_prob(self, own: int, opp: int, own_on_board: bool = True, opp_on_board: bool = True,
+                 own_busts: int = 0, opp_busts: int = 0) -> float:
+        """P(the player to move wins) at the start of their turn, scores in points (and, under a
+        bust penalty, each player's busts in a row)."""
         a, b = self._units(own), self._units(opp)
-        return float(self.W[int(own_on_board), int(opp_on_board), a, b])
+        return float(self.W[self.status(own_on_board, own_busts), self.status(opp_on_board, opp_busts), a, b])
+
+    def bust_values(self, a: int, b: int, fa: int, fb: int) -> tuple[float, float]:
+        """(value of a bust, value of a forfeited total) for the mover at (a, b, fa, fb):
+        under a bust penalty the bust counts (and may cost points) and a forfeit does not."""
+        a2, fa2 = K.bust_target(self.spec.prm, a, fa)
+        return 1.0 - float(self.W[fb, fa2, b, a2]), 1.0 - float(self.W[fb, fa & 1, b, a])
 
     def _units(self, points: int) -> int:
         if points % self.unit:
@@ -153,7 +189,7 @@ class GameSolution:
             return 1.0 - float(self.W[fb, 1, b, s])
         if self.spec.prm[P_END] == END_IMMEDIATE:
             return 1.0
-        return 1.0 - float(self.R[fb, min(s - b, self.R.shape[1] - 1)])
+        return 1.0 - float(self.R[fb & 1, min(s - b, self.R.shape[1] - 1)])
 
     def final_bank_value(self, d: int, T: int) -> float:
         """The final-turn player's win probability after banking T units, d units behind."""
@@ -168,19 +204,21 @@ class GameSolution:
         return forced_extension(final_prm(s) if final else s.prm, s)
 
     def turn_values(self, a: int, b: int, fa: int, fb: int):
-        """Optimal within-turn values of the mover at turn-start state (a, b, fa, fb) (units).
+        """Optimal within-turn values of the mover at turn-start state (a, b, fa, fb) (units;
+        fa, fb statuses, see :meth:`status`).
 
         Returns (V[r, n, T] value of rolling, bv[T] value of banking T, Tcap, beta = value of
-        a bust or forfeit, value of a forced roll past Tcap or None).
+        a bust (and of a forfeit, without a bust penalty), value of a forced roll past Tcap or None).
         """
         s = self.spec
-        beta = 1.0 - float(self.W[fb, fa, b, a])
+        beta, forf = self.bust_values(a, b, fa, fb)
         Tcap = int(K.opt_tcap(s.prm, self.Rsup, self.pbmin, EPS, self.Lx, a, b, fa, fb, beta))
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
-        K.state_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.W, self.R, self.Rsup,
-                      self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, V, Q, bv, *forced_extension(s.prm, s))
+        K.state_value_f(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.W, self.R, self.Rsup,
+                        self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, forf, not self.penalty, V, Q, bv,
+                        *forced_extension(s.prm, s))
         fA, fB = forced_extension(s.prm, s)
         return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
@@ -268,21 +306,33 @@ def estimate(spec: Spec, Leps: int) -> tuple[float, float]:
     tu = int(spec.prm[P_TARGET])
     flags = 1 if not spec.rules.entry_threshold else 1.05
     depth = tu / 2 + (Leps / 2 if spec.prm[P_END] != END_IMMEDIATE else 0)
+    S = int(K.n_statuses(spec.prm))
+    if spec.prm[P_PEN]:
+        # every state once per sweep, one induction each; the free-roll cap keeps turns short
+        flags *= (S / 2) ** 2 * EXPECTED_SWEEPS / 2.5
+        depth = tu / 2 + min(Leps, 100)
     work = tu * tu * flags * depth * len(spec.o_p) * spec.n_rolls_dim * 2.5
-    mem = 4 * tu * tu * 8 + 2 * spec.n_rolls_dim * (spec.n_dice + 1) * (tu + Leps) * 8
+    mem = S * S * tu * tu * 8 + 2 * spec.n_rolls_dim * (spec.n_dice + 1) * (tu + Leps) * 8
     return work, mem
 
 
 def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
-    mask = np.zeros((2, 2, tu, tu), dtype=np.bool_)
+    """The turn-start states to solve: the on-board grid (``grid``), and with an entry threshold
+    the scores a player not yet on the board can have: 0, the komi, and under a bust penalty
+    what penalties leave of the komi."""
+    S = int(K.n_statuses(spec.prm))
+    on, off = np.arange(1, S, 2), np.arange(0, S, 2)
+    mask = np.zeros((S, S, tu, tu), dtype=np.bool_)
     if grid:
-        mask[1, 1] = True
+        mask[np.ix_(on, on)] = True
     if spec.rules.entry_threshold:
-        for s0 in {0, komi_u}:
-            mask[0, 1, s0, :] = True
-            mask[1, 0, :, s0] = True
-            for s1 in {0, komi_u}:
-                mask[0, 0, s0, s1] = True
+        pen = int(spec.prm[P_PEN])
+        offs = {0, komi_u} | ({max(komi_u - j * pen, 0) for j in range(komi_u // pen + 1)} if pen else set())
+        for s0 in offs:
+            mask[np.ix_(off, on, [s0], np.arange(tu))] = True
+            mask[np.ix_(on, off, np.arange(tu), [s0])] = True
+            for s1 in offs:
+                mask[np.ix_(off, off, [s0], [s1])] = True
     return mask
 
 
@@ -290,7 +340,14 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
 SLICES = 100
 
 
+#: value-iteration sweeps allowed under a bust penalty before the solve gives up (zilch takes
+#: about 11; an entry threshold slows them: 94 for classic with entry 2,000 at target 1,000)
+MAX_SWEEPS = 300
+
+
 def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> np.ndarray:
+    if sol.penalty:
+        return _sweeps(sol, mask, W, progress)
     s = sol.spec
     Tmax = sol.t_len
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))
@@ -298,10 +355,7 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
     bv = np.zeros(Tmax + s.max_step + 2)
     stats = np.zeros(4)
     top = 2 * sol.target_units - 2
-    # levels a + b hold about min(k, 2 tu - k) states each: slices of equal work, not of equal levels
-    weight = np.minimum(np.arange(top + 1), top + 1 - np.arange(top + 1)) + 1.0
-    done = np.cumsum(weight[::-1])  # work finished once level top - i is solved
-    cuts = np.unique(np.searchsorted(done, done[-1] * np.arange(1, SLICES + 1) / SLICES))
+    cuts, done = _level_cuts(top)
     hi = top
     for c in cuts:
         lo = top - int(min(c, top))
@@ -316,6 +370,62 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
         raise SolverError(f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
                           f"(residual {stats[2]:.2g}); please report this ruleset")
     return stats
+
+
+def _level_cuts(top: int) -> np.ndarray:
+    """Slices of score levels top..0 of about equal work (see :data:`SLICES`)."""
+    # levels a + b hold about min(k, 2 tu - k) states each: slices of equal work, not of equal levels
+    weight = np.minimum(np.arange(top + 1), top + 1 - np.arange(top + 1)) + 1.0
+    done = np.cumsum(weight[::-1])
+    return np.unique(np.searchsorted(done, done[-1] * np.arange(1, SLICES + 1) / SLICES)), done
+
+
+def free_roll_table(sol: GameSolution) -> tuple[np.ndarray, float]:
+    """(table, bust chance) for :func:`kernels.free_roll_values`, or an empty table where it
+    does not apply."""
+    s = sol.spec
+    if not K.free_roll_applies(s.prm, float(s.p_bust[s.n_dice])) or s.n_dice < 2:
+        return np.zeros((0, 0)), 0.0
+    free = np.zeros((2, sol.R.shape[1] + s.max_step + 2))
+    K.free_roll_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, sol.R, free)
+    return free, float(s.p_bust[1:s.n_dice].min())
+
+
+def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> np.ndarray:
+    """Value iteration under a bust penalty (see the module docstring); progress counts each
+    sweep as its share of :data:`EXPECTED_SWEEPS`, and stats[3] the sweeps made."""
+    s = sol.spec
+    free, pb_free = free_roll_table(sol)
+    W[mask] = 0.5
+    top = 2 * sol.target_units - 2
+    cuts, done = _level_cuts(top)
+    stats = np.zeros(4)
+    for sweep in range(MAX_SWEEPS):
+        st = np.zeros(4)
+        hi = top
+        for c in cuts:
+            lo = top - int(min(c, top))
+            if lo > hi:
+                continue
+            K.sweep_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
+                         sol.pbmin, EPS, sol.Lx, s.max_step, sol.t_len, free, pb_free, st, hi, lo)
+            hi = lo - 1
+            if progress is not None:
+                progress(min(0.99, (sweep + float(done[top - lo] / done[-1])) / EXPECTED_SWEEPS))
+        stats[0] = st[0]
+        stats[1] += st[1]
+        stats[2] = st[2]
+        stats[3] = sweep + 1
+        if st[2] < TOL:
+            return stats
+    raise SolverError(f"ruleset {s.rules.name!r}: value iteration under the bust penalty still changed W by "
+                      f"{stats[2]:.2g} after {MAX_SWEEPS} sweeps: busts in a row are so likely (an entry threshold "
+                      f"of {s.rules.entry_threshold} that a turn rarely reaches?) that the sweeps converge too slowly; "
+                      "lower entry_threshold, or set bust_penalty: 0")
+
+
+#: sweeps a bust-penalty solve usually takes (for its progress fraction)
+EXPECTED_SWEEPS = 13
 
 
 def fair_komi(sol: GameSolution) -> dict:
@@ -420,13 +530,16 @@ def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bo
             f"turn-start states; the solve would need about {mem / 2**30:.1f} GB and {work / 1e9 / 60:.0f}+ minutes "
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
             "lower the target or coarsen the scoring values (their common divisor sets the unit)")
-    sol = GameSolution(rules, spec, np.zeros((2, 2, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
+    S = int(K.n_statuses(spec.prm))
+    sol = GameSolution(rules, spec, np.zeros((S, S, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
     stats = _run(sol, state_masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
     if not rules.entry_threshold:
-        # flags play no part without an entry threshold: every view is the on-board grid
-        sol.W[:] = sol.W[1, 1]
+        # flags play no part without an entry threshold: every view is the on-board one
+        on = np.arange(S) | 1
+        sol.W[:] = sol.W[np.ix_(on, on)]
     sol.stats = {"pairs": int(stats[0]), "dp_calls": int(stats[1]), "residual": float(stats[2]),
-                 "max_iterations": int(stats[3]), "seconds": time.perf_counter() - t0,
+                 "max_iterations": int(stats[3]), "sweeps": int(stats[3]) if sol.penalty else 0,
+                 "seconds": time.perf_counter() - t0,
                  "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL}
     if with_fair_komi:
         t1 = time.perf_counter()
@@ -447,6 +560,7 @@ def _from_arrays(rules: Ruleset, spec: Spec, a: dict) -> GameSolution:
     R = a["R"]
     sol = GameSolution(rules, spec, a["W"], R, _suffix_max(R), int(Lx), int(Leps), float(pbmin))
     sol.stats = {"pairs": int(pairs), "dp_calls": int(calls), "residual": float(res), "max_iterations": int(its),
+                 "sweeps": int(its) if sol.penalty else 0,
                  "seconds": float(secs), "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL, "cached": True}
     if "fair" in a:
         f = a["fair"]

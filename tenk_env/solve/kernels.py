@@ -20,10 +20,10 @@ options only a strictly better one replaces the first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from tenk_env.solve.spec import (BUST, END_IMMEDIATE, NORMAL, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK,
-                                  P_N, P_TARGET, P_ZILCH, WIN, ZILCH)
+                                  P_N, P_PEN, P_PENAFTER, P_TARGET, P_ZILCH, WIN, ZILCH)
 
 NEG = -1e300
 
@@ -34,12 +34,12 @@ def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, bet
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
     See :func:`turn_dp_radius`."""
     turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, np.zeros(0))
+                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, np.zeros(0), np.zeros(0))
 
 
 @njit(cache=True)
 def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad):
+                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv):
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
 
     ``bv`` must cover totals up to ``Tcap + max_step``. ``V[0, N, 0]`` is the turn's value.
@@ -53,6 +53,11 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     policy found: every choice stays at least as good as each alternative for any bust value
     within ``beta +- rad[0]`` (each action's value under the policy is linear in beta, and
     the turn's states form a DAG, so a policy greedy on its own values there is optimal there).
+
+    ``rv`` (size 0: not used) gives, past the cap, the value of rolling all N dice at each total
+    (a hot-dice keep, or the forced roll after a zilch pay-out) where that roll cannot bust
+    (:func:`free_roll_values`): such a roll is worth more than banking, so the cap need not
+    reach the lead where banking wins surely.
     """
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
@@ -70,6 +75,7 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     hotmand = prm[P_HOTMAND] == 1
     nbank = cq_bank.shape[0] - 1
     fq = 1.0 if forf_is_beta else 0.0
+    free = rv.shape[0] > 0
     for T in range(Tcap, -1, -1):
         for n in range(1, N + 1):
             for r in range(nr):
@@ -93,6 +99,8 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
                             if T2 <= Tcap:
                                 v += p * V[r2i, N, T2]
                                 q += p * Q[r2i, N, T2]
+                            elif free:
+                                v += p * rv[T2]
                             elif fA >= 0.0:
                                 v += p * (fA + fB * beta)
                                 q += p * fB
@@ -126,6 +134,8 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
                                 if T2 <= Tcap:
                                     ev = V[r2i, n2, T2]
                                     eq = Q[r2i, n2, T2]
+                                elif free and hot:
+                                    ev = rv[T2]
                                 elif fA >= 0.0 and not can_bank:
                                     ev = fA + fB * beta
                                     eq = fB
@@ -173,7 +183,9 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
 # ---------------------------------------------------------------------------- the 2-player game
 @njit(cache=True)
 def game_bank_values(prm, W, R, a, b, fb, length, bv):
-    """bv[T] for T < length: the mover's win probability after banking a+T (opponent to move)."""
+    """bv[T] for T < length: the mover's win probability after banking a+T (opponent to move).
+    ``fb`` is the opponent's status (see :func:`bust_target`); banking leaves the mover on the
+    board with no busts in a row (status 1)."""
     tu = prm[P_TARGET]
     for T in range(length):
         s = a + T
@@ -183,7 +195,27 @@ def game_bank_values(prm, W, R, a, b, fb, length, bv):
             bv[T] = 1.0
         else:
             # past the table the opponent's chance is its floor (0 unless a roll wins at once)
-            bv[T] = 1.0 - R[fb, min(s - b, R.shape[1] - 1)]
+            bv[T] = 1.0 - R[fb & 1, min(s - b, R.shape[1] - 1)]
+
+
+@njit(cache=True)
+def bust_target(prm, a, sa):
+    """(score, status) of a player at score ``a`` and status ``sa`` after a bust.
+
+    A player's *status* is ``flag + 2 * busts in a row``: without a bust penalty it is the
+    on-board flag. The bust that completes ``P_PENAFTER`` in a row costs ``P_PEN`` units (never
+    below 0) and starts the count again (:meth:`tenk_env.game.Game.roll`)."""
+    if prm[P_PEN] == 0:
+        return a, sa
+    if (sa >> 1) + 1 >= prm[P_PENAFTER]:
+        return max(a - prm[P_PEN], 0), sa & 1
+    return a, sa + 2
+
+
+@njit(cache=True)
+def n_statuses(prm):
+    """Size of a status axis: 2 on-board flags times the bust counts kept (1 without a penalty)."""
+    return 2 * prm[P_PENAFTER] if prm[P_PEN] > 0 else 2
 
 
 @njit(cache=True)
@@ -235,32 +267,47 @@ def opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta):
     with probability 1 - pbmin and otherwise busts to beta. So the cap is exact for
     bankable states. With forced rolls (mandatory hot dice, zilch) the cap also reaches
     the lead past which banking wins surely (to ``eps``), so that ``forced_value`` holds
-    past it. ``Lx`` is unused (kept 0).
+    past it. ``Lx`` is unused (kept 0). ``fa``, ``fb``: statuses (:func:`bust_target`).
     """
-    tu = prm[P_TARGET]
-    s = tu
+    s = prm[P_TARGET]
     if prm[P_END] != END_IMMEDIATE:
-        bound = pbmin * (1.0 - beta)
-        if bound < eps:
-            bound = eps
-        L = Rsup.shape[1]
-        while s - b < L and Rsup[fb, s - b] > bound:
-            s += 1
+        s = sure_bank_score(prm, Rsup, max(pbmin * (1.0 - beta), eps), b, fb)
         if needs_extension(prm):
-            s = max(s, b + L)
-    T = max(s - a, bankable_from(prm, fa))
-    return T
+            s = max(s, b + Rsup.shape[1])
+    return max(s - a, bankable_from(prm, fa & 1))
+
+
+@njit(cache=True)
+def sure_bank_score(prm, Rsup, bound, b, fb):
+    """The least score from the target up whose lead over b leaves the final-turn opponent
+    (status fb) a chance of at most ``bound`` at every larger lead."""
+    s = prm[P_TARGET]
+    L = Rsup.shape[1]
+    while s - b < L and Rsup[fb & 1, s - b] > bound:
+        s += 1
+    return s
 
 
 @njit(cache=True)
 def state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
                 a, b, fa, fb, beta, V, Q, bv, fA, fB):
-    """Optimal value and bust slope of the mover's turn at (a, b, fa, fb) given the bust value."""
+    """Optimal value and bust slope of the mover's turn at (a, b, fa, fb) given the bust value
+    (statuses fa, fb: :func:`bust_target`; a forfeit counts as a bust, as it does without a
+    bust penalty)."""
+    return state_value_f(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
+                         a, b, fa, fb, beta, beta, True, V, Q, bv, fA, fB)
+
+
+@njit(cache=True)
+def state_value_f(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
+                  a, b, fa, fb, beta, forf, forf_is_beta, V, Q, bv, fA, fB):
+    """:func:`state_value` with the value of a forfeited total given apart (under a bust
+    penalty a forfeit is not a bust: it starts the count again)."""
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
     game_bank_values(prm, W, R, a, b, fb, Tcap + max_step + 1, bv)
     N = prm[P_N]
-    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
-            True, V, bv, beta, Tcap, V, Q, fA, fB)
+    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa & 1, Tcap, bv, beta, forf, forf_is_beta,
+            True, V, bv, forf, Tcap, V, Q, fA, fB)
     return V[0, N, 0], Q[0, N, 0], Tcap
 
 
@@ -347,6 +394,157 @@ def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
                         stats[2] = res
                     if it > stats[3]:
                         stats[3] = it
+
+
+@njit(cache=True)
+def free_roll_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, R, out):
+    """out[fb, l]: the value of rolling all N dice when banking would leave the mover l units
+    ahead of a final-turn opponent on board fb, for rulesets whose roll of N dice cannot bust
+    (zilch: a roll of six with nothing pays and rolls again).
+
+    Such a roll is never worse than banking, so past the sure-bank lead of
+    :func:`free_cap` the player rolls all dice whenever they may and banks every other time:
+    the value only grows with the lead, and one sweep down from the lead where banking wins
+    to within the truncation (R's last entry) fills it. Needs an end with a final turn,
+    optional hot dice and unlimited rolls (:func:`free_roll_applies`)."""
+    N = prm[P_N]
+    z = prm[P_ZILCH]
+    L = R.shape[1]
+    top = out.shape[1]
+    for fb in range(2):
+        for l in range(top - 1, -1, -1):
+            if l >= L - 1:
+                out[fb, l] = 1.0 - R[fb, L - 1]
+                continue
+            v = 0.0
+            for c in range(cstart[N], cstart[N + 1]):
+                p = c_prob[c]
+                kind = c_kind[c]
+                if kind == WIN:
+                    v += p
+                elif kind == ZILCH:
+                    v += p * out[fb, min(l + z, top - 1)]
+                elif kind != BUST:
+                    best = 0.0
+                    for o in range(c_os[c], c_oe[c]):
+                        l2 = min(l + o_p[o], top - 1)
+                        w = 1.0 - R[fb, min(l2, L - 1)]
+                        if o_d[o] == N and out[fb, l2] > w:
+                            w = out[fb, l2]
+                        if w > best:
+                            best = w
+                    v += p * best
+            out[fb, l] = v
+
+
+@njit(cache=True)
+def free_roll_applies(prm, p_bust_n):
+    """Whether :func:`free_roll_values` holds: a roll of all dice cannot bust (``p_bust_n`` = 0),
+    a final turn follows the target, hot dice are optional and rolls unlimited."""
+    return p_bust_n == 0.0 and prm[P_END] != END_IMMEDIATE and prm[P_HOTMAND] == 0 and prm[P_MAXROLLS] == 0
+
+
+@njit(cache=True)
+def free_cap(prm, Rsup, pb, a, b, fa, fb, beta):
+    """:func:`opt_tcap` where :func:`free_roll_values` values the rolls of all dice past the
+    cap: banking beats rolling n < N dice once R(lead) <= pb * (1 - beta), ``pb`` the least
+    bust chance of fewer than N dice, and the roll of all N dice has its own value."""
+    return max(sure_bank_score(prm, Rsup, pb * (1.0 - beta), b, fb) - a, bankable_from(prm, fa & 1))
+
+
+@njit(cache=True)
+def _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step, fA, fB,
+             a, b, sa, sb, beta, forf, V, Q, bv, free, pb_free, rv):
+    """Value of the optimal turn at (a, b, sa, sb); ``free``: past the cap, rolls of all dice
+    take their values from the table ``free`` (see :func:`free_roll_values`; size 0: not used)."""
+    none = np.zeros(0)
+    if free.shape[0] > 0:
+        Tcap = free_cap(prm, Rsup, pb_free, a, b, sa, sb, beta)
+        top = free.shape[1] - 1
+        for T in range(Tcap + 1, Tcap + max_step + 2):
+            rv[T] = free[sb & 1, min(a + T - b, top)]
+        game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
+        turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
+                       True, V, bv, forf, Tcap, V, Q, fA, fB, none, rv[:Tcap + max_step + 2])
+    else:
+        Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, sa, sb, beta)
+        game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
+        turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
+                       True, V, bv, forf, Tcap, V, Q, fA, fB, none, none)
+    return V[0, prm[P_N], 0]
+
+
+@njit(cache=True, parallel=True)
+def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
+               t_len, free, pb_free, stats, k_hi, k_lo):
+    """One sweep of value iteration on W[sa, sb, a, b] under a bust penalty, levels a + b =
+    k_hi down to k_lo (statuses: :func:`bust_target`).
+
+    A penalty lowers a score, so a bust can lead to a level below its own, not yet swept:
+    no order makes every state follow from solved ones, and sweeps repeat until they stop
+    changing W. Within a level, states go by decreasing total of bust counts, so a bust that
+    only adds to a count reads the state it leads to from this sweep; a group of states with
+    the same total reads its own members as the previous sweep left them (so the result does
+    not depend on the order of the threads). Each state is one backward induction of its
+    turn. ``free``, ``pb_free``: see :func:`_turn_of`. stats: [states, dp calls, largest
+    change of this sweep, unused].
+    """
+    tu = prm[P_TARGET]
+    C = n_statuses(prm) // 2
+    fA, fB = -1.0, 0.0
+    if needs_extension(prm):
+        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+    out = np.empty((tu, C, 2, 2))
+    # per score a, so that the parallel loop writes no shared cell: [change, states]
+    acc = np.zeros((tu, 2))
+    for k in range(k_hi, k_lo - 1, -1):
+        lo = max(0, k - tu + 1)
+        hi = min(k, tu - 1)
+        for cs in range(2 * C - 2, -1, -1):
+            for a in prange(lo, hi + 1):
+                _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
+                             max_step, t_len, free, pb_free, fA, fB, k, cs, a, out[a], acc[a])
+            for a in range(lo, hi + 1):
+                b = k - a
+                for ca in range(max(0, cs - C + 1), min(cs, C - 1) + 1):
+                    cb = cs - ca
+                    for fa in range(2):
+                        for fb in range(2):
+                            if mask[fa + 2 * ca, fb + 2 * cb, a, b]:
+                                W[fa + 2 * ca, fb + 2 * cb, a, b] = out[a, ca, fa, fb]
+    stats[0] += acc[:, 1].sum()
+    stats[1] += acc[:, 1].sum()
+    stats[2] = max(stats[2], acc[:, 0].max())
+
+
+@njit(cache=True)
+def _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
+                 t_len, free, pb_free, fA, fB, k, cs, a, out, acc):
+    """The states of :func:`sweep_game` at level k, bust-count total cs and mover score a,
+    into out[ca, fa, fb]."""
+    C = n_statuses(prm) // 2
+    N = prm[P_N]
+    nr = 1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS]
+    b = k - a
+    V = np.empty((nr, N + 1, t_len))
+    Q = np.empty((nr, N + 1, t_len))
+    bv = np.empty(t_len + max_step + 2)
+    rv = np.empty(t_len + max_step + 2)
+    for ca in range(max(0, cs - C + 1), min(cs, C - 1) + 1):
+        cb = cs - ca
+        for fa in range(2):
+            for fb in range(2):
+                sa = fa + 2 * ca
+                sb = fb + 2 * cb
+                if not mask[sa, sb, a, b]:
+                    continue
+                a2, sa2 = bust_target(prm, a, sa)
+                v = _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx,
+                             max_step, fA, fB, a, b, sa, sb, 1.0 - W[sb, sa2, b, a2], 1.0 - W[sb, fa, b, a], V, Q,
+                             bv, free, pb_free, rv)
+                out[ca, fa, fb] = v
+                acc[0] = max(acc[0], abs(v - W[sa, sb, a, b]))
+                acc[1] += 1
 
 
 @njit(cache=True)

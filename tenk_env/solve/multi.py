@@ -42,7 +42,7 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K, multi_kernels as MK
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, tabulate
-from tenk_env.solve.game import (EPS, TOL, check_game_rules, final_prm, final_turn_chances, forced_extension,
+from tenk_env.solve.game import (EPS, TOL, check_exact_rules, final_prm, final_turn_chances, forced_extension,
                                  min_bust_chance)
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
@@ -60,7 +60,7 @@ def check_multi_rules(rules: Ruleset, n_players: int) -> None:
     if not 2 <= n_players <= 4:
         raise SolverError(f"the N-player exact solver covers 2 to 4 players (got {n_players}): each more player "
                           "multiplies the states by the target in units")
-    check_game_rules(rules)
+    check_exact_rules(rules)
     name = f"ruleset {rules.name!r}"
     if rules.komi:
         raise SolverError(f"{name}: komi {rules.komi} is a 2-player handicap; the N-player solver starts every "

@@ -237,7 +237,7 @@ def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, t
                 V = np.empty((nr, Nd + 1, Tcap + 1))
                 Qa = np.empty((nr, Nd + 1, Tcap + 1))
             turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
-                           True, V, bv, beta, Tcap, V, Qa, fA, fB, rad)
+                           True, V, bv, beta, Tcap, V, Qa, fA, fB, rad, rad[:0])
             v = V[0, Nd, 0]
             qv = Qa[0, Nd, 0]
             r = abs(v - xv)

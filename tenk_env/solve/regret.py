@@ -3,7 +3,8 @@
 The value of a move is W*: the mover's win probability under optimal play by both players
 from the position right after it, chance included. The game solution gives it directly
 for most moves: ending the turn is worth the turn-start value of the position it hands
-over (:meth:`GameSolution.bank_value`; a bust or forfeit hands over the same scores), and
+over (:meth:`GameSolution.bank_value`; a bust or forfeit hands over the same scores, less
+a bust penalty when one falls due: :meth:`GameSolution.bust_values`), and
 rolling on to a total T at or below the in-turn DP's cap is the DP's own value
 ``V[rolls used, dice, T]`` (:meth:`GameSolution.turn_values`, :meth:`final_values`;
 :func:`optimal_values` computes the same floats faster).
@@ -198,6 +199,8 @@ def state_key(sol: GameSolution, game: Game) -> tuple:
     if game.final_round and game.trigger != p:
         # the last turn: beat the leader's score (d units ahead of ours)
         return (rules.hash, "final", (game.scores[game.trigger] - game.scores[p]) // u, fa)
+    if sol.penalty:
+        fa, fb = sol.status(fa, game.busts_in_row[p]), sol.status(fb, game.busts_in_row[o])
     return (rules.hash, game.scores[p] // u, game.scores[o] // u, fa, fb)
 
 
@@ -205,12 +208,14 @@ class TurnTables:
     """Optimal within-turn values of one turn-start state (see the module docstring).
 
     ``V[r, n, T]``: value of rolling n dice at total T (units) after r rolls, up to
-    ``Tcap``; ``bv[T]``: of banking T, up to ``Tcap + max_step``; ``beta``: of a bust or a
-    forfeit; ``forced``: of a forced roll past the cap (None: no forced rolls). A final
-    turn (``final``) is d units behind the leader; otherwise the state is (a, b, fa, fb).
+    ``Tcap``; ``bv[T]``: of banking T, up to ``Tcap + max_step``; ``beta``: of a bust,
+    ``forf``: of a forfeit (the same without a bust penalty); ``forced``: of a forced roll
+    past the cap (None: no forced rolls). A final turn (``final``) is d units behind the
+    leader; otherwise the state is (a, b, fa, fb), fa and fb statuses
+    (:meth:`GameSolution.status`).
     """
 
-    __slots__ = ("sol", "key", "V", "bv", "Tcap", "beta", "forced", "final", "a", "b", "fa", "fb", "d", "maxr",
+    __slots__ = ("sol", "key", "V", "bv", "Tcap", "beta", "forf", "forced", "final", "a", "b", "fa", "fb", "d", "maxr",
                  "fA", "fB", "_filled")
 
     def __init__(self, sol: GameSolution, key: tuple):
@@ -224,7 +229,7 @@ class TurnTables:
             self.a = self.b = self.fb = 0
             prm = final_prm(s)
             self.fA, self.fB = _forced_of(sol, True)
-            self.beta = 0.0
+            self.beta = self.forf = 0.0
             Tcap = max(self.d + 1, int(K.bankable_from(prm, self.fa)))
             T = np.arange(Tcap + step + 2)
             self.bv = np.where(T > self.d, 1.0, np.where((T == self.d) & bool(prm[P_SHARED]), 0.5, 0.0))
@@ -236,7 +241,7 @@ class TurnTables:
             self.a, self.b, self.fa, self.fb = int(a), int(b), int(fa), int(fb)
             prm = s.prm
             self.fA, self.fB = _forced_of(sol, False)
-            self.beta = 1.0 - float(sol.W[fb, fa, b, a])
+            self.beta, self.forf = sol.bust_values(self.a, self.b, self.fa, self.fb)
             Tcap = int(K.opt_tcap(prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, self.beta))
             self.bv = np.zeros(Tcap + step + 2)
             K.game_bank_values(prm, sol.W, sol.R, a, b, fb, Tcap + step + 1, self.bv)
@@ -247,8 +252,8 @@ class TurnTables:
         nr = max(1, self.maxr)
         self.V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + step + 1))
-        optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa, Tcap, self.bv,
-                       self.beta, self.beta, self.fA, self.fB, self.V, A)
+        optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1, Tcap, self.bv,
+                       self.beta, self.forf, self.fA, self.fB, self.V, A)
         self.forced = self.fA + self.fB * self.beta if self.fA >= 0 else None
 
     # ------------------------------------------------------------------ the optimal agent
@@ -259,7 +264,7 @@ class TurnTables:
         last slot, as the agent once did, gave 0 to a bank more than ``max_step`` past the
         cap, where the kernels never look but a forced roll past the cap can take the
         agent: it then rolled on instead of banking a win.)"""
-        return pick(game, self.sol.unit, self.V, self.Tcap, self.bank, self.beta, game.max_rolls, True, self.forced)
+        return pick(game, self.sol.unit, self.V, self.Tcap, self.bank, self.forf, game.max_rolls, True, self.forced)
 
     # ------------------------------------------------------------------ exact values
     def bank(self, T: int) -> float:
@@ -276,13 +281,13 @@ class TurnTables:
             return float(self.V[0 if self.maxr == 0 else rolls, n, T])
         s = self.sol.spec
         seg = np.array([self.bank(T + j) for j in range(s.max_step + 1)])
-        return float(roll_past_cap(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa,
-                                   rolls, self.maxr, n, T, seg, self.beta, self.beta, self.fA, self.fB))
+        return float(roll_past_cap(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1,
+                                   rolls, self.maxr, n, T, seg, self.beta, self.forf, self.fA, self.fB))
 
     def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
         """W* of every legal move of ``game``'s current decision, as
         :func:`tenk_env.solve.policy.move_values` rows ``(keep, roll on, end the turn)``."""
-        return move_values(game, self.sol.unit, self.V, self.Tcap, self.bank, self.beta, game.max_rolls, True,
+        return move_values(game, self.sol.unit, self.V, self.Tcap, self.bank, self.forf, game.max_rolls, True,
                            self.forced, past_cap=self.roll)
 
 

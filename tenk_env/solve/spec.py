@@ -27,7 +27,7 @@ NORMAL, BUST, WIN, ZILCH = 0, 1, 2, 3
 END_IMMEDIATE, END_FINAL_ROUND, END_ONE_MORE_ROLL = 0, 1, 2
 
 # prm vector layout (int64), shared with the kernels
-P_N, P_ENTRY, P_MINBANK, P_MAXROLLS, P_HOTMAND, P_ZILCH, P_TARGET, P_END, P_SHARED = range(9)
+P_N, P_ENTRY, P_MINBANK, P_MAXROLLS, P_HOTMAND, P_ZILCH, P_TARGET, P_END, P_SHARED, P_PEN, P_PENAFTER = range(11)
 
 
 class SolverError(ValueError):
@@ -106,6 +106,7 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
         raw.append(classes)
     if rules.zilch_payout:
         values.append(rules.zilch_payout)
+    values.append(rules.bust_penalty)
     values.append(rules.komi)
     unit = reduce(math.gcd, [v for v in values if v], 0) or 50
     cstart = [0, 0]
@@ -125,7 +126,7 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
                 p_bust[n] = w / total
         cstart.append(len(c_prob))
     end = {"immediate": END_IMMEDIATE, "final_round": END_FINAL_ROUND, "one_more_roll": END_ONE_MORE_ROLL}[rules.end]
-    prm = np.zeros(9, dtype=np.int64)
+    prm = np.zeros(11, dtype=np.int64)
     prm[P_N] = N
     prm[P_ENTRY] = -(-rules.entry_threshold // unit)
     prm[P_MINBANK] = -(-rules.min_bank // unit)
@@ -135,6 +136,8 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     prm[P_TARGET] = -(-rules.target // unit)
     prm[P_END] = end
     prm[P_SHARED] = rules.tie == "shared"
+    prm[P_PEN] = rules.bust_penalty // unit
+    prm[P_PENAFTER] = rules.bust_penalty_after if rules.bust_penalty else 0
     max_step = max(max(o_p, default=1), prm[P_ZILCH])
     return Spec(rules, unit, prm, np.array(cstart, dtype=np.int64), np.array(c_prob), np.array(c_kind, dtype=np.int64),
                 np.array(c_os, dtype=np.int64), np.array(c_oe, dtype=np.int64), np.array(o_p, dtype=np.int64),
