@@ -434,3 +434,22 @@ def test_bust_counts_follow_the_game():
         g.roll([2, 3, 4, 6])  # four dice with nothing: a bust (only six dice pay)
         a2, s2 = K.bust_target(spec.prm, score // spec.unit, 1 + 2 * busts)
         assert g.current == 1 and (a2 * spec.unit, s2) == (g.scores[0], 1 + 2 * g.busts_in_row[0])
+
+
+def test_solve_game_under_a_bust_penalty_from_the_command_line(tmp_path, capsys):
+    from tenk_env.cli.main import main
+
+    path = tmp_path / "zilch300.yaml"
+    path.write_text("base: zilch\ntarget: 300\n")
+    assert main(["solve", "game", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    rules = ZILCH.replace(target=300, name="zilch300")
+    sol = solve_game(rules)  # the command's solution, from the cache
+    assert sol.stats.get("cached") and rules.hash in out
+    assert out.startswith("solving the game for 'zilch300' (value iteration under its bust penalty")
+    assert f"P(first player wins) = {sol.p_first_win:.6f}" in out
+    assert f"fair komi (points for the second player) = {sol.fair['komi']}" in out
+    assert f"{sol.stats['sweeps']} sweeps of value iteration" in out
+    # exact evaluation does not model the penalty yet, and says so
+    assert main(["solve", "eval", str(path), "dicenow", "optimal"]) == 2
+    assert "do not model a bust penalty" in " ".join(capsys.readouterr().out.split())

@@ -482,7 +482,8 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
         "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 6},
         "checkpoint": {"every": 256}})
     assert cfg.regret_on
-    assert not parse_config({"rules": "zilch"}).regret_on            # bust penalty: no game solution
+    assert parse_config({"rules": "zilch"}).regret_on                # the game solver covers its bust penalty
+    assert not parse_config({"rules": {"name": "piggy", "piggyback": True}}).regret_on  # no game solution
     assert not parse_config({"eval": {"regret_games": 0}}).regret_on
     res = train(cfg, progress=False, log=lambda m: None)
     assert res.finished

@@ -41,7 +41,7 @@ from tenk_env.evaluation.match import Executor
 from tenk_env.evaluation.tournament import Rating, TournamentConfig, TournamentResult, run_tournament
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import SolverError
-from tenk_env.solve.game import is_solvable
+from tenk_env.solve.game import check_exact_rules, is_solvable
 
 __all__ = ["BOTS", "BOTS_MULTI", "Strength", "Group", "benchmark", "markdown", "vs_optimal"]
 
@@ -84,9 +84,11 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
                progress: bool = False) -> Strength:
     """``spec``'s seat-balanced win rate against ``optimal`` under ``rules`` (2 players): exact
     where the evaluator follows it, else implied by its regret over ``regret_games`` games
-    (``progress``: a bar over them)."""
+    (``progress``: a bar over them; also under a bust penalty, which the exact evaluator does
+    not model)."""
     try:
         check_exact_spec(spec)
+        check_exact_rules(rules)
     except SolverError:
         rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
         return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
