@@ -44,8 +44,8 @@ BC = PRESETS["bc_society"].replace(target=600, entry_threshold=150)
 # forced rolls of two kinds: mandatory hot dice and a zilch pay-out
 ZIL = C.replace(target=400, zilch_payout=300, entry_threshold=0, multiples="flat", flat_multiples=(500, 750, 1000),
                 end="immediate", hot_dice="mandatory", name="zil400")
-# the zilch preset to 800: three busts in a row cost 500, so the state holds the bust counts
-PEN = PRESETS["zilch"].replace(target=800, name="zilch800")
+# the zilch preset to 600: three busts in a row cost 500, so the state holds the bust counts
+PEN = PRESETS["zilch"].replace(target=600, name="zilch600")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -396,7 +396,7 @@ ZILCH = PRESETS["zilch"]
     # three busts in a row cost 100; a zilch pay-out forces a roll; immediate end
     ZILCH.replace(target=300, min_bank=100, bust_penalty=100, end="immediate"),
     # two busts in a row cost 100; forfeits at the roll limit start the count again
-    ZILCH.replace(target=200, min_bank=100, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
+    BN.replace(target=300, min_bank=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
     # not yet on the board: a penalty costs nothing
     BN.replace(target=250, entry_threshold=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
 ])

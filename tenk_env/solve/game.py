@@ -341,7 +341,7 @@ SLICES = 100
 
 
 #: value-iteration sweeps allowed under a bust penalty before the solve gives up (zilch takes
-#: about 11; an entry threshold slows them: 94 for classic with entry 2,000 at target 1,000)
+#: 14; an entry threshold slows them: 94 for classic with entry 2,000 at target 1,000)
 MAX_SWEEPS = 300
 
 
@@ -354,30 +354,29 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
     Q = np.zeros_like(V)
     bv = np.zeros(Tmax + s.max_step + 2)
     stats = np.zeros(4)
-    top = 2 * sol.target_units - 2
-    cuts, done = _level_cuts(top)
-    hi = top
-    for c in cuts:
-        lo = top - int(min(c, top))
-        if lo > hi:
-            continue
+    for hi, lo, done in _slices(2 * sol.target_units - 2):
         K.solve_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
                      sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats, hi, lo)
-        hi = lo - 1
         if progress is not None:
-            progress(float(done[top - lo] / done[-1]))
+            progress(done)
     if stats[2] > 1e3 * TOL:
         raise SolverError(f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
                           f"(residual {stats[2]:.2g}); please report this ruleset")
     return stats
 
 
-def _level_cuts(top: int) -> np.ndarray:
-    """Slices of score levels top..0 of about equal work (see :data:`SLICES`)."""
+def _slices(top: int):
+    """(highest level, lowest level, share of the work done after it) of each slice of the
+    score levels top..0, slices of about equal work (see :data:`SLICES`)."""
     # levels a + b hold about min(k, 2 tu - k) states each: slices of equal work, not of equal levels
     weight = np.minimum(np.arange(top + 1), top + 1 - np.arange(top + 1)) + 1.0
     done = np.cumsum(weight[::-1])
-    return np.unique(np.searchsorted(done, done[-1] * np.arange(1, SLICES + 1) / SLICES)), done
+    hi = top
+    for c in np.unique(np.searchsorted(done, done[-1] * np.arange(1, SLICES + 1) / SLICES)):
+        lo = top - int(min(c, top))
+        if lo <= hi:
+            yield hi, lo, float(done[top - lo] / done[-1])
+            hi = lo - 1
 
 
 def free_roll_table(sol: GameSolution) -> tuple[np.ndarray, float]:
@@ -397,21 +396,14 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
     s = sol.spec
     free, pb_free = free_roll_table(sol)
     W[mask] = 0.5
-    top = 2 * sol.target_units - 2
-    cuts, done = _level_cuts(top)
     stats = np.zeros(4)
     for sweep in range(MAX_SWEEPS):
         st = np.zeros(4)
-        hi = top
-        for c in cuts:
-            lo = top - int(min(c, top))
-            if lo > hi:
-                continue
+        for hi, lo, done in _slices(2 * sol.target_units - 2):
             K.sweep_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
                          sol.pbmin, EPS, sol.Lx, s.max_step, sol.t_len, free, pb_free, st, hi, lo)
-            hi = lo - 1
             if progress is not None:
-                progress(min(0.99, (sweep + float(done[top - lo] / done[-1])) / EXPECTED_SWEEPS))
+                progress(min(0.99, (sweep + done) / EXPECTED_SWEEPS))
         stats[0] = st[0]
         stats[1] += st[1]
         stats[2] = st[2]
@@ -424,8 +416,8 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
                       "lower entry_threshold, or set bust_penalty: 0")
 
 
-#: sweeps a bust-penalty solve usually takes (for its progress fraction)
-EXPECTED_SWEEPS = 13
+#: sweeps a bust-penalty solve usually takes (for its progress fraction; zilch: 14)
+EXPECTED_SWEEPS = 14
 
 
 def fair_komi(sol: GameSolution) -> dict:
