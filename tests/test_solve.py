@@ -453,3 +453,5 @@ def test_solve_game_under_a_bust_penalty_from_the_command_line(tmp_path, capsys)
     # exact evaluation does not model the penalty yet, and says so
     assert main(["solve", "eval", str(path), "dicenow", "optimal"]) == 2
     assert "do not model a bust penalty" in " ".join(capsys.readouterr().out.split())
+    assert main(["solve", "best-response", str(path), "dicenow"]) == 2
+    assert capsys.readouterr().out.startswith("error: ruleset 'zilch300': exact evaluation and best responses do not")

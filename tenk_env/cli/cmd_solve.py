@@ -137,7 +137,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for p in (a, b):  # before the game solve, which takes minutes
         exact.check_exact_spec(p)
     r = ruleset_at(args.ruleset, args.target)
-    solve.check_game_rules(r)
+    solve.check_exact_rules(r)
     _say_solving(r)
     console.print(f"evaluating {a} against {b} exactly (a minute or more on classic; once: cached)",
                   highlight=False)
@@ -190,7 +190,7 @@ def cmd_best_response(args: argparse.Namespace) -> int:
     bot = bots[0]
     exact.check_exact_spec(bot)
     r = ruleset_at(args.ruleset, args.target)
-    solve.check_game_rules(r)
+    solve.check_exact_rules(r)
     _say_solving(r)
     console.print(f"solving the best response to {bot} exactly (minutes on classic; once: cached)",
                   highlight=False)
