@@ -42,12 +42,12 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_PEN, P_PENAFTER, P_SHARED,
-                                  P_TARGET, WIN, ZILCH, SolverError, Spec, build_spec)
+from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_PEN, P_PENAFTER,
+                                  P_SHARED, P_TARGET, WIN, ZILCH, SolverError, Spec, build_spec)
 from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
 
-__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable", "final_turn_chances", "GAME_VERSION", "EPS",
-           "TOL"]
+__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable",
+           "final_turn_chances", "GAME_VERSION", "EPS", "TOL"]
 
 GAME_VERSION = 1
 #: truncation tolerance (probability mass ignored past the caps)
