@@ -340,8 +340,7 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
 SLICES = 100
 
 
-#: value-iteration sweeps allowed under a bust penalty before the solve gives up (zilch takes
-#: 14; an entry threshold slows them: 94 for classic with entry 2,000 at target 1,000)
+#: value-iteration sweeps allowed under a bust penalty before the solve gives up (zilch takes 14)
 MAX_SWEEPS = 300
 
 
@@ -401,7 +400,7 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
         st = np.zeros(4)
         for hi, lo, done in _slices(2 * sol.target_units - 2):
             K.sweep_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
-                         sol.pbmin, EPS, sol.Lx, s.max_step, sol.t_len, free, pb_free, st, hi, lo)
+                         sol.pbmin, EPS, sol.Lx, s.max_step, sol.t_len, free, pb_free, TOL / 100, st, hi, lo)
             if progress is not None:
                 progress(min(0.99, (sweep + done) / EXPECTED_SWEEPS))
         stats[0] = st[0]

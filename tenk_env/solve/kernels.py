@@ -474,9 +474,9 @@ def _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmi
     return V[0, prm[P_N], 0]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-               t_len, free, pb_free, stats, k_hi, k_lo):
+               t_len, free, pb_free, tol_off, stats, k_hi, k_lo):
     """One sweep of value iteration on W[sa, sb, a, b] under a bust penalty, levels a + b =
     k_hi down to k_lo (statuses: :func:`bust_target`).
 
@@ -486,8 +486,13 @@ def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
     only adds to a count reads the state it leads to from this sweep; a group of states with
     the same total reads its own members as the previous sweep left them (so the result does
     not depend on the order of the threads). Each state is one backward induction of its
-    turn. ``free``, ``pb_free``: see :func:`_turn_of`. stats: [states, dp calls, largest
-    change of this sweep, unused].
+    turn. ``free``, ``pb_free``: see :func:`_turn_of`.
+
+    With an entry threshold, the states of a level where a player is not yet on the board form
+    a closed loop of busts and forfeits within the level (a penalty costs nothing at a score of
+    0), which players who rarely get on the board go round many times: those states are swept
+    again until they change by less than ``tol_off``, so that the outer sweeps need not carry
+    that loop. stats: [states, dp calls, largest change of this sweep (its first pass), unused].
     """
     tu = prm[P_TARGET]
     C = n_statuses(prm) // 2
@@ -497,31 +502,52 @@ def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
     out = np.empty((tu, C, 2, 2))
     # per score a, so that the parallel loop writes no shared cell: [change, states]
     acc = np.zeros((tu, 2))
+    again = np.zeros((tu, 2))
+    calls = 0.0
     for k in range(k_hi, k_lo - 1, -1):
-        lo = max(0, k - tu + 1)
-        hi = min(k, tu - 1)
-        for cs in range(2 * C - 2, -1, -1):
-            for a in prange(lo, hi + 1):
-                _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
-                             max_step, t_len, free, pb_free, fA, fB, k, cs, a, out[a], acc[a])
-            for a in range(lo, hi + 1):
-                b = k - a
-                for ca in range(max(0, cs - C + 1), min(cs, C - 1) + 1):
-                    cb = cs - ca
-                    for fa in range(2):
-                        for fb in range(2):
-                            if mask[fa + 2 * ca, fb + 2 * cb, a, b]:
-                                W[fa + 2 * ca, fb + 2 * cb, a, b] = out[a, ca, fa, fb]
+        _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
+                     t_len, free, pb_free, fA, fB, k, False, out, acc)
+        if prm[P_ENTRY] > 0:
+            for _ in range(100_000):
+                again[:] = 0.0
+                _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
+                             max_step, t_len, free, pb_free, fA, fB, k, True, out, again)
+                calls += again[:, 1].sum()
+                if again[:, 0].max() < tol_off:
+                    break
     stats[0] += acc[:, 1].sum()
-    stats[1] += acc[:, 1].sum()
+    stats[1] += acc[:, 1].sum() + calls
     stats[2] = max(stats[2], acc[:, 0].max())
+
+
+@njit(cache=True, parallel=True)
+def _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
+                 t_len, free, pb_free, fA, fB, k, off_only, out, acc):
+    """One pass of :func:`sweep_game` over level k (``off_only``: its states where a player is
+    not on the board)."""
+    tu = prm[P_TARGET]
+    C = n_statuses(prm) // 2
+    lo = max(0, k - tu + 1)
+    hi = min(k, tu - 1)
+    for cs in range(2 * C - 2, -1, -1):
+        for a in prange(lo, hi + 1):
+            _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
+                         max_step, t_len, free, pb_free, fA, fB, k, cs, a, off_only, out[a], acc[a])
+        for a in range(lo, hi + 1):
+            b = k - a
+            for ca in range(max(0, cs - C + 1), min(cs, C - 1) + 1):
+                cb = cs - ca
+                for fa in range(2):
+                    for fb in range(2):
+                        if mask[fa + 2 * ca, fb + 2 * cb, a, b] and not (off_only and fa == 1 and fb == 1):
+                            W[fa + 2 * ca, fb + 2 * cb, a, b] = out[a, ca, fa, fb]
 
 
 @njit(cache=True)
 def _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-                 t_len, free, pb_free, fA, fB, k, cs, a, out, acc):
-    """The states of :func:`sweep_game` at level k, bust-count total cs and mover score a,
-    into out[ca, fa, fb]."""
+                 t_len, free, pb_free, fA, fB, k, cs, a, off_only, out, acc):
+    """The states of :func:`sweep_game` at level k, bust-count total cs and mover score a
+    (``off_only``: those where a player is not on the board), into out[ca, fa, fb]."""
     C = n_statuses(prm) // 2
     N = prm[P_N]
     nr = 1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS]
@@ -536,7 +562,7 @@ def _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, 
             for fb in range(2):
                 sa = fa + 2 * ca
                 sb = fb + 2 * cb
-                if not mask[sa, sb, a, b]:
+                if not mask[sa, sb, a, b] or (off_only and fa == 1 and fb == 1):
                     continue
                 a2, sa2 = bust_target(prm, a, sa)
                 v = _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx,
