@@ -327,7 +327,7 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
         mask[np.ix_(on, on)] = True
     if spec.rules.entry_threshold:
         pen = int(spec.prm[P_PEN])
-        offs = {0, komi_u} | ({max(komi_u - j * pen, 0) for j in range(komi_u // pen + 1)} if pen else set())
+        offs = {0, komi_u} | ({komi_u - j * pen for j in range(komi_u // pen + 1)} if pen else set())
         for s0 in offs:
             mask[np.ix_(off, on, [s0], np.arange(tu))] = True
             mask[np.ix_(on, off, np.arange(tu), [s0])] = True

@@ -457,20 +457,18 @@ def _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmi
              a, b, sa, sb, beta, forf, V, Q, bv, free, pb_free, rv):
     """Value of the optimal turn at (a, b, sa, sb); ``free``: past the cap, rolls of all dice
     take their values from the table ``free`` (see :func:`free_roll_values`; size 0: not used)."""
-    none = np.zeros(0)
     if free.shape[0] > 0:
         Tcap = free_cap(prm, Rsup, pb_free, a, b, sa, sb, beta)
         top = free.shape[1] - 1
         for T in range(Tcap + 1, Tcap + max_step + 2):
             rv[T] = free[sb & 1, min(a + T - b, top)]
-        game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
-        turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
-                       True, V, bv, forf, Tcap, V, Q, fA, fB, none, rv[:Tcap + max_step + 2])
+        past = rv[:Tcap + max_step + 2]
     else:
         Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, sa, sb, beta)
-        game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
-        turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
-                       True, V, bv, forf, Tcap, V, Q, fA, fB, none, none)
+        past = rv[:0]
+    game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
+    turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
+                   True, V, bv, forf, Tcap, V, Q, fA, fB, rv[:0], past)
     return V[0, prm[P_N], 0]
 
 
