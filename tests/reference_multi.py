@@ -29,7 +29,9 @@ only raises the scores). Outside a final round the N movers at one score vector 
 (a turn without a bank hands the same scores to the next mover): for fixed bots it is solved
 in closed form; for the best response it is a fixed point ``x = f(A + B x)`` of the
 responder's turn value, convex in what a turn without a bank is worth, solved by Newton
-steps (policy iteration), which end on the exact root.
+steps (policy iteration), which end on the exact root. The symmetric equilibrium (every
+player maximising its own chance) carries vectors of win chances instead, and iterates
+round the cycle (Gauss-Seidel) until they stop changing.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from tenk_env.policies.base import make_agent
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 
-__all__ = ["reference_eval", "reference_br", "reference_state", "roll_odds", "check_rules"]
+__all__ = ["reference_eval", "reference_br", "reference_equilibrium", "reference_state", "roll_odds", "check_rules"]
 
 #: bots the reference plays: deterministic, so a turn is a distribution over outcomes
 BOTS = ("dicenow", "maxscore", "hold", "greedy", "breakeven")
@@ -391,7 +393,7 @@ class _BestResponse(_Solver):
         if t.rules.max_rolls == 0 and not t.immediate:
             raise ValueError("reference_br needs a roll limit (max_rolls) or end: immediate: "
                              "otherwise the responder's turns are unbounded")
-        self.bots = [None] + [_BotTurns(t, s, share) for s in opponents]
+        self.bots = self._bots(t, opponents, share)
         self.dp_calls = 0
         self.mandatory = t.rules.hot_dice == "mandatory"
         # The responder chooses among the (points, dice used) its keeps give: the rolls of each
@@ -424,6 +426,9 @@ class _BestResponse(_Solver):
                         nxt.add((T + pts, n - used or self.t.nd))
             layer = nxt
         return sorted(out)
+
+    def _bots(self, t, opponents, share):
+        return [None] + [_BotTurns(t, s, share) for s in opponents]
 
     def win(self, seat):
         return 1.0 if seat == 0 else 0.0
@@ -561,3 +566,113 @@ def reference_state(rules: "Ruleset | str", specs: list[str], scores, mover: int
         if trigger is None:
             return solver.cycle(scores)[mover]
         return solver.final_turn(scores, mover, trigger)
+
+
+class _Equilibrium(_BestResponse):
+    """Every player maximises its own win chance, valued as everyone playing so: vectors of
+    win chances by seat. Ties on the mover's own chance keep the first choice met, banking
+    before rolling on (the games it is run on have no ties that matter)."""
+
+    def __init__(self, rules: Ruleset, n: int):
+        super().__init__(rules, [None] * (n - 1), share=False)
+
+    def _bots(self, t, opponents, share):
+        return [None] * (len(opponents) + 1)
+
+    def win(self, seat):
+        v = np.zeros(self.n)
+        v[seat] = 1.0
+        return v
+
+    def banks_of(self, scores, mover, trigger):
+        r, own = self.t.rules, scores[mover]
+        return _Banks(lambda T: self.after(scores, mover, trigger, T),
+                      lambda T: (own > 0 or T >= r.entry_threshold) and T >= r.min_bank)
+
+    def vturn(self, limit, w, E, me):
+        """The mover's (seat ``me``) turn chosen on its own chance: the vector it is worth,
+        ``w`` the vector of a turn without a bank, ``E[T]`` of banking T."""
+        nd, mandatory, groups, last_groups = self.t.nd, self.mandatory, self.groups, self.last_groups
+        memo: dict = {}
+
+        def node(T, n, r):
+            win, bust, opts = groups[n]
+            v = win * self.win(me) + bust * w
+            if limit and r + 1 == limit:
+                for p, pts in last_groups[n]:
+                    best = None
+                    for x in pts:
+                        e = E[T + x]
+                        e = w if e is None else e
+                        if best is None or e[me] > best[me]:
+                            best = e
+                    v = v + p * best
+                memo[T, n, r] = v
+                return v
+            for p, choices in opts:
+                best = None
+                for pts, used in choices:
+                    T2 = T + pts
+                    e = E[T2]
+                    if e is not None and not (mandatory and used == n):
+                        if best is None or e[me] > best[me]:
+                            best = e
+                        if e[me] >= 1.0:
+                            continue
+                    k2 = (T2, n - used or nd, r + 1 if limit else 0)
+                    rv = memo.get(k2)
+                    if rv is None:
+                        rv = node(*k2)
+                    if best is None or rv[me] > best[me]:
+                        best = rv
+                v = v + p * best
+            memo[T, n, r] = v
+            return v
+
+        return node(0, nd, 0)
+
+    def cycle(self, scores):
+        got = self.normal.get(scores)
+        if got is not None:
+            return got
+        n, limit = self.n, self.t.turn_limit(None)
+        E = [self.banks_of(scores, m, None) for m in range(n)]
+        V = [np.full(n, 1.0 / n) for _ in range(n)]
+        for _ in range(10_000):
+            change = 0.0
+            for m in range(n - 1, -1, -1):
+                new = self.vturn(limit, V[(m + 1) % n], E[m], m)
+                change = max(change, float(np.abs(new - V[m]).max()))
+                V[m] = new
+            if change < 1e-15:
+                break
+        else:
+            raise AssertionError(f"no convergence at {scores}")
+        self.normal[scores] = V
+        return V
+
+    def final_turn(self, scores, mover, trigger):
+        k = (scores, mover, trigger)
+        got = self.final.get(k)
+        if got is None:
+            w = self.after(scores, mover, trigger, 0)
+            limit, E = self.t.turn_limit(trigger), self.banks_of(scores, mover, trigger)
+            # final turns that value every total alike are one turn (many differ only in
+            # scores that no longer matter)
+            dk = (limit, mover, tuple(w),
+                  tuple(None if E[T] is None else tuple(E[T]) for T in self.totals[limit])) if limit else None
+            got = self.final_dp.get(dk) if dk else None
+            if got is None:
+                got = self.vturn(limit, w, E, mover)
+                if dk:
+                    self.final_dp[dk] = got
+            self.final[k] = got
+        return got
+
+
+def reference_equilibrium(rules: "Ruleset | str", n: int) -> np.ndarray:
+    """``p[j]``: seat j's win chance (seat 0 moves first) when every player maximises its own."""
+    rules = load_ruleset(rules)
+    eq = _Equilibrium(rules, n)
+    with _deep_recursion(20_000):
+        return np.array(eq.cycle((0,) * n)[0])

@@ -1,4 +1,4 @@
-"""`tenk solve turn|game|eval|best-response RULESET`: the exact solvers (tenk_env.solve, tenk_env.policies.exact)."""
+"""`tenk solve turn|game|eval|best-response|equilibrium RULESET`: the exact solvers (tenk_env.solve, tenk_env.policies.exact)."""
 
 from __future__ import annotations
 
@@ -241,6 +241,33 @@ def _best_response_n(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_equilibrium(args: argparse.Namespace) -> int:
+    r = ruleset_at(args.ruleset, args.target)
+    n = args.players
+    solve.check_equilibrium_rules(r, n)
+    if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
+        console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
+                      "seconds at 1,000, minutes at 3,000, about an hour at 5,000; once: cached)", highlight=False)
+    t0 = time.perf_counter()
+    with _progress("solving") as bar:
+        eq = solve.solve_equilibrium(r, n, cache=not args.no_cache, progress=bar)
+    t = _seat_table(f"{r.name}, {n} players, each maximising its own win probability: P(win) by seat "
+                    "(seat 1 moves first)", n)
+    t.columns.pop()  # no rotation mean: the seats are the same strategy
+    t.add_row("equilibrium", *(f"{x:.6f}" for x in eq.p_seat))
+    console.print(t)
+    st = eq.stats
+    how = "loaded from cache" if st.get("cached") else f"solved in {eq.seconds:.1f} s"
+    console.print(f"{how} ({time.perf_counter() - t0:.1f} s now); {st['cycles']:,} cycles of turns, "
+                  f"{st['turns_solved']:,} turns solved, last change <= {st['residual']:.1e}; cache {_cache()}",
+                  highlight=False)
+    if st["no_pure"]:
+        console.print(f"at {st['no_pure']:,} of them no pure stationary equilibrium was found (the movers' best "
+                      "replies go round): there the profile with the least deviation gain is kept, and no one "
+                      f"turn's deviation gains more than {st['epsilon']:.1e}", highlight=False)
+    return 0
+
+
 def _cache():
     return solve.cache_dir()
 
@@ -273,3 +300,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"responder in this order): {exact.MULTI_AGENTS}")
     b.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     b.set_defaults(func=cmd_best_response)
+    q = ss.add_parser("equilibrium",
+                      help="the symmetric equilibrium of 2 or 3 players, each maximising its own win probability")
+    q.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
+    q.add_argument("--players", type=int, default=3, help="2 or 3 (default 3)")
+    q.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
+    q.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    q.set_defaults(func=cmd_equilibrium)

@@ -5,7 +5,8 @@
   ``greedy[:N]``, ``hold[:N]`` and ``br:BOT``; cached on disk.
 * :func:`best_response` (``tenk solve best-response PRESET BOT``): the policy that wins
   most often against BOT, with its exact win rate seat by seat; cached on disk.
-* ``br:BOT`` (:class:`BestResponseAgent`): that policy as an agent.
+* ``br:BOT`` (:class:`BestResponseAgent`): that policy as an agent; ``equilibrium``
+  (:class:`EquilibriumAgent`): the symmetric 2- or 3-player equilibrium's strategy.
 * Trained afterstate agents (``afterstate:PATH``, ``zoo:NAME``; 2 players, features v2):
   their moves are the backward induction on their net's values of the positions their turns
   hand on (:meth:`~tenk_env.policies.afterstate.AfterstateAgent.value_grid`), with the last turns
@@ -54,6 +55,7 @@ from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_
 from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
                                      code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
 from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
+from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import pick
@@ -63,7 +65,7 @@ from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_
                                     P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
 
 __all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
-           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent", "policy_key",
+           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent", "EquilibriumAgent", "policy_key",
            "afterstate_policy"]
 
 #: what the exact evaluator can follow, for error messages
@@ -425,29 +427,69 @@ def exact_eval(rules: "Ruleset | str", a: str, b: str, *, cache: bool = True, th
 
 
 # ---------------------------------------------------------------------- the br:BOT agent
-class BestResponseAgent:
-    """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
-    response (:func:`best_response`; solved on first use, then read from the disk cache);
-    ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
-    (:func:`best_response_n`), for 3- and 4-player games.
-    Chooses with :func:`tenk_env.solve.policy.pick`, the solver kernels' tie-break, so that
-    the exact evaluation describes exactly the moves it plays. Against anything but those
-    bots in those seats it still plays the same moves: it is the ceiling against them, not a
-    general player."""
+class _TableAgent:
+    """An agent that plays from a solver's within-turn tables (kept in an LRU cache), choosing
+    with :func:`tenk_env.solve.policy.pick`, the solver kernels' tie-break, so that the exact
+    figures describe exactly the moves it plays."""
 
     CACHE_SIZE = 16_384
 
-    def __init__(self, target: str, cache_size: int = CACHE_SIZE):
+    def __init__(self, name: str, cache_size: int = CACHE_SIZE):
+        self.name = name
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_size = cache_size
+
+    def _values(self, key, make):
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = make()
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return got
+
+    def _seat_tables(self, game: Game, sol):
+        """The mover's tables from an N-player solution (``turn_values(scores)``,
+        ``final_values(scores, trigger, bar)``, scores in units read from the mover)."""
+        N, cur, u = game.n_players, game.current, sol.unit
+        # its own score first, then the players after it in turn order
+        sc = tuple(game.scores[(cur + k) % N] // u for k in range(N))
+        if game.final_round and game.trigger != cur:
+            t = (game.trigger - cur) % N
+            bar = max(game.scores) // u
+            return self._values((game.rules.hash, "final", sc, t, bar), lambda: sol.final_values(sc, t, bar))
+        return self._values((game.rules.hash, sc), lambda: sol.turn_values(sc))
+
+    def _play(self, game: Game, u: int, tables) -> tuple[Keep, bool]:
+        V, bv, Tcap, beta, forced = tables
+        n_bv = bv.shape[0] - 1
+        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+
+    def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
+        raise AgentError(f"agent {self.name!r} does not play piggyback rulesets (its solver does not model them)")
+
+    def __repr__(self) -> str:
+        return f"<agent {self.name}>"
+
+
+class BestResponseAgent(_TableAgent):
+    """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
+    response (:func:`best_response`; solved on first use, then read from the disk cache);
+    ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
+    (:func:`best_response_n`), for 3- and 4-player games. Against anything but those bots in
+    those seats it still plays the same moves: it is the ceiling against them, not a
+    general player."""
+
+    def __init__(self, target: str, cache_size: int = _TableAgent.CACHE_SIZE):
         try:
             self.bots = _bot_list(target) if "," in target else None
             if self.bots is None:
                 check_exact_spec(target)
         except SolverError as e:
             raise AgentError(f"agent 'br:{target}': {e}") from None
+        super().__init__(f"br:{target}", cache_size)
         self.target = target
-        self.name = f"br:{target}"
-        self._cache: OrderedDict = OrderedDict()
-        self._cache_size = cache_size
         self._br: dict = {}
 
     @property
@@ -466,16 +508,6 @@ class BestResponseAgent:
         except SolverError as e:
             raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
 
-    def _values(self, key, make):
-        got = self._cache.get(key)
-        if got is None:
-            got = self._cache[key] = make()
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
-        return got
-
     def _solution(self, rules: Ruleset):
         br = self._br.get(rules.hash)
         if br is None:
@@ -489,38 +521,56 @@ class BestResponseAgent:
                              f"{game.n_players})")
         rules = game.rules
         br = self._solution(rules)
+        if self.bots is not None:
+            return self._play(game, br.unit, self._seat_tables(game, br))
         u = br.unit
-        if self.bots is None:
-            p, o = game.current, 1 - game.current
-            a, b = game.scores[p] // u, game.scores[o] // u
-            fa, fb = int(game.on_board[p]), int(game.on_board[o])
-            if not rules.entry_threshold:
-                fa = fb = 1
-            if game.final_round and game.trigger != p:
-                d = (game.scores[game.trigger] - game.scores[p]) // u
-                V, bv, Tcap, beta, forced = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
-            else:
-                V, bv, Tcap, beta, forced = self._values((rules.hash, a, b, fa, fb),
-                                                         lambda: br.turn_values(a, b, fa, fb))
+        p, o = game.current, 1 - game.current
+        a, b = game.scores[p] // u, game.scores[o] // u
+        fa, fb = int(game.on_board[p]), int(game.on_board[o])
+        if not rules.entry_threshold:
+            fa = fb = 1
+        if game.final_round and game.trigger != p:
+            d = (game.scores[game.trigger] - game.scores[p]) // u
+            tables = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
         else:
-            N, cur = game.n_players, game.current
-            # its own score first, then the players after it in turn order
-            sc = tuple(game.scores[(cur + k) % N] // u for k in range(N))
-            if game.final_round and game.trigger != cur:
-                t = (game.trigger - cur) % N
-                bar = max(game.scores) // u
-                V, bv, Tcap, beta, forced = self._values((rules.hash, "final", sc, t, bar),
-                                                         lambda: br.final_values(sc, t, bar))
-            else:
-                V, bv, Tcap, beta, forced = self._values((rules.hash, sc), lambda: br.turn_values(sc))
-        n_bv = bv.shape[0] - 1
-        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+            tables = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
+        return self._play(game, u, tables)
 
-    def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
-        raise AgentError(f"agent {self.name!r} does not play piggyback rulesets (its solver does not model them)")
 
-    def __repr__(self) -> str:
-        return f"<agent {self.name}>"
+class EquilibriumAgent(_TableAgent):
+    """``equilibrium``: the symmetric equilibrium's strategy at 2 or 3 players, every player
+    maximising its own win probability (:func:`tenk_env.solve.equilibrium.solve_equilibrium`;
+    solved on first use for the game's ruleset and player count, then read from the disk
+    cache: minutes for classic to 3,000 at 3 players, about an hour to 5,000). Three of it
+    at one table play the equilibrium; any agent in one of the seats is measured against
+    it. At 2 players it plays as ``optimal`` does."""
+
+    def __init__(self, cache_size: int = _TableAgent.CACHE_SIZE):
+        super().__init__("equilibrium", cache_size)
+        self._eq: dict = {}
+
+    def check(self, rules: Ruleset, n_players: int) -> None:
+        try:
+            check_equilibrium_rules(rules, n_players)
+        except SolverError as e:
+            raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        key = (game.rules.hash, game.n_players)
+        eq = self._eq.get(key)
+        if eq is None:
+            try:
+                eq = self._eq[key] = solve_equilibrium(game.rules, game.n_players)
+            except SolverError as e:
+                raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
+        return self._play(game, eq.unit, self._seat_tables(game, eq))
+
+
+def make_equilibrium(arg: str | None) -> EquilibriumAgent:
+    if arg:
+        raise AgentError(f"agent 'equilibrium' takes no argument (got 'equilibrium:{arg}'): the game's ruleset and "
+                         "player count decide what it solves")
+    return EquilibriumAgent()
 
 
 def make_br(arg: str | None) -> BestResponseAgent:

@@ -12,6 +12,8 @@
   its exact win rate (:mod:`tenk_env.solve.best_response`).
 * :func:`evaluate_multi`, :func:`best_response_multi`: the same for 2 to 4 players, every seat
   but one fixed (:mod:`tenk_env.solve.multi`).
+* :func:`solve_equilibrium`: the symmetric equilibrium of 2 or 3 players, each maximising its
+  own win probability (:mod:`tenk_env.solve.equilibrium`).
 * :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
 
 Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk``). The
@@ -26,6 +28,7 @@ from tenk_env.solve.evaluate import (EvalResult, ExactPolicy, SelfValued, Tabula
 from tenk_env.solve.game import GameSolution, check_exact_rules, check_game_rules, is_cached, solve_game
 from tenk_env.solve.multi import (MultiBestResponse, MultiEval, best_response_multi, check_multi_rules,
                                   evaluate_multi)
+from tenk_env.solve.equilibrium import Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.plot import plot_policy
 from tenk_env.solve.turn import TurnSolution, solve_turn
 
@@ -34,4 +37,5 @@ __all__ = ["SolverError", "cache_dir", "solve_turn", "TurnSolution", "solve_game
            "maxscore_policy", "hold_policy",
            "plot_policy", "evaluate_policies", "ExactPolicy", "SelfValued", "Tabulated", "optimal_policy",
            "solve_best_response", "BestResponse", "MultiEval", "MultiBestResponse", "evaluate_multi",
-           "best_response_multi", "check_multi_rules"]
+           "best_response_multi", "check_multi_rules", "Equilibrium", "solve_equilibrium",
+           "check_equilibrium_rules"]

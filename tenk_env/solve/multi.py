@@ -47,7 +47,7 @@ from tenk_env.solve.game import (EPS, TOL, check_exact_rules, final_prm, final_t
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
 __all__ = ["MultiEval", "MultiBestResponse", "evaluate_multi", "best_response_multi", "check_multi_rules",
-           "multi_estimate", "MULTI_VERSION", "MAX_BYTES"]
+           "multi_estimate", "turn_tables", "final_turn_values", "MULTI_VERSION", "MAX_BYTES"]
 
 #: bump when results change, to invalidate cached ones
 MULTI_VERSION = 1
@@ -309,7 +309,7 @@ def _final_chain(st: _Setup, x: int, t: int) -> list:
         f = st.fixed[i]
         if f is None:
             MK.final_responder(st.prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu,
-                               Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out)
+                               Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, np.zeros((0, 0)))
         else:
             FKID = f.FKID
             MK.final_fixed(tu, N, int(i == x), Jk, Pk, FKID, f.FDIST, f.FW, phi, out)
@@ -481,39 +481,49 @@ class MultiBestResponse:
         bv = np.zeros(tu - int(sv[0]) + self.FB.shape[2] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
         Tcap = int(MK.br_turn_inputs(s.prm, tu, N, 0, idx, sv, self.U1, self.FB, pw, min_bust_chance(s), EPS, beta,
                                      s.max_step, bv))
-        return self._dp(s.prm, fa, Tcap, bv, beta)
+        return turn_tables(s, s.prm, fa, Tcap, bv, beta)
 
     def final_values(self, scores, trigger: int, bar: int):
         """The responder's final turn: ``scores`` as in :meth:`turn_values`, ``trigger`` the
         position (1..N-1 after the responder) of the player who triggered the final round,
         ``bar`` the highest score so far (units, held by another player)."""
-        s, N = self.spec, self.n_players
-        tu = int(s.prm[P_TARGET])
+        N = self.n_players
+        tu = int(self.spec.prm[P_TARGET])
         k = N - trigger  # the responder's place in the final round's order
-        phi = self.chains[trigger][k + 1]
         r1, mult = 0, 1
         for ell in range(k + 1, N):
             r1 += int(scores[(trigger + ell) % N]) * mult
             mult *= tu
-        prm_f = final_prm(s)
-        M = int(bar)
-        beta = float(phi[0, min(M - tu, phi.shape[1] - 1), r1])
-        a = int(scores[0])
-        fa = int(not s.rules.entry_threshold or a > 0)
-        ycap = int(MK.final_cap(prm_f, tu, M, phi, r1, beta, min_bust_chance(s), EPS))
-        Tcap = max(ycap - a, int(K.bankable_from(prm_f, fa)))
-        bv = np.zeros(Tcap + s.max_step + 2)
-        MK.final_bank_values(tu, M, a, phi, r1, beta, bv)
-        return self._dp(prm_f, fa, Tcap, bv, beta)
+        return final_turn_values(self.spec, self.chains[trigger][k + 1], r1, int(bar), int(scores[0]))
 
-    def _dp(self, prm, fa, Tcap, bv, beta):
-        s = self.spec
-        V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
-        Q = np.zeros_like(V)
-        fA, fB = forced_extension(prm, s)
-        K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, beta, beta, True,
-                  True, V, bv, beta, Tcap, V, Q, fA, fB)
-        return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
+
+def turn_tables(spec: Spec, prm: np.ndarray, fa: int, Tcap: int, bv: np.ndarray, beta: float):
+    """A turn chosen on its own values (bank values ``bv``, bust value ``beta``): (V[r, n, T]
+    value of rolling, bv, Tcap, beta, value of a forced roll past Tcap or None), the tables
+    :func:`tenk_env.solve.policy.pick` plays from."""
+    s = spec
+    V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
+    Q = np.zeros_like(V)
+    fA, fB = forced_extension(prm, s)
+    K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, beta, beta, True,
+              True, V, bv, beta, Tcap, V, Q, fA, fB)
+    return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
+
+
+def final_turn_values(spec: Spec, phi: np.ndarray, r1: int, bar: int, a: int):
+    """A final turn from score ``a`` that must beat ``bar`` (units, held by another player):
+    ``phi[holds, bar - target, r1]`` the mover's chance once the players after it (scores
+    ``r1``) have played, holding the bar or not. As :func:`turn_tables`."""
+    s = spec
+    tu = int(s.prm[P_TARGET])
+    prm_f = final_prm(s)
+    beta = float(phi[0, min(bar - tu, phi.shape[1] - 1), r1])
+    fa = int(not s.rules.entry_threshold or a > 0)
+    ycap = int(MK.final_cap(prm_f, tu, bar, phi, r1, beta, min_bust_chance(s), EPS))
+    Tcap = max(ycap - a, int(K.bankable_from(prm_f, fa)))
+    bv = np.zeros(Tcap + s.max_step + 2)
+    MK.final_bank_values(tu, bar, a, phi, r1, beta, bv)
+    return turn_tables(s, prm_f, fa, Tcap, bv, beta)
 
 
 def _chain_arrays(chains: dict) -> dict:

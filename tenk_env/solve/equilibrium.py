@@ -1,0 +1,244 @@
+"""The symmetric equilibrium of a 2- or 3-player game: every player maximises its own win probability.
+
+With two players the game is zero-sum and this is the game solution
+(:func:`tenk_env.solve.game.solve_game`). With three it is not: a player's moves also decide
+which of the other two is likelier to win. The equilibrium here is the *max-n* one (Luckhardt
+and Irani 1986, the equilibrium point of Nash 1951 that backward induction finds in a game of
+perfect information): at every decision the mover takes the move of highest win probability
+for itself, valued as if everyone plays this way from then on, and the same rule serves every
+seat, so the strategy is one function of the position. On exact ties the mover keeps the
+solver kernels' tie-break (:func:`tenk_env.solve.kernels.turn_dp`: banking before rolling on,
+the first keep in the tables' order), the stated rule that makes the equilibrium unique.
+
+State at the start of a turn: the banked scores read from the mover (its own first, then the
+players after it in turn order), units of :mod:`tenk_env.solve.spec`. Scores only grow, so
+score vectors are solved by decreasing score sum. The N rotations of a score vector (each
+player to move) are linked by turns that bank nothing: a cycle, solved by policy iteration
+(:func:`tenk_env.solve.multi_kernels.eq_level`) to :data:`~tenk_env.solve.game.TOL`.
+
+The final round (``end: final_round``, ``one_more_roll``) is played backward from the last
+player: its final turn maximises the chance to beat the bar, the player before it maximises
+the chance to beat the bar and then not be beaten; the tables are by bar (the trigger's score)
+and the later players' scores. Not modelled (a clear :class:`SolverError` says so): what the
+N-player solver does not model (:func:`tenk_env.solve.multi.check_multi_rules`), and more
+than three players (the final round's tables and the cycles need one more value per player).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.solve import kernels as K, multi_kernels as MK
+from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.evaluate import code_hash, evaluator_hash
+from tenk_env.solve.game import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance
+from tenk_env.solve.multi import check_multi_rules, final_turn_values, turn_tables
+from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_TARGET, SolverError, Spec, build_spec
+
+__all__ = ["Equilibrium", "solve_equilibrium", "check_equilibrium_rules", "EQ_VERSION", "MAX_ROUNDS"]
+
+#: bump when results change, to invalidate cached ones
+EQ_VERSION = 1
+#: policy-iteration rounds per cycle of turns before its choices are taken to go round
+#: (those that converge take at most 6 on classic)
+MAX_ROUNDS = 50
+
+
+def check_equilibrium_rules(rules: Ruleset, n_players: int) -> None:
+    """Raise :class:`SolverError` unless the equilibrium solver covers ``rules`` at ``n_players``."""
+    if n_players not in (2, 3):
+        raise SolverError(f"the symmetric equilibrium is solved for 2 and 3 players (got {n_players}): each more "
+                          "player needs one more value per state and a longer final round")
+    check_multi_rules(rules, n_players)
+
+
+@dataclass
+class Equilibrium:
+    """The symmetric equilibrium of ``rules`` at ``n_players`` (2 or 3).
+
+    ``E[i, idx]`` (i < N - 1): the win probability of the player i places after the mover, at
+    the start of the mover's turn with scores ``idx = d0 + tu * d1 + tu**2 * d2`` (units; d0 the
+    mover's, d1 the next player's); the last player's is 1 minus their sum. ``TW[j, rest]``:
+    the trigger's win probability once it starts the final round with target + j units,
+    ``rest`` the later players' scores; ``XT``: the same for anyone but the last player;
+    ``LB[j, s]``: the chance that the last player's final turn beats target + j from score s."""
+
+    rules: Ruleset
+    spec: Spec
+    n_players: int
+    E: np.ndarray
+    TW: np.ndarray
+    XT: np.ndarray
+    LB: np.ndarray
+    seconds: float
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def unit(self) -> int:
+        return self.spec.unit
+
+    @property
+    def target_units(self) -> int:
+        return int(self.spec.prm[P_TARGET])
+
+    def values(self, scores) -> np.ndarray:
+        """Every player's win probability at the start of a turn, ``scores`` in points read
+        from the mover (its own first, then the players after it in turn order), all below the
+        target; in the same order."""
+        N, tu, u = self.n_players, self.target_units, self.unit
+        if len(scores) != N:
+            raise ValueError(f"{N} scores wanted (the mover's first), got {len(scores)}")
+        if any(int(x) % u or not 0 <= int(x) < self.rules.target for x in scores):
+            raise ValueError(f"scores must be multiples of {u} below the target {self.rules.target}: {list(scores)}")
+        idx = sum(int(x) // u * tu ** k for k, x in enumerate(scores))
+        v = self.E[:, idx]
+        return np.append(v, 1.0 - v.sum())
+
+    @property
+    def p_seat(self) -> np.ndarray:
+        """P(seat j wins) at the start of the game (seat 1 moves first)."""
+        return self.values([0] * self.n_players)
+
+    def turn_values(self, scores):
+        """The mover's within-turn values at the start of its turn, ``scores`` in units read
+        from the mover: (V[r, n, T] value of rolling, bv[T] value of banking T, Tcap, beta =
+        value of a bust, value of a forced roll past Tcap or None), as
+        :meth:`tenk_env.solve.multi.MultiBestResponse.turn_values` returns them."""
+        s, N, tu = self.spec, self.n_players, self.target_units
+        d = np.asarray(scores, np.int64)
+        bust = int(sum(int(d[(k + 1) % N]) * tu ** k for k in range(N)))
+        beta = float(1.0 - self.E[:, bust].sum())  # the mover is last when the next one moves
+        fa = int(not s.rules.entry_threshold or d[0] > 0)
+        bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
+        Tcap = int(MK.eq_turn_inputs(s.prm, tu, N, d, self.E, self.TW, self.XT, min_bust_chance(s), EPS, beta,
+                                     s.max_step, bv))
+        return turn_tables(s, s.prm, fa, Tcap, bv, beta)
+
+    def final_values(self, scores, trigger: int, bar: int):
+        """The mover's final turn: ``scores`` as in :meth:`turn_values`, ``trigger`` the
+        position (1..N-1 after the mover) of the player who started the final round, ``bar``
+        the highest score so far (units, held by another player)."""
+        N, tu = self.n_players, self.target_units
+        if N - trigger == N - 1:  # the last to play: beat the bar
+            phi = np.zeros((2, self.LB.shape[0], 1))
+            phi[1] = 1.0
+            r1 = 0
+        else:  # then the last player must not beat it
+            phi = np.zeros((2, self.LB.shape[0], tu))
+            phi[1] = 1.0 - self.LB
+            r1 = int(scores[1])
+        return final_turn_values(self.spec, phi, r1, int(bar), int(scores[0]))
+
+
+def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
+    """(TW, XT, LB) by [bar - target, later players' scores]: the final round played backward."""
+    s = spec
+    tu = int(s.prm[P_TARGET])
+    prm_f = final_prm(s)
+    fA, fB = forced_extension(prm_f, s)
+    args = (prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, J)
+    # the last player: the chance to beat the bar, and nothing after it
+    phi = np.zeros((2, J, 1))
+    phi[1] = 1.0
+    out = np.zeros((2, J, tu))
+    MK.final_responder(*args, 1, phi, pbmin, EPS, fA, fB, out, np.zeros((0, 0)))
+    last = out[0]
+    if N == 2:
+        TW = 1.0 - last
+        return TW, TW.copy(), last
+    # the player before it: beat the bar, then not be beaten (its chance if it does not: 0)
+    phi = np.zeros((2, J, tu))
+    phi[1] = 1.0 - last
+    out = np.zeros((2, J, tu * tu))
+    beat = np.zeros((J, tu * tu))
+    MK.final_responder(*args, tu, phi, pbmin, EPS, fA, fB, out, beat)
+    later = np.arange(tu * tu) // tu
+    TW = (1.0 - beat) * (1.0 - last[:, later])
+    return TW, TW + out[0], last
+
+
+def _cycles(tu: int, N: int):
+    """One score vector per cycle of rotations (the least index), by decreasing score sum:
+    (reps, bounds) with level k's cycles in ``reps[bounds[k]:bounds[k + 1]]``."""
+    idx = np.arange(tu ** N, dtype=np.int64)
+    d = [(idx // tu ** k) % tu for k in range(N)]
+    keep = np.ones(idx.shape[0], bool)
+    for k in range(1, N):
+        keep &= idx <= sum(d[(k + ell) % N] * tu ** ell for ell in range(N))
+    lev = sum(d)[keep]
+    reps = idx[keep]
+    del idx, d, keep
+    order = np.argsort(-lev, kind="stable")
+    counts = np.bincount(lev, minlength=N * (tu - 1) + 1)[::-1]
+    return reps[order], np.concatenate([[0], np.cumsum(counts)])
+
+
+_META = ("residual", "max_rounds", "turns_solved", "cycles", "searched", "no_pure", "epsilon")
+
+
+def _key(rules: Ruleset, N: int) -> str:
+    return f"eq{N}-v{EQ_VERSION}-{rules.hash}-{code_hash(__file__, MK.__file__)}{evaluator_hash()}"
+
+
+def solve_equilibrium(rules: "Ruleset | str", n_players: int = 3, *, cache: bool = True, progress=None,
+                      cached_only: bool = False) -> Equilibrium | None:
+    """The symmetric (max-n) equilibrium of ``rules`` at 2 or 3 players, cached on disk by
+    ruleset hash and this solver's code; ``progress(fraction)`` is called after each level;
+    ``cached_only``: None unless it is cached."""
+    rules = load_ruleset(rules)
+    N = int(n_players)
+    check_equilibrium_rules(rules, N)
+    spec = build_spec(rules, for_game=True)
+    key = _key(rules, N)
+    if cache:
+        got = load_arrays(key)
+        if got is not None:
+            m = got["meta"]
+            return Equilibrium(rules, spec, N, got["E"], got["TW"], got["XT"], got["LB"], float(m[0]),
+                               {"cached": True, **{k: (float(v) if k in ("residual", "epsilon") else int(v))
+                                                   for k, v in zip(_META, m[1:])}})
+    if cached_only:
+        return None
+    t0 = time.perf_counter()
+    s = spec
+    tu = int(s.prm[P_TARGET])
+    R, _ = final_turn_chances(s)
+    pbmin = min_bust_chance(s)
+    if s.prm[P_END] == END_IMMEDIATE:  # no final round: the tables are never read
+        TW = XT = np.ones((1, tu ** (N - 1)))
+        LB = np.zeros((1, tu))
+    else:
+        # bars: no final turn, however played, beats a bar L = R.shape[1] units above its
+        # score with chance above EPS, so a bar past target + L counts as target + L
+        TW, XT, LB = _final_tables(s, N, R.shape[1] + 2, pbmin)
+    fA, fB = forced_extension(s.prm, s)
+    reps, bounds = _cycles(tu, N)
+    E = np.zeros((N - 1, tu ** N))
+    res = np.zeros(reps.shape[0])
+    its = np.zeros(reps.shape[0], np.int64)
+    gain = np.zeros(reps.shape[0])
+    total = float(reps.shape[0])
+    for lv in range(len(bounds) - 1):
+        lo, hi = bounds[lv], bounds[lv + 1]
+        if hi == lo:
+            continue
+        MK.eq_level(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, N,
+                    reps[lo:hi], E, TW, XT, pbmin, EPS, TOL, MAX_ROUNDS, fA, fB, res[lo:hi], its[lo:hi], gain[lo:hi])
+        if progress is not None:
+            progress(hi / total)
+    stats = {"cached": False, "residual": float(res.max()), "max_rounds": int(its.max()),
+             "turns_solved": int(N * its.sum()), "cycles": int(reps.shape[0]), "searched": int((its >= MAX_ROUNDS).sum()),
+             "no_pure": int((gain > 0).sum()), "epsilon": float(gain.max())}
+    if stats["residual"] > 1e3 * TOL:
+        raise SolverError(f"ruleset {rules.name!r}: the {N}-player equilibrium did not converge (last change "
+                          f"{stats['residual']:.2g}); please report this ruleset")
+    secs = time.perf_counter() - t0
+    eq = Equilibrium(rules, spec, N, E, TW, XT, LB, secs, stats)
+    if cache:
+        save_arrays(key, {"E": E, "TW": TW, "XT": XT, "LB": LB,
+                          "meta": np.array([secs] + [stats[k] for k in _META], float)})
+    return eq
