@@ -3,6 +3,7 @@
     tenk zoo                      # list them, with how each was trained and its strength
     tenk zoo add CHECKPOINT NAME  # export a checkpoint as an entry
     tenk zoo table                # the benchmark table: zoo and bots rated together (tenk_env/evaluation/benchmark.py)
+    tenk zoo export NAME --onnx   # a PPO entry as an ONNX model (agent spec onnx:PATH)
 
 A broken entry (a damaged card, weights that do not match it) is listed as broken; the
 others still list and play. ``tenk zoo table`` resumes its tournaments when rerun with the
@@ -18,10 +19,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from tenk_env.policies import zoo
+from tenk_env.policies.onnx_export import export_actor
+from tenk_env.policies.ppo import PPOAgent
 from tenk_env.evaluation.benchmark import benchmark, markdown
 from tenk_env.cli.args import check_output_file, seed_arg
 from tenk_env.cli.common import console
 from tenk_env.io import atomic_write_text
+
+
+_TABLE_OUT = "runs/zoo_table.md"
 
 
 def _figure(strength: dict) -> str:
@@ -89,9 +95,29 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    name = args.checkpoint
+    if not name or args.name:
+        raise ValueError("tenk zoo export NAME --onnx [--out FILE]: give one zoo name (tenk zoo lists them)")
+    if not args.onnx:
+        raise ValueError("tenk zoo export NAME --onnx: ONNX is the one export format; add --onnx")
+    agent = zoo.load(name)
+    if not isinstance(agent, PPOAgent):
+        raise ValueError(f"zoo agent {name!r} is an afterstate agent: its moves come from a search over the turn "
+                         "with a learned value, not from one forward pass, so it has no ONNX form; the PPO entries "
+                         f"export: {', '.join(e.name for e in zoo.entries() if not e.afterstate)}")
+    out = args.out if args.out != _TABLE_OUT else f"{name}.onnx"
+    check_output_file(out, "--out", f"{name}.onnx")
+    path = export_actor(agent._actor, agent.meta, out)
+    console.print(f"zoo agent {name!r} written to {path}: play it as onnx:{path}", highlight=False)
+    return 0
+
+
 def cmd_zoo(args: argparse.Namespace) -> int:
     if args.action == "table":
         return cmd_table(args)
+    if args.action == "export":
+        return cmd_export(args)
     if args.action == "add":
         if not args.checkpoint or not args.name:
             raise ValueError("tenk zoo add CHECKPOINT NAME --command '...': give the checkpoint and a name")
@@ -117,12 +143,13 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("zoo", help="list the trained agents shipped with tenk (agent spec zoo:NAME), or add one")
-    s.add_argument("action", nargs="?", choices=("list", "add", "table"), default="list",
-                   help="list (default), add CHECKPOINT NAME, or table: every zoo agent and the bots rated together "
+    s.add_argument("action", nargs="?", choices=("list", "add", "table", "export"), default="list",
+                   help="list (default), add CHECKPOINT NAME, table: every zoo agent and the bots rated together "
                         "by game (tournament ratings), with each one's win rate against optimal where the game is "
-                        "solved (exact where the exact evaluator follows the agent, else by regret)")
+                        "solved (exact where the exact evaluator follows the agent, else by regret), or export NAME "
+                        "--onnx: a PPO entry as an ONNX model (agent spec onnx:FILE)")
     s.add_argument("checkpoint", nargs="?", help="add: a checkpoint written by tenk train (runs/NAME/best.zip, or best.npz "
-                                                      "of an afterstate run)")
+                                                      "of an afterstate run); export: the zoo name")
     s.add_argument("name", nargs="?", help="add: the zoo name (letters, digits, '-', '_')")
     s.add_argument("--command", help="add: the command that trained it (recorded with the agent)")
     s.add_argument("--notes", help="add: a line on how it was trained")
@@ -134,7 +161,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)")
     s.add_argument("--rules", help="table: only the game of this ruleset (preset or YAML)")
     s.add_argument("--players", type=int, help="table: only games of this many players")
-    s.add_argument("--out", default="runs/zoo_table.md", help="table: the markdown file to write")
+    s.add_argument("--out", default=_TABLE_OUT, help="table: the markdown file to write; export: the model file "
+                                                     "(default NAME.onnx)")
+    s.add_argument("--onnx", action="store_true", help="export: write the ONNX model (logits from the observation)")
     s.add_argument("--fresh", action="store_true",
                    help="table: replay every tournament game of these arguments instead of resuming from the saved "
                         "ones (each set of arguments has its own folder under runs/tournaments/, so another "

@@ -22,10 +22,10 @@ from tenk_env.tables import Keep
 __all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
            "agent_sha256", "AgentSpec"]
 
-#: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``):
+#: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``onnx:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
 #: same when the file is replaced
-FILE_AGENTS = ("ppo", "afterstate", "zoo")
+FILE_AGENTS = ("ppo", "afterstate", "onnx", "zoo")
 #: where the zoo's entries live (``NAME/`` in the repository's ``agents/``, installed as
 #: the data package ``tenk_env.zoo``)
 ZOO_DIR = data_dir("zoo")
