@@ -530,7 +530,7 @@ def test_the_entry_points_exist():
     groups = {"console_scripts": PYPROJECT["project"]["scripts"], **PYPROJECT["project"]["entry-points"]}
     want = {"console_scripts": ({"tenk"}, "tenk_env.cli"),
             "tenk.agents": ({"random", "maxscore", "optimal", "greedy", "hold", "dicenow", "breakeven", "human",
-                             "ppo", "br", "equilibrium", "zoo", "afterstate", "onnx"}, "tenk_env.policies"),
+                             "ppo", "br", "equilibrium", "zoo", "afterstate", "onnx", "cmd"}, "tenk_env.policies"),
             "tenk.batched": ({"tenk"}, "tenk_env.policies")}
     assert set(want) <= set(groups), f"pyproject.toml declares no {sorted(set(want) - set(groups))}"
     for group, eps in groups.items():

@@ -379,27 +379,48 @@ def _mp_context():
 
 
 def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..., None], init_args: tuple,
-             sent: Sequence["str | Policy"], workers: int, on_result: Callable[[Any], None]) -> None:
+             sent: Sequence["str | Policy"], workers: int, on_result: Callable[[Any], None],
+             on_error: Callable[[Any, ValueError], None] | None = None) -> None:
     """``on_result(work(task))`` for every task, in this process as each finishes. With
     ``workers`` <= 1 (or one task) everything runs here after ``init(*init_args)``; otherwise
     in a process pool whose workers run ``init(*init_args)`` first and die with this process.
-    ``sent``: the agents the workers receive, checked for pickling before any work."""
+    ``sent``: the agents the workers receive, checked for pickling before any work.
+
+    A task that raises ends the run, unless ``on_error`` is given: then a task's ValueError
+    (the project's errors for a bad agent: one that fails, an illegal move, a game that
+    never ends) goes to ``on_error(task, error)`` and the other tasks still run. Anything
+    else (a bug, a worker killed, Ctrl-C) still ends the run."""
     if not tasks:
         return
     if workers <= 1 or len(tasks) == 1:
         init(*init_args)
         for t in tasks:
-            on_result(work(t))
+            try:
+                result = work(t)
+            except ValueError as e:
+                if on_error is None:
+                    raise
+                on_error(t, e)
+            else:
+                on_result(result)
         return
     _check_sendable(sent, "worker processes", " or use workers=1")
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
                              initializer=_start_pool_worker, initargs=(os.getpid(), init, *init_args)) as pool:
-        pending = {pool.submit(work, t) for t in tasks}
+        pending = {pool.submit(work, t): t for t in tasks}
         try:
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    on_result(f.result())
+                    t = pending.pop(f)
+                    try:
+                        result = f.result()
+                    except ValueError as e:
+                        if on_error is None:
+                            raise
+                        on_error(t, e)
+                    else:
+                        on_result(result)
         except BaseException:
             # cancel_futures alone leaves queued work running once the pool has been busy a
             # while (an interrupted tournament then plays every queued chunk before it exits)
@@ -410,10 +431,12 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
 
 
 def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], workers: int,
-               on_done: Callable[[Any, Chunk], None] | None = None) -> dict[Any, Chunk]:
+               on_done: Callable[[Any, Chunk], None] | None = None,
+               on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
     """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
     in ``workers`` processes (1: in this process); ``on_done(key, chunk)`` runs in this
-    process as each finishes (saving, progress). Returns {key: chunk}."""
+    process as each finishes (saving, progress); ``on_error(key, error)``: see
+    :func:`run_pool`. Returns {key: chunk}."""
     out: dict[Any, Chunk] = {}
 
     def done(result: tuple[Any, Chunk]) -> None:
@@ -422,7 +445,8 @@ def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"]
         if on_done:
             on_done(key, chunk)
 
-    run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done)
+    run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done,
+             None if on_error is None else lambda task, e: on_error(task["key"], e))
     return out
 
 
@@ -681,17 +705,20 @@ def _check_sendable(agents: Sequence["str | Policy"], where: str, alternative: s
 
 def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], engines: Sequence[str], *,
               workers: int = 1, on_done: Callable[[Any, Chunk], None] | None = None,
-              batch_games: int = BATCH_GAMES, executor: Executor | None = None) -> dict[Any, Chunk]:
+              batch_games: int = BATCH_GAMES, executor: Executor | None = None,
+              on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
     """Play tasks (as :func:`chunk_tasks` makes them) on their engines (as
     :func:`task_engines` picks them, one per task): batched tasks in this process, up to
     ``batch_games`` games per batch (:func:`play_deals_batched`), scalar
     tasks through :func:`run_chunks` in ``workers`` processes. ``on_done(key, chunk)`` runs
-    as each chunk is ready.
+    as each chunk is ready. ``on_error(key, error)``: a task whose agent fails (a ValueError,
+    see :func:`run_pool`) is reported there and the others still run; without it, the first
+    failure ends the run.
 
     With an ``executor`` (:class:`Executor`), every batch of batched tasks (the same groups
     as here) and every scalar task is one job of :func:`play_job`, run wherever the executor
     runs them (``workers`` is then unused); the chunks are the ones this process would play,
-    to the last game."""
+    to the last game. (The executor decides what a failing job does: ``on_error`` is not used.)"""
     batched = [t for t, e in zip(tasks, engines) if e == "batched"]
     scalar = [t for t, e in zip(tasks, engines) if e == "scalar"]
     out: dict[Any, Chunk] = {}
@@ -713,12 +740,29 @@ def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"],
     if batched:
         used = sorted({i for t in batched for i in t["agents"]})
         bots = [batched_agent(a) if i in used else None for i, a in enumerate(agents)]
-        for group in _batched_groups(batched, batch_games):
-            for task, chunk in zip(group, play_deals_batched(group[0]["rules"], bots, group)):
+
+        def play(group: list[dict[str, Any]]) -> None:
+            try:
+                chunks = play_deals_batched(group[0]["rules"], bots, group)
+            except ValueError as e:
+                if on_error is None:
+                    raise
+                if len(group) == 1:
+                    on_error(group[0]["key"], e)
+                else:
+                    # a chunk's games do not depend on the batch it shares, so each task alone
+                    # plays the same games, and only the failing ones are reported
+                    for task in group:
+                        play([task])
+                return
+            for task, chunk in zip(group, chunks):
                 out[task["key"]] = chunk
                 if on_done:
                     on_done(task["key"], chunk)
-    out.update(run_chunks(scalar, agents, workers, on_done))
+
+        for group in _batched_groups(batched, batch_games):
+            play(group)
+    out.update(run_chunks(scalar, agents, workers, on_done, on_error))
     return out
 
 

@@ -43,7 +43,10 @@ Output under ``out/NAME/`` (every file written atomically):
 
 Interrupting (Ctrl-C, ``kill -9``, a crash) at any point is safe: every file is written
 atomically, worker processes die with their parent, and rerunning the same command plays
-only what is missing.
+only what is missing. An agent that fails (a ``cmd:`` program that crashes or hangs, an
+illegal move: a ValueError) fails only the chunks it plays: the others are still played
+and saved, and the run then ends with an error naming the agent and its tables, so that
+once it is fixed the same command plays just those.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tenk_env.policies.base import AgentSpec, Policy, agent_sha256
+from tenk_env.policies.base import AgentError, AgentSpec, Policy, agent_sha256
 from tenk_env.evaluation.match import (
     BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, chunk_tasks, default_workers,
     match_result, run_tasks, seatings, table_result, task_engines, wilson, ProgressLine,
@@ -589,9 +592,15 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
             if on_chunk:
                 on_chunk(len(chunks), n_chunks)
 
-        # specs, not the agents built here: the workers build their own
+        # specs, not the agents built here: the workers build their own. A chunk whose agent
+        # fails is set aside, and the other chunks still play and are saved
+        failed: dict[Any, ValueError] = {}
         run_tasks(tasks, [s.text for s in specs], [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
-                  on_done=saved, executor=executor)
+                  on_done=saved, executor=executor, on_error=failed.__setitem__)
+
+    if failed:
+        first = next(iter(failed.values()))
+        raise _failed_tables(failed, tables, labels, len(chunks), n_chunks, chunk_dir) from first
 
     if tasks:
         # The engines and workers read the files when they started: had one been replaced
@@ -609,6 +618,23 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
     if write:
         write_outputs(result)
     return result
+
+
+def _failed_tables(failed: Mapping[Any, ValueError], tables: Sequence[tuple[int, ...]], labels: Sequence[str],
+                   saved: int, n_chunks: int, chunk_dir: Path) -> AgentError:
+    """The error of a run whose agents failed in some chunks: each failure once, with the
+    tables it failed, and how to resume."""
+    by_error: dict[str, set[int]] = {}
+    for (t, _), e in sorted(failed.items(), key=lambda kv: kv[0]):
+        by_error.setdefault(str(e), set()).add(t)
+    bad = {t for ts in by_error.values() for t in ts}
+    name = lambda t: " vs ".join(labels[a] for a in tables[t])  # noqa: E731
+    why = "; ".join(f"{msg} (table{'s' if len(ts) > 1 else ''} {', '.join(name(t) for t in sorted(ts))})"
+                    for msg, ts in by_error.items())
+    return AgentError(f"tournament {chunk_dir.parent.name!r}: {len(bad)} of {len(tables)} tables could not be "
+                      f"finished ({len(failed)} chunk{'s' if len(failed) > 1 else ''} failed): {why}. {saved} of "
+                      f"{n_chunks} chunks are saved in {chunk_dir}: fix the agent and rerun the same command, which "
+                      "plays only the missing ones")
 
 
 def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: list[tuple[int, ...]],

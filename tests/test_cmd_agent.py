@@ -1,0 +1,359 @@
+"""``cmd:COMMAND``: an agent in another process speaking JSON lines.
+
+The example agent plays move for move like the same rule written in Python; the protocol's
+messages hold exactly the engine's observation, mask, legal moves and state; an agent that
+cannot start, crashes, hangs, answers garbage or plays an illegal move gets an error naming
+it and the problem, before the game changes; processes never outlive their agent; and a
+tournament with a failing agent keeps and saves its other tables' games, then resumes."""
+
+import gc
+import json
+import pickle
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tenk_env.cli.main import main
+from tenk_env.evaluation.analysis import analyse
+from tenk_env.evaluation.play import play_game
+from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
+from tenk_env.game import Game, Phase
+from tenk_env.obs import encode, keep_action, legal_mask, obs_labels
+from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.external import CmdAgent
+from tenk_env.rules import load_ruleset
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "scripts" / "cmd_agent_example.py"
+
+
+def spec(*argv: str) -> str:
+    return "cmd:" + shlex.join([sys.executable, *argv])
+
+
+def inline(code: str) -> str:
+    """The spec of an agent whose whole program is ``code``."""
+    return spec("-c", code)
+
+
+class MostPoints:
+    """The example agent's rule, written against the engine instead of the protocol."""
+
+    name = "most-points"
+
+    def check(self, rules, n_players):
+        pass
+
+    def decide(self, game, rng):
+        moves = sorted(game.legal_moves(), key=lambda m: keep_action(*m))
+        best = max(k.points for k, _ in moves)
+        top = [m for m in moves if m[0].points == best]
+        bank = game.turn_total + best >= 300
+        return ([m for m in top if m[1] == bank] or top)[0]
+
+    def piggyback(self, game, rng):
+        return False
+
+
+def _decision(rules="classic", roll=(1, 1, 5, 2, 3, 4), n=2) -> Game:
+    game = Game(rules, n)
+    game.roll(list(roll))
+    assert game.phase is Phase.DECIDE
+    return game
+
+
+# --------------------------------------------------------------------------- playing
+@pytest.mark.parametrize("rules, n", [
+    ("classic", 2),
+    ({"base": "classic", "target": 3000, "piggyback": True}, 3),   # piggyback choices
+    ("inform_five_dice", 2),                                      # five dice, three rolls a turn
+])
+def test_example_agent_plays_the_same_games_as_its_rule_in_python(rules, n):
+    agent = make_agent(spec(str(EXAMPLE)))
+    for seed in range(3):
+        # the agent in two seats of a 3-player game: one process serves both
+        seats = [agent, "dicenow"] + [agent] * (n - 2)
+        ref = [MostPoints(), "dicenow"] + [MostPoints()] * (n - 2)
+        got = play_game(rules, seats, seed)
+        want = play_game(rules, ref, seed)
+        assert got.events == want.events
+        assert sum(e["type"] == "keep" for e in got.events) > 10
+    if load_ruleset(rules).piggyback:
+        # declined every time it was offered
+        assert any(e["type"] == "piggyback" for e in got.events)
+        assert all(not e["take"] for e in got.events if e["type"] == "piggyback" and e["player"] != 1)
+    proc = agent._proc.popen
+    agent.close()
+    assert proc.returncode == 0        # it left by itself when its input ended
+
+
+def test_the_messages_hold_the_engines_observation_mask_legal_moves_and_state(tmp_path):
+    log = tmp_path / "log.jsonl"
+    code = ("import json, sys\n"
+            f"log = open({str(log)!r}, 'a')\n"
+            "for line in sys.stdin:\n"
+            "    log.write(line); log.flush()\n"
+            "    m = json.loads(line)\n"
+            "    if m['type'] == 'decide':\n"
+            "        print(json.dumps({'action': m['legal'][-1]['action'], 'note': 'ignored'}), flush=True)\n")
+    agent = make_agent(inline(code))
+    game = _decision()                              # roll 1 1 2 3 4 5
+    obs, mask = encode(game, 0).tolist(), legal_mask(game).tolist()
+    keep, end = agent.decide(game, np.random.default_rng(0))
+    hello, decide = (json.loads(x) for x in log.read_text().splitlines())
+    assert hello == {"type": "hello", "protocol": 1, "rules": game.rules.to_dict(), "n_players": 2,
+                     "n_actions": 128, "obs_version": 1, "obs_labels": obs_labels(2)}
+    assert decide["type"] == "decide" and decide["seat"] == 0
+    assert decide["obs"] == obs and decide["mask"] == mask
+    # sorted roll 1 1 2 3 4 5: bit i keeps die i; not on the board, so nothing banks
+    assert decide["legal"] == [
+        {"action": 1, "keep": [1], "points": 100, "end": False, "label": "keep 1 (100) and roll on"},
+        {"action": 3, "keep": [1, 1], "points": 200, "end": False, "label": "keep 1 1 (200) and roll on"},
+        {"action": 32, "keep": [5], "points": 50, "end": False, "label": "keep 5 (50) and roll on"},
+        {"action": 33, "keep": [1, 5], "points": 150, "end": False, "label": "keep 1 5 (150) and roll on"},
+        {"action": 35, "keep": [1, 1, 5], "points": 250, "end": False, "label": "keep 1 1 5 (250) and roll on"},
+    ]
+    assert [a for a, m in enumerate(mask) if m] == [x["action"] for x in decide["legal"]]
+    assert decide["state"] == {
+        "phase": "decide", "turn": 1, "target": 10000, "scores": [0, 0], "on_board": [False, False],
+        "busts_in_row": [0, 0], "turn_total": 0, "dice": [1, 1, 2, 3, 4, 5], "dice_left": 6, "rolls": 1,
+        "max_rolls": 0, "final_round": False, "trigger": None, "final_turns_left": None, "piggy": None}
+    assert (keep.dice, end) == ((1, 1, 5), False)
+    # a new hello only for another ruleset: the same process serves it
+    other = _decision({"base": "classic", "target": 2000})
+    agent.decide(other, np.random.default_rng(0))
+    types = [json.loads(x)["type"] for x in log.read_text().splitlines()]
+    assert types == ["hello", "decide", "hello", "decide"]
+    agent.close()
+
+
+def test_piggyback_choices_carry_their_two_actions(tmp_path):
+    log = tmp_path / "log.jsonl"
+    code = ("import json, sys\n"
+            f"log = open({str(log)!r}, 'a')\n"
+            "for line in sys.stdin:\n"
+            "    log.write(line); log.flush()\n"
+            "    m = json.loads(line)\n"
+            "    if m['type'] == 'decide':\n"
+            "        print(json.dumps({'action': 128}), flush=True)\n")
+    agent = make_agent(inline(code))
+    game = Game({"base": "classic", "piggyback": True, "entry_threshold": 0}, 2)
+    game.roll([1, 2, 2, 3, 4, 6])
+    game.act([1], True)                 # banks 100, leaving 5 dice to the next player
+    assert game.phase is Phase.PIGGYBACK and game.piggy == (5, 100)
+    assert agent.piggyback(game, np.random.default_rng(0)) is True
+    decide = json.loads(log.read_text().splitlines()[1])
+    assert decide["seat"] == 1 and decide["mask"][128:] == [1, 1] and sum(decide["mask"]) == 2
+    assert decide["legal"] == [
+        {"action": 128, "keep": [], "points": 0, "end": False, "label": "take over the dice left (piggyback)"},
+        {"action": 129, "keep": [], "points": 0, "end": False, "label": "start fresh (no piggyback)"}]
+    assert decide["state"]["phase"] == "piggyback" and decide["state"]["piggy"] == {"dice": 5, "total": 100}
+    assert decide["state"]["dice"] == [] and decide["state"]["scores"] == [100, 0]
+    agent.close()
+
+
+def test_an_agent_pickles_as_its_command_and_its_process_ends_with_it():
+    agent = make_agent(spec(str(EXAMPLE)))
+    want = play_game("classic", [agent, "greedy"], 4)
+    proc = agent._proc.popen
+    copy = pickle.loads(pickle.dumps(agent))
+    assert isinstance(copy, CmdAgent) and copy._proc is None and copy.name == agent.name
+    assert play_game("classic", [copy, "greedy"], 4).events == want.events
+    assert copy._proc.popen.pid != proc.pid
+    other = copy._proc.popen
+    del agent, copy
+    gc.collect()
+    assert proc.poll() == 0 and other.poll() == 0
+
+
+# --------------------------------------------------------------------------- failures
+def test_a_program_that_cannot_start_is_named_before_any_game(tmp_path):
+    with pytest.raises(AgentError, match=r"agent 'cmd:no-such-program-x --fast' cannot start: the program "
+                                         r"'no-such-program-x' is not on PATH; give a program that exists, e\.g\. "
+                                         r"'cmd:python scripts/cmd_agent_example\.py'"):
+        play_game("classic", ["cmd:no-such-program-x --fast", "greedy"], 0)
+    script = tmp_path / "agent.py"
+    script.write_text("print('hi')\n")
+    with pytest.raises(AgentError, match=f"program '{script}' is not executable"):
+        make_agent(f"cmd:{script}").check(load_ruleset("classic"), 2)
+    with pytest.raises(AgentError, match=r"agent 'cmd' needs a command after the colon, e\.g\. 'cmd:python "):
+        make_agent("cmd:")
+    with pytest.raises(AgentError, match=r"agent 'cmd:python \"x': the command cannot be split into words "
+                                         r"\(No closing quotation\)"):
+        make_agent('cmd:python "x')
+
+
+def test_a_crash_names_the_agent_its_exit_status_and_its_last_stderr_lines():
+    s = inline("import sys; print('loading', file=sys.stderr); print('no model here', file=sys.stderr); "
+               "sys.exit(3)")
+    agent = make_agent(s)
+    game = _decision()
+    before = list(game.events)
+    with pytest.raises(AgentError) as e:
+        agent.decide(game, np.random.default_rng(0))
+    assert str(e.value) == (f"agent {s!r} exited with status 3 before answering a decision (seat 0, turn 1); its "
+                            "last stderr lines: loading | no model here: run the command by hand and feed it the "
+                            "protocol's lines (tenk_env/policies/external.py) to see why")
+    assert game.events == before and game.phase is Phase.DECIDE      # the game was not touched
+    # it stays failed: the same error at once, no second process
+    t = time.perf_counter()
+    with pytest.raises(AgentError) as again:
+        agent.decide(game, np.random.default_rng(0))
+    assert str(again.value) == str(e.value) and time.perf_counter() - t < 0.1
+    # the simplest crash, through a whole game
+    with pytest.raises(AgentError, match=r"exited with status 3 before answering.*it wrote nothing to stderr"):
+        play_game("classic", [inline("import sys; sys.exit(3)"), "greedy"], 0)
+
+
+def test_a_hang_is_stopped_after_the_timeout(monkeypatch):
+    monkeypatch.setenv("TENK_CMD_TIMEOUT", "1")
+    s = inline("import sys, time; print('thinking', file=sys.stderr, flush=True); time.sleep(60)")
+    agent = make_agent(s)
+    game = _decision()
+    t = time.perf_counter()
+    with pytest.raises(AgentError) as e:
+        agent.decide(game, np.random.default_rng(0))
+    assert time.perf_counter() - t < 4
+    assert game.phase is Phase.DECIDE and game.turn_total == 0
+    assert str(e.value) == (f"agent {s!r} did not answer within 1 s (seat 0, turn 1), so it was stopped; its last "
+                            "stderr lines: thinking: answer every decide line with one line such as {\"action\": 1} "
+                            "and flush stdout, or allow more time with TENK_CMD_TIMEOUT=SECONDS")
+    assert agent._proc.popen.poll() is not None                      # not left sleeping
+    monkeypatch.setenv("TENK_CMD_TIMEOUT", "soon")
+    with pytest.raises(AgentError, match=r"TENK_CMD_TIMEOUT='soon': give the seconds an external \(cmd:\) agent may "
+                                         r"take to answer one decision, a number > 0 \(default 30\)"):
+        make_agent(spec(str(EXAMPLE)))
+
+
+@pytest.mark.parametrize("answer, shown", [
+    ("print('thinking about it', flush=True)", "thinking about it"),
+    ("print(json.dumps({'action': '33'}), flush=True)", '{"action": "33"}'),
+    ("print(json.dumps({'move': 33}), flush=True)", '{"move": 33}'),
+    ("print(json.dumps([33]), flush=True)", "[33]"),
+    ("print(json.dumps({'action': True}), flush=True)", '{"action": true}'),
+])
+def test_an_answer_that_is_not_an_action_is_named(answer, shown):
+    s = inline(f"import json, sys\nfor line in sys.stdin:\n    if json.loads(line)['type'] == 'decide':\n"
+               f"        {answer}\n")
+    game = _decision()
+    with pytest.raises(AgentError) as e:
+        make_agent(s).decide(game, np.random.default_rng(0))
+    assert str(e.value) == (f"agent {s!r} answered {shown!r}, which is not a JSON object with an integer \"action\": "
+                            "answer one line such as {\"action\": 1} (and write logs to stderr, not stdout)")
+    assert game.phase is Phase.DECIDE and game.turn_total == 0
+
+
+def test_an_illegal_action_is_refused_with_the_legal_ones_before_the_game_changes():
+    s = inline("import json, sys\nfor line in sys.stdin:\n    if json.loads(line)['type'] == 'decide':\n"
+               "        print(json.dumps({'action': 2}), flush=True)\n")
+    game = _decision()
+    before = list(game.events)
+    with pytest.raises(AgentError) as e:
+        make_agent(s).decide(game, np.random.default_rng(0))
+    assert str(e.value) == (
+        f"agent {s!r} played action 2, which is illegal here (keep-mask 0b000010 keeps [1] from roll "
+        "[1, 1, 2, 3, 4, 5], but only the canonical mask of each set of dice is legal: use action 1 (mask 0b000001, "
+        "the lowest positions of each face)): answer one of the legal actions: 1 (keep 1 (100) and roll on), "
+        "3 (keep 1 1 (200) and roll on), 32 (keep 5 (50) and roll on), 33 (keep 1 5 (150) and roll on), "
+        "35 (keep 1 1 5 (250) and roll on)")
+    assert game.events == before and game.phase is Phase.DECIDE
+    # banking below the entry threshold: legal in shape, not in this position
+    s = inline("import json, sys\nfor line in sys.stdin:\n    if json.loads(line)['type'] == 'decide':\n"
+               "        print(json.dumps({'action': 64 + 1}), flush=True)\n")
+    with pytest.raises(AgentError, match=r"played action 65, which is illegal here \(cannot bank after keeping \[1\]: "
+                                         r"not on the board yet and the turn total 100 is below the entry threshold "
+                                         r"500; roll on instead \(action 1\)\)"):
+        make_agent(s).decide(game, np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- tournaments and commands
+def _crashing(path: Path) -> None:
+    path.write_text("import sys\nprint('model.bin not found', file=sys.stderr)\nsys.exit(1)\n")
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")   # long agent names in the charts
+@pytest.mark.parametrize("backend, workers", [("scalar", 1), ("scalar", 2), ("batched", 1)])
+def test_a_tournament_with_a_failing_agent_saves_the_other_tables_and_resumes_once_it_is_fixed(
+        tmp_path, backend, workers):
+    # The failing agent's tables come first: before, its error ended the run there and
+    # the other table was never played.
+    script = tmp_path / "agent.py"
+    _crashing(script)
+    bad = spec(str(script))
+    cfg = dict(agents=[bad, "greedy", "dicenow"], games=4, seed=3, name="t", workers=workers, backend=backend,
+               out=str(tmp_path / "runs"))
+    chunks = tmp_path / "runs/t/chunks"
+    with pytest.raises(AgentError) as e:
+        run_tournament(TournamentConfig.from_dict(cfg))
+    msg = str(e.value)
+    assert msg.startswith(f"tournament 't': 2 of 3 tables could not be finished (2 chunks failed): agent {bad!r} "
+                          "exited with status 1 before answering a decision")
+    assert "model.bin not found" in msg
+    assert msg.endswith(f"(tables {bad} vs greedy, {bad} vs dicenow). 1 of 3 chunks are saved in {chunks}: fix the "
+                        "agent and rerun the same command, which plays only the missing ones")
+    assert sorted(p.name for p in chunks.glob("*.json")) == ["t002-d0000000.json"]
+    assert not (tmp_path / "runs/t/results.json").exists()
+    # fixed in place: the rerun plays the two missing tables, and ends where a run of the
+    # fixed agent from the start ends
+    script.write_text(EXAMPLE.read_text())
+    resumed = run_tournament(TournamentConfig.from_dict(cfg))
+    assert resumed.played_now == 8
+    whole = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "whole")}))
+    assert whole.played_now == 12
+    for f in ("results.csv", "ratings.csv"):
+        assert (tmp_path / "runs/t" / f).read_text() == (tmp_path / "whole/t" / f).read_text()
+
+
+def test_a_hanging_agent_costs_a_tournament_one_timeout_not_one_per_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CMD_TIMEOUT", "1")
+    hang = inline("import time; time.sleep(60)")
+    cfg = dict(agents=[hang, "greedy", "dicenow", "hold:300"], games=4, name="t", workers=1, backend="scalar",
+               out=str(tmp_path))
+    t = time.perf_counter()
+    with pytest.raises(AgentError, match=r"3 of 6 tables could not be finished \(3 chunks failed\): .*did not answer "
+                                         r"within 1 s.*3 of 6 chunks are saved"):
+        run_tournament(TournamentConfig.from_dict(cfg))
+    assert time.perf_counter() - t < 6
+
+
+def test_tenk_ffa_ends_a_failing_agent_with_one_line_and_exit_status_2(tmp_path):
+    script = tmp_path / "agent.py"
+    _crashing(script)
+    bad = spec(str(script))
+    r = subprocess.run([sys.executable, "-m", "tenk_env.cli.main", "ffa", bad, "--players", "2", "--games", "4",
+                        "--baselines", "dicenow", "--workers", "1"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: agent {bad!r} exited with status 1 before answering")
+    assert "model.bin not found" in lines[0]
+
+
+def test_analyze_scores_the_example_agent_as_its_rule_in_python():
+    imm = load_ruleset("classic").replace(target=1000, end="immediate", name="imm1000")   # solved in a second
+    got = analyse(spec(str(EXAMPLE)), imm, 20, seed=3, workers=1)
+    want = analyse(MostPoints(), imm, 20, seed=3, workers=1)
+    assert len(got.decisions["regret"]) > 50
+    assert got.decisions.keys() == want.decisions.keys()
+    for k in got.decisions:
+        assert np.array_equal(got.decisions[k], want.decisions[k]), k
+    assert got.report.regret_per_game == want.report.regret_per_game
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")
+def test_tenk_ffa_and_a_tournament_play_the_example_agent(tmp_path, capsys):
+    example = spec(str(EXAMPLE))
+    assert main(["ffa", example, "--players", "2", "--games", "6", "--baselines", "dicenow", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert example in out and "dicenow" in out
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(f"agents: [{json.dumps(example)}, greedy]\ngames: 4\nname: t\nworkers: 1\nout: {tmp_path}\n")
+    assert main(["tournament", "--config", str(cfg), "--no-progress"]) == 0
+    assert "Bradley-Terry" in capsys.readouterr().out
+    assert json.loads((tmp_path / "t/results.json").read_text())["agents"] == [example, "greedy"]
