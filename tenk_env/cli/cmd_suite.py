@@ -1,0 +1,95 @@
+"""`tenk suite list|solve`: the rule-variant benchmark suite (tenk_env.variants).
+
+    tenk suite list                       # the held-out test rulesets, one line each
+    tenk suite list --split train --count 40 --write runs/suite/train   # as ruleset files
+    tenk suite solve                      # solve and cache every test ruleset (minutes each)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rich.console import Console
+from rich.table import Table
+
+from tenk_env import solve, variants
+from tenk_env.cli.args import check_output_dir
+from tenk_env.cli.common import console
+from tenk_env.rules import Ruleset
+
+
+def _rulesets(args: argparse.Namespace) -> list[Ruleset]:
+    if args.count is not None and args.count < 1:
+        raise ValueError(f"--count {args.count}: give a whole number of at least 1")
+    if args.count is not None and args.split != "train":
+        raise ValueError(f"--count picks how many training rulesets to list; the {args.split} split is fixed")
+    return variants.split(args.split, args.count)
+
+
+def _scoring(r: Ruleset) -> str:
+    parts = [f"1-1-1 {r.three_ones}", f"multiples {r.multiples}"]
+    for name, v in (("straight", r.straight), ("short straights", r.short_straights), ("3 pairs", r.three_pairs),
+                    ("2 triplets", r.two_triplets)):
+        if v:
+            parts.append(f"{name} {v}")
+    if r.four_plus_pair_is_three_pairs:
+        parts.append("4+pair = 3 pairs")
+    return ", ".join(parts)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rs = _rulesets(args)
+    if args.write:
+        out = check_output_dir(args.write, "--write")
+        out.mkdir(parents=True, exist_ok=True)
+    t = Table(title=f"suite split {args.split!r} (variant space v{variants.SPACE_VERSION})")
+    for col in ("name", "hash", "dice", "target", "entry", "min bank", "rolls", "scoring", "hot dice", "end", "ties",
+                "solved"):
+        t.add_column(col, overflow="fold")
+    for r in rs:
+        t.add_row(r.name, r.hash, str(r.num_dice), f"{r.target:,}", str(r.entry_threshold), str(r.min_bank),
+                  str(r.max_rolls or "any"), _scoring(r), r.hot_dice, r.end, r.tie.replace("_", " "),
+                  "yes" if solve.is_cached(r) else "no")
+        if args.write:
+            r.save(out / f"{r.name}.yaml")
+    Console(width=max(console.width, 170)).print(t)  # logs and pipes: one row per line
+    if args.write:
+        console.print(f"wrote {len(rs)} ruleset files to {args.write} (each plays as --rules FILE)")
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    rs = _rulesets(args)
+    todo = [r for r in rs if not solve.is_cached(r)]
+    console.print(f"{len(rs) - len(todo)} of {len(rs)} rulesets of split {args.split!r} already solved (cache "
+                  f"{solve.cache_dir()}); solving {len(todo)}: about a minute each at a 10,000 target, more "
+                  "with a roll limit", highlight=False, soft_wrap=True)
+    t0 = time.perf_counter()
+    for k, r in enumerate(rs, start=1):
+        t = time.perf_counter()
+        sol = solve.solve_game(r)
+        how = "cached" if sol.stats.get("cached") else f"solved in {time.perf_counter() - t:,.0f} s"
+        console.print(f"{k}/{len(rs)} {r.name} (hash {r.hash}): P(first player wins) {sol.p_first_win:.6f}, {how}",
+                      highlight=False)
+        args.done = f"{k} of {len(rs)} rulesets solved and cached"
+    console.print(f"split {args.split!r}: every ruleset solved ({time.perf_counter() - t0:,.0f} s)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("suite", help="the rule-variant benchmark: list its splits, solve them")
+    ss = s.add_subparsers(dest="suite_command", required=True)
+    for name, func, what in (("list", cmd_list, "list a split's rulesets"),
+                             ("solve", cmd_solve, "solve and cache every ruleset of a split (resumable: the "
+                                                  "solved ones are cached)")):
+        p = ss.add_parser(name, help=what)
+        p.add_argument("--split", choices=variants.SPLITS, default="test",
+                       help="test (default): the held-out rulesets; train: the training variants; presets: the "
+                            "named presets the solver covers")
+        p.add_argument("--count", type=int, help="train: how many (default 16)")
+        if name == "list":
+            p.add_argument("--write", metavar="DIR", help="also write each ruleset as a YAML file in DIR")
+        p.set_defaults(func=func)
+    # an interruption's line (tenk_env/cli/main.py) says what is kept
+    s.set_defaults(resume_hint="rerun it: solved rulesets are cached")

@@ -1,0 +1,102 @@
+"""The rule-variant space and the suite's splits (tenk_env.variants, `tenk suite`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tenk_env import variants as V
+from tenk_env.cli.main import main
+from tenk_env.rules import PRESETS, load_ruleset
+from tenk_env.solve import check_game_rules, solve_game
+
+#: the test split's hashes under space v1: a change to the space or to its draws must bump
+#: SPACE_VERSION (results name it) and then this list
+TEST_HASHES_V1 = ["df2fa39106bd6e7c", "7051caaba49aa9bd", "efd0e39ed9455ad9", "2d41077df074bac6", "99a8819ecdf75e26",
+                  "e3fbe3e5781f8c84", "71c158e8a7dd2200", "a608ba5c3a389aa3", "f31b6999e778064f", "7811129e5b0d6934",
+                  "e77b63f2af841411", "54cbbf3ed0a3ff11", "4e5f7d440e17f7af", "2ff44a0826959777", "8ae135852a679182",
+                  "cb93e64567858d99"]
+
+
+def test_the_test_split_is_fixed():
+    assert V.SPACE_VERSION == 1
+    assert [r.hash for r in V.split("test")] == TEST_HASHES_V1
+    assert [r.name for r in V.split("test")] == [f"variant1-{s}" for s in V.TEST_SEEDS]
+
+
+def test_the_sampler_is_deterministic_and_stays_in_its_space():
+    seen = set()
+    for seed in range(1500):
+        r = V.sample_ruleset(seed)
+        assert r == V.sample_ruleset(seed)
+        check_game_rules(r)  # the 2-player game solver covers every draw
+        assert r.bust_penalty == 0 and not r.piggyback and r.exact_finish == "off" and r.komi == 0
+        assert r.num_dice in (5, 6) and 2000 <= r.target <= 10000 and r.target % 500 == 0
+        assert r.entry_threshold in (0, 300, 350, 500, 750, 1000) and r.min_bank in (0, 300, 350, 500)
+        assert r.max_rolls in (0, 3, 4) and r.three_ones in (300, 1000)
+        if r.num_dice == 5:
+            assert r.straight == r.three_pairs == r.two_triplets == 0
+        if not r.three_pairs:
+            assert not r.four_plus_pair_is_three_pairs
+        seen.add(r.hash)
+    assert len(seen) > 1490  # the space is large: repeats are rare
+    # every option of the space is drawn
+    rs = [V.sample_ruleset(s) for s in range(400)]
+    for field, values in (("end", {"final_round", "one_more_roll", "immediate"}), ("tie", {"first_to_target", "shared"}),
+                          ("multiples", {"doubling", "flat", "none"}), ("hot_dice", {"optional", "mandatory"}),
+                          ("num_dice", {5, 6}), ("max_rolls", {0, 3, 4})):
+        assert {getattr(r, field) for r in rs} == values, field
+
+
+def test_train_and_test_are_disjoint_and_hold_out_the_presets():
+    held = set(TEST_HASHES_V1) | {r.hash for r in PRESETS.values()}
+    train = V.split("train", 1500)
+    assert len(train) == 1500
+    assert not held & {r.hash for r in train}
+    # a training seed whose ruleset is a held-out one is skipped, not kept
+    first = V.split("train", 3)
+    assert [r.name for r in first] == ["variant1-0", "variant1-1", "variant1-2"]
+
+
+def test_the_presets_split_is_what_the_solver_covers_in_minutes():
+    names = [r.name for r in V.split("presets")]
+    assert "classic" in names and "farkle_official" in names
+    assert "zilch" not in names  # a bust penalty: an hour of value iteration
+    for r in V.split("presets"):
+        check_game_rules(r)
+
+
+@pytest.mark.parametrize("k, p_first", [(2, 0.5494590139046314), (8, 0.5300020559765976)])
+def test_a_held_out_ruleset_solves(k, p_first, tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path))
+    r = V.split("test")[k].replace(target=1500)  # the same rules to a smaller target: seconds
+    sol = solve_game(r, with_fair_komi=False)
+    assert sol.stats["residual"] <= 1e-9
+    assert sol.p_first_win == pytest.approx(p_first, abs=1e-12)  # as solved when the space was made
+
+
+def test_bad_input_is_named():
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="give an integer >= 0"):
+            V.sample_ruleset(bad)
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        V.split("dev")
+
+
+def _out(capsys) -> str:
+    return " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+def test_tenk_suite_list(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    assert main(["suite", "list"]) == 0
+    out = _out(capsys)
+    for h in TEST_HASHES_V1:
+        assert h in out
+    d = tmp_path / "train"
+    assert main(["suite", "list", "--split", "train", "--count", "5", "--write", str(d)]) == 0
+    files = sorted(p.name for p in d.iterdir())
+    assert files == [f"variant1-{s}.yaml" for s in range(5)]
+    assert load_ruleset(str(d / "variant1-3.yaml")).hash == V.sample_ruleset(3).hash
+    assert main(["suite", "list", "--split", "test", "--count", "3"]) == 2
+    assert "the test split is fixed" in _out(capsys)
+    assert main(["suite", "list", "--split", "train", "--count", "0"]) == 2
