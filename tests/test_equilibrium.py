@@ -13,6 +13,7 @@ import pytest
 from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_table
 from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.exact import check_exact_spec, check_multi_spec
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, solve_equilibrium, solve_game
 
@@ -107,3 +108,9 @@ def test_tenk_solve_equilibrium(tmp_path, capsys):
     assert "solved for 2 and 3 players (got 4)" in _out(capsys)
     with pytest.raises(AgentError, match="takes no argument"):
         make_agent("equilibrium:3")
+
+
+def test_the_exact_evaluators_say_why_they_do_not_follow_it():
+    for check in (check_exact_spec, check_multi_spec):
+        with pytest.raises(SolverError, match="read every player's score.*tenk ffa AGENT --opponents equilibrium"):
+            check("equilibrium")

@@ -77,7 +77,14 @@ _WHY_NOT = {
     "ppo": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
     "zoo": "a PPO network's moves are not followed exactly (measure it by regret: tenk analyze)",
     "human": "it asks a person",
+    "onnx": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
+    "cmd": "its moves come from another process, which the evaluator cannot tabulate",
+    "equilibrium": ("its moves read every player's score, and the evaluator tabulates agents that read their own "
+                    "and the leader's; measure an agent against it in matches (tenk ffa AGENT --opponents "
+                    "equilibrium equilibrium)"),
 }
+#: what an agent the evaluator has no word on is told
+_NOT_TABULATED = "the evaluator cannot tabulate its moves"
 
 
 def check_exact_spec(spec) -> None:
@@ -105,7 +112,7 @@ def check_exact_spec(spec) -> None:
             raise SolverError(str(e)) from None
         return
     if name in AGENTS:
-        why = _WHY_NOT.get(name, "it is not deterministic")
+        why = _WHY_NOT.get(name, _NOT_TABULATED)
         raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {why}; "
                           f"the exact evaluator follows {EXACT_AGENTS}")
     raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
@@ -135,7 +142,7 @@ def check_multi_spec(spec) -> None:
     elif name in ("afterstate", "zoo"):
         why = "a learned agent's moves are followed exactly at 2 players only (measure it by a match)"
     elif name in AGENTS:
-        why = _WHY_NOT.get(name, "it is not deterministic")
+        why = _WHY_NOT.get(name, _NOT_TABULATED)
     else:
         raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS))}; the N-player exact solver "
                           f"follows {MULTI_AGENTS}")
