@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tenk_env import variants as V
@@ -100,3 +102,49 @@ def test_tenk_suite_list(tmp_path, capsys, monkeypatch):
     assert main(["suite", "list", "--split", "test", "--count", "3"]) == 2
     assert "the test split is fixed" in _out(capsys)
     assert main(["suite", "list", "--split", "train", "--count", "0"]) == 2
+
+
+@pytest.fixture
+def small_split(monkeypatch, tmp_path):
+    """Two held-out rulesets to a 1,000 target (seconds to solve) in place of a split."""
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    rs = [V.split("test")[k].replace(target=1000, name=f"small{k}") for k in (2, 8)]
+    monkeypatch.setattr(V, "split", lambda name, count=None: rs)
+    return rs
+
+
+def test_suite_evaluate_is_exact_for_a_bot(small_split, tmp_path):
+    from tenk_env.evaluation.suite import evaluate_suite, result_path, write_result
+    from tenk_env.policies.exact import exact_eval
+
+    res = evaluate_suite("dicenow", "test", log=lambda m: None)
+    want = [exact_eval(r, "dicenow", "optimal").p_a for r in small_split]
+    assert [s.win_rate for s in res.rulesets] == want
+    assert [s.how for s in res.rulesets] == ["exact", "exact"]
+    assert res.mean_regret == pytest.approx(0.5 - sum(want) / 2, abs=1e-15)
+    assert res.mean_regret_ci == pytest.approx((res.mean_regret, res.mean_regret), abs=1e-15)
+    assert res.mean_regret > 0  # dicenow is not optimal on these variants
+    p = write_result(res, result_path(tmp_path, res.agent, res.split, res.agent_sha256))
+    got = json.loads(p.read_text())
+    assert got["space_version"] == 1 and got["agent"] == "dicenow" and got["rulesets"][1]["hash"] == small_split[1].hash
+
+
+def test_suite_evaluate_by_regret_where_the_evaluator_cannot_follow(small_split):
+    from tenk_env.evaluation.suite import evaluate_suite
+
+    res = evaluate_suite("random", "test", games=60, log=lambda m: None)
+    assert all(s.how == "regret over 60 games" for s in res.rulesets)
+    assert all(s.ci[0] < s.win_rate < s.ci[1] for s in res.rulesets)
+    lo, hi = res.mean_regret_ci
+    half = [(s.ci[1] - s.ci[0]) / 2 for s in res.rulesets]
+    assert hi - res.mean_regret == pytest.approx((half[0] ** 2 + half[1] ** 2) ** 0.5 / 2, rel=1e-9)
+    assert res.mean_regret > 0.2  # random play gives away most games
+    # too few games for an interval on a ruleset: none for the mean either, and said so
+    few = evaluate_suite("random", "test", games=20, log=lambda m: None)
+    assert few.mean_regret_ci is None and "at least 30 deals" in few.rulesets[0].note
+
+
+def test_suite_evaluate_refuses_an_agent_that_cannot_play_the_split(small_split, capsys):
+    assert main(["suite", "evaluate", "zoo:classic_ppo_demo"]) == 2
+    out = _out(capsys)
+    assert "cannot play 2 of the 2 rulesets" in out and "small2" in out

@@ -3,6 +3,7 @@
     tenk suite list                       # the held-out test rulesets, one line each
     tenk suite list --split train --count 40 --write runs/suite/train   # as ruleset files
     tenk suite solve                      # solve and cache every test ruleset (minutes each)
+    tenk suite evaluate dicenow           # its regret against optimal play on each, and the mean
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env import solve, variants
-from tenk_env.cli.args import check_output_dir
+from tenk_env.cli.args import check_output_dir, seed_arg
+from tenk_env.evaluation.suite import evaluate_suite, result_path, write_result
 from tenk_env.cli.common import console
 from tenk_env.rules import Ruleset
 
@@ -77,19 +79,50 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    for k, least in (("games", 2), ("workers", 1)):
+        if getattr(args, k) < least:
+            raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
+    check_output_dir(args.out, "--out")
+    cmd = (f"tenk suite evaluate {args.agent} --split {args.split} --games {args.games} --seed {args.seed}"
+           + (f" --count {args.count}" if args.count else ""))
+    _rulesets(args)  # the split's own checks, before the agent is built
+    res = evaluate_suite(args.agent, args.split, games=args.games, seed=args.seed, workers=args.workers,
+                         count=args.count, log=lambda m: console.print(m, highlight=False, markup=False), command=cmd)
+    path = write_result(res, result_path(args.out, res.agent, res.split, res.agent_sha256))
+    ci = (f"[{res.mean_regret_ci[0]:.4f}, {res.mean_regret_ci[1]:.4f}]" if res.mean_regret_ci else
+          "(no interval: too few games on a ruleset; give more --games)")
+    console.print(f"{res.agent} on split {res.split!r} ({len(res.rulesets)} rulesets, space v{res.space_version}): "
+                  f"mean regret {res.mean_regret:.4f} per game {ci}, "
+                  f"{0.5 - res.mean_regret:.2%} against optimal on average ({res.seconds:,.0f} s); written to {path}",
+                  highlight=False)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("suite", help="the rule-variant benchmark: list its splits, solve them")
     ss = s.add_subparsers(dest="suite_command", required=True)
     for name, func, what in (("list", cmd_list, "list a split's rulesets"),
                              ("solve", cmd_solve, "solve and cache every ruleset of a split (resumable: the "
-                                                  "solved ones are cached)")):
+                                                  "solved ones are cached)"),
+                             ("evaluate", cmd_evaluate, "an agent's win rate against optimal and its regret on "
+                                                        "every ruleset of a split, and the mean")):
         p = ss.add_parser(name, help=what)
+        if name == "evaluate":
+            p.add_argument("agent", help="the agent spec: a bot, onnx:FILE, cmd:COMMAND, or any agent that plays "
+                                         "every ruleset of the split")
         p.add_argument("--split", choices=variants.SPLITS, default="test",
                        help="test (default): the held-out rulesets; train: the training variants; presets: the "
                             "named presets the solver covers")
         p.add_argument("--count", type=int, help="train: how many (default 16)")
         if name == "list":
             p.add_argument("--write", metavar="DIR", help="also write each ruleset as a YAML file in DIR")
+        if name == "evaluate":
+            p.add_argument("--games", type=int, default=1000,
+                           help="analysed games per ruleset where the agent is measured by regret (default 1000)")
+            p.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")
+            p.add_argument("--workers", type=int, default=2, help="worker processes (results do not depend on it)")
+            p.add_argument("--out", default="runs/suite", help="folder of the result JSON (default runs/suite)")
         p.set_defaults(func=func)
     # an interruption's line (tenk_env/cli/main.py) says what is kept
     s.set_defaults(resume_hint="rerun it: solved rulesets are cached")

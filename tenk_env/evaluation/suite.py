@@ -1,0 +1,124 @@
+"""``tenk suite evaluate``: an agent's exact regret on every ruleset of a suite split.
+
+On each ruleset of the split (:func:`tenk_env.variants.split`) the agent's seat-balanced
+win rate against ``optimal`` is measured as the benchmark table measures it
+(:func:`tenk_env.evaluation.benchmark.vs_optimal`): exact where the exact evaluator follows
+the agent, else implied by its regret over analysed games, with a 95% interval. Its
+*regret* there is 0.5 minus that win rate: the win probability per game it gives away
+against perfect play. The split's mean regret gets a 95% interval from the per-ruleset
+intervals (independent games; exact figures add no width): an interval over these
+rulesets, not over the space they were drawn from.
+
+A result is one JSON file keyed by the agent (its spec and, for file agents, its file's
+content hash), the split and the space version (:data:`RESULT_FORMAT` documents it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tenk_env import variants
+from tenk_env.evaluation.benchmark import vs_optimal
+from tenk_env.io import atomic_write_text
+from tenk_env.policies.base import AgentError, AgentSpec
+from tenk_env.solve.game import is_cached, solve_game
+
+__all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "RESULT_FORMAT"]
+
+#: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
+#: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
+RESULT_FORMAT = 1
+_Z95 = 1.959963984540054
+
+
+@dataclass
+class RulesetScore:
+    name: str
+    hash: str
+    win_rate: float          #: seat-balanced, against optimal
+    ci: tuple[float, float] | None  #: 95% (equal to the win rate where exact); None: too few games for one
+    how: str                 #: "exact" or "regret over N games"
+    regret: float            #: 0.5 - win_rate: win probability given away per game
+    note: str = ""           #: why there is no interval, where there is none
+
+
+@dataclass
+class SuiteResult:
+    agent: str
+    agent_sha256: str | None
+    split: str
+    space_version: int
+    games: int
+    seed: int
+    rulesets: list[RulesetScore]
+    mean_regret: float
+    mean_regret_ci: tuple[float, float] | None  #: None where a ruleset has no interval
+    seconds: float
+    command: str = ""
+    format: int = field(default=RESULT_FORMAT)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+
+def _mean_ci(scores: list[RulesetScore]) -> tuple[float, tuple[float, float] | None]:
+    k = len(scores)
+    mean = sum(s.regret for s in scores) / k
+    if any(s.ci is None for s in scores):
+        return mean, None
+    var = sum(((s.ci[1] - s.ci[0]) / (2 * _Z95)) ** 2 for s in scores)
+    half = _Z95 * math.sqrt(var) / k
+    return mean, (mean - half, mean + half)
+
+
+def result_path(out_dir: str | Path, agent: str, split: str, sha: str | None) -> Path:
+    """Where the result of ``agent`` on ``split`` goes: one file per (agent, content, split, space)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", agent).strip("_")[:80]
+    return Path(out_dir) / f"{stem}{'-' + sha if sha else ''}-{split}-space{variants.SPACE_VERSION}.json"
+
+
+def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: int = 0, workers: int = 2,
+                   count: int | None = None, log: Callable[[str], None] = print, command: str = "") -> SuiteResult:
+    """Measure ``agent`` (a spec) on every ruleset of ``split`` (``count``: how many training
+    rulesets); ``games``: analysed games per ruleset where the evaluation is by regret. The
+    rulesets' solutions are solved first where they are not cached (minutes each)."""
+    spec = AgentSpec.parse(agent)
+    rulesets = variants.split(split, count)
+    made = spec.make()
+    refused = []
+    for r in rulesets:  # before any work: an agent must play every ruleset of the split
+        try:
+            made.check(r, 2)
+        except AgentError as e:
+            refused.append(f"{r.name}: {e}")
+    if refused:
+        raise AgentError(f"agent {agent!r} cannot play {len(refused)} of the {len(rulesets)} rulesets of split "
+                         f"{split!r} (a suite agent must play them all, e.g. one that reads the rules): "
+                         + "; ".join(refused[:3]) + (" ..." if len(refused) > 3 else ""))
+    t0 = time.perf_counter()
+    scores = []
+    for k, r in enumerate(rulesets, start=1):
+        if not is_cached(r):
+            log(f"{k}/{len(rulesets)} {r.name}: solving the game first (once: cached)")
+            solve_game(r)
+        s = vs_optimal(spec.text, r, regret_games=games, seed=seed, workers=workers)
+        ci = None if math.isnan(s.ci_low) else (s.ci_low, s.ci_high)
+        scores.append(RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note))
+        log(f"{k}/{len(rulesets)} {r.name}: {s.win_rate:.2%} against optimal ({s.how}), regret "
+            f"{0.5 - s.win_rate:.4f} per game")
+    mean, ci = _mean_ci(scores)
+    return SuiteResult(spec.text, spec.sha256, split, variants.SPACE_VERSION, games, seed, scores, mean, ci,
+                       time.perf_counter() - t0, command)
+
+
+def write_result(res: SuiteResult, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, res.to_json())
+    return path
