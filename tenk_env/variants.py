@@ -4,9 +4,7 @@ Generalisation benchmarks score agents on variants they never saw; here every va
 exact optimum, because every ruleset the space yields is one the 2-player game solver covers
 (:func:`tenk_env.solve.game.check_game_rules`) without a bust penalty, so it solves in minutes.
 
-The space, version :data:`SPACE_VERSION` (every field drawn independently, then checked; a
-draw the rules refuse, such as an entry threshold a turn almost never reaches, is drawn again
-from the same generator):
+The space, version :data:`SPACE_VERSION` (every field drawn independently, then checked):
 
 =========================  ==============================================================
 field                      values (probability)
@@ -30,6 +28,8 @@ field                      values (probability)
 
 Every other field keeps the ``classic`` value (no piggyback, no exact finish, no bust
 penalty, no komi, seat order). Point values are multiples of 50, so the solver's unit is 50.
+A draw the rules would refuse is drawn again from the same generator (none of the first 2,000
+seeds needs it; the loop keeps every seed a ruleset should the space change).
 
 The suite's splits (:func:`split`): ``test``, :data:`N_TEST` rulesets drawn from the seeds
 :data:`TEST_SEEDS` (fixed: the held-out variants); ``train``, the sampler's seeds from 0 up,
@@ -59,7 +59,7 @@ SPLITS = ("train", "test", "presets")
 N_TEST = 16
 #: the sampler seeds of the held-out rulesets (train seeds count from 0, far below)
 TEST_SEEDS = tuple(range(1_000_000, 1_000_000 + N_TEST))
-#: draws per seed before the sampler gives up (the rules refuse about 1 draw in 50)
+#: draws per seed before the sampler gives up (the rules refuse none of the first 2,000 first draws)
 _MAX_DRAWS = 100
 
 
