@@ -148,3 +148,22 @@ def test_suite_evaluate_refuses_an_agent_that_cannot_play_the_split(small_split,
     assert main(["suite", "evaluate", "zoo:classic_ppo_demo"]) == 2
     out = _out(capsys)
     assert "cannot play 2 of the 2 rulesets" in out and "small2" in out
+
+
+def test_suite_leaderboard_ranks_the_results(small_split, tmp_path, capsys):
+    out = tmp_path / "suite"
+    for bot in ("maxscore", "dicenow", "optimal"):
+        assert main(["suite", "evaluate", bot, "--out", str(out)]) == 0
+    files = sorted(str(p) for p in out.iterdir())
+    assert len(files) == 3
+    capsys.readouterr()
+    md = tmp_path / "lb.md"
+    assert main(["suite", "leaderboard", *files, "--out", str(md)]) == 0
+    rows = [r for r in md.read_text().splitlines() if r.startswith("| ") and r[2].isdigit()]
+    assert [r.split("|")[2].strip() for r in rows][0] == "`optimal`"
+    regrets = [float(r.split("|")[4].split()[0]) for r in rows]
+    assert regrets == sorted(regrets) and regrets[0] == 0.0
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["suite", "leaderboard", str(bad)]) == 2
+    assert "is not a result tenk suite evaluate wrote" in _out(capsys)

@@ -4,6 +4,7 @@
     tenk suite list --split train --count 40 --write runs/suite/train   # as ruleset files
     tenk suite solve                      # solve and cache every test ruleset (minutes each)
     tenk suite evaluate dicenow           # its regret against optimal play on each, and the mean
+    tenk suite leaderboard runs/suite/*.json   # the results ranked, as markdown
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env import solve, variants
-from tenk_env.cli.args import check_output_dir, seed_arg
-from tenk_env.evaluation.suite import evaluate_suite, result_path, write_result
+from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
+from tenk_env.evaluation.suite import evaluate_suite, leaderboard, read_result, result_path, write_result
+from tenk_env.io import atomic_write_text
+from tenk_env.policies import zoo
 from tenk_env.cli.common import console
 from tenk_env.rules import Ruleset
 
@@ -99,6 +102,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _describe(agent: str) -> str:
+    name, _, arg = agent.partition(":")
+    if name == "zoo":
+        entries = {e.name: e for e in zoo.entries()}
+        return entries[arg].summary() if arg in entries else "zoo agent"
+    return {"onnx": "ONNX model", "cmd": "external program", "ppo": "PPO checkpoint",
+            "afterstate": "afterstate checkpoint"}.get(name, "bot")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_file(args.out, "--out", "leaderboard.md")
+    text = leaderboard([read_result(p) for p in args.results], _describe)
+    if args.out:
+        atomic_write_text(args.out, text)
+    print(text, end="")  # as written: a terminal-wide wrap would break the markdown's rows
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("suite", help="the rule-variant benchmark: list its splits, solve them")
     ss = s.add_subparsers(dest="suite_command", required=True)
@@ -124,5 +146,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--workers", type=int, default=2, help="worker processes (results do not depend on it)")
             p.add_argument("--out", default="runs/suite", help="folder of the result JSON (default runs/suite)")
         p.set_defaults(func=func)
+    lb = ss.add_parser("leaderboard", help="rank tenk suite evaluate's results by mean regret (markdown)")
+    lb.add_argument("results", nargs="+", help="result JSON files (runs/suite/*.json)")
+    lb.add_argument("--out", help="also write the markdown to this file")
+    lb.set_defaults(func=cmd_leaderboard)
     # an interruption's line (tenk_env/cli/main.py) says what is kept
     s.set_defaults(resume_hint="rerun it: solved rulesets are cached")

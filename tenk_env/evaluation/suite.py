@@ -29,7 +29,8 @@ from tenk_env.io import atomic_write_text
 from tenk_env.policies.base import AgentError, AgentSpec
 from tenk_env.solve.game import is_cached, solve_game
 
-__all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "RESULT_FORMAT"]
+__all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "read_result", "leaderboard",
+           "RESULT_FORMAT"]
 
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
@@ -122,3 +123,46 @@ def write_result(res: SuiteResult, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, res.to_json())
     return path
+
+
+def read_result(path: str | Path) -> SuiteResult:
+    """A result file written by :func:`write_result`; ValueError naming the file and the fault."""
+    path = Path(path)
+    try:
+        d = json.loads(path.read_text())
+        if d.get("format") != RESULT_FORMAT:
+            raise ValueError(f"format {d.get('format')!r}, this tenk reads {RESULT_FORMAT}")
+        d["rulesets"] = [RulesetScore(**{**r, "ci": tuple(r["ci"]) if r["ci"] else None}) for r in d["rulesets"]]
+        if d["mean_regret_ci"] is not None:
+            d["mean_regret_ci"] = tuple(d["mean_regret_ci"])
+        return SuiteResult(**d)
+    except OSError as e:
+        raise ValueError(f"suite result {str(path)!r} cannot be read ({e.strerror or e})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"suite result {str(path)!r} is not a result tenk suite evaluate wrote ({type(e).__name__}: "
+                         f"{e}); evaluate the agent again") from None
+
+
+def leaderboard(results: list[SuiteResult], describe: Callable[[str], str] = lambda a: "") -> str:
+    """The results as a markdown table, best (least mean regret) first, one split and space
+    version only; ``describe(agent)``: what the agent is and how it was trained."""
+    if not results:
+        raise ValueError("no results to rank: give the JSON files tenk suite evaluate wrote")
+    kinds = {(r.split, r.space_version) for r in results}
+    if len(kinds) > 1:
+        raise ValueError(f"results of different splits or space versions cannot share a table: "
+                         f"{', '.join(f'{s} (space v{v})' for s, v in sorted(kinds))}")
+    split, version = kinds.pop()
+    names = [[s.hash for s in r.rulesets] for r in results]
+    if any(n != names[0] for n in names):
+        raise ValueError(f"the results cover different rulesets of split {split!r}: evaluate them on the same split")
+    rows = ["| rank | agent | what | mean regret per game [95%] | vs optimal | measured |",
+            "| ---: | --- | --- | --- | ---: | --- |"]
+    for k, r in enumerate(sorted(results, key=lambda r: r.mean_regret), start=1):
+        ci = f" [{r.mean_regret_ci[0]:.4f}, {r.mean_regret_ci[1]:.4f}]" if r.mean_regret_ci else " (no interval)"
+        hows = sorted({s.how for s in r.rulesets})
+        rows.append(f"| {k} | `{r.agent}` | {describe(r.agent)} | {r.mean_regret:.4f}{ci} | "
+                    f"{0.5 - r.mean_regret:.2%} | {', '.join(hows)} |")
+    head = (f"Split `{split}` ({len(names[0])} rulesets, variant space v{version}): each agent's regret against "
+            "perfect play, the win probability per game it gives away, averaged over the rulesets.\n\n")
+    return head + "\n".join(rows) + "\n"
