@@ -3,7 +3,7 @@
 The exact evaluator asks each bot its moves through the bot's batched form, one roll per
 class of rolls with the same keeps; these tests hold those moves to the scalar agents on
 every roll of the class, check that the situation keys only merge situations the bot
-plays alike, reproduce the issue-5 evaluator where both describe the same bot, and check
+plays alike, reproduce the kernels' table evaluator where both describe the same bot, and check
 exact win rates against seat-balanced matches. Rulesets are small (a 1,000 target; an
 immediate end or a 2-roll limit keeps the turns, and so the tables, short).
 """
@@ -20,7 +20,7 @@ from tenk_env.game import Game
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, evaluate, solve_game
 from tenk_env.solve.spec import NORMAL, build_spec
-from tenk_env.solve.evaluate import _evaluate_issue5, state_masks, class_rolls, evaluate_policies, optimal_policy, tabulate
+from tenk_env.solve.evaluate import _evaluate_tables, state_masks, class_rolls, evaluate_policies, optimal_policy, tabulate
 
 CLASSIC = PRESETS["classic"]
 #: an immediate end: no final round, the cheapest game to evaluate
@@ -28,7 +28,7 @@ IMM = CLASSIC.replace(target=1000, end="immediate")
 #: a final round, turns of at most two rolls, singles and triples only (short tables)
 FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)
 #: five dice, a final round, unlimited rolls: maxscore stops rolling at 3,700 here, so the
-#: issue-5 path (which follows it that far in every final turn) stays quick
+#: table path (which follows it that far in every final turn) stays quick
 FIVE = PRESETS["inform_five_dice"].replace(target=1000, end="final_round", max_rolls=0)
 BOTS = ["dicenow", "breakeven", "hold:300", "greedy", "maxscore"]
 
@@ -153,10 +153,10 @@ def test_situation_keys_merge_only_equal_tables(rules, bot):
     (FIVE, "maxscore", "hold:300"),
     (FIVE.replace(entry_threshold=0), "hold:250", "hold:500"),
 ])
-def test_general_evaluator_reproduces_issue5_evaluator(rules, a, b):
-    # The issue-5 kernel path where it is exact (a final round), against the general
+def test_general_evaluator_reproduces_the_table_evaluator(rules, a, b):
+    # The kernels' table path where it is exact (a final round), against the general
     # evaluator following the agents' own moves (their batched forms).
-    old = _evaluate_issue5(rules, a, b)
+    old = _evaluate_tables(rules, a, b)
     new = exact_eval(rules, a, b, cache=False)
     assert new.p_a_first == pytest.approx(old.p_a_first, abs=1e-9)
     assert new.p_a_second == pytest.approx(old.p_a_second, abs=1e-9)
@@ -168,7 +168,7 @@ def test_general_evaluator_reproduces_issue5_evaluator(rules, a, b):
 ])
 def test_agents_and_their_tables_evaluate_alike(rules, a, b):
     # maxscore and hold:N as preference tables (evaluate) and as agents (exact_eval): one
-    # figure, also where the issue-5 path was not exact (maxscore rolls on past the target
+    # figure, also where the table path was not exact (maxscore rolls on past the target
     # under an immediate end). Not hold:N under an immediate end: its table ignores the target.
     t = evaluate(rules, a, b, cache=False)
     e = exact_eval(rules, a, b, cache=False)

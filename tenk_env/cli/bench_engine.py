@@ -18,7 +18,7 @@ Rows, all under ``classic`` with 2 players:
 * PPO policy: games per second of an (untrained) SB3 MLP policy against ``dicenow``, the
   policy evaluated in one NumPy forward pass for all the games waiting for it.
 
-Targets of the issue on the 2-core machine: 5,000,000 batched steps per second with random
+Targets on the 2-core machine: 5,000,000 batched steps per second with random
 legal actions, and 100,000 games of ``dicenow`` vs ``hold:300`` in under a minute. Timings
 on a machine shared with other work are pessimistic: each figure is the best of a few
 repeats.

@@ -8,7 +8,7 @@
   ratings, resumable chunks; the outputs are not written): the five heuristic bots and
   ``random``, every pairing.
 
-Prints games per wall second. The issue's target: 100,000 games of ``dicenow`` vs
+Prints games per wall second. The target: 100,000 games of ``dicenow`` vs
 ``hold:300`` in under a minute on a 2-core machine.
 """
 

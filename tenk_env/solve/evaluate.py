@@ -1,6 +1,6 @@
 """Exact policy evaluation: P(win) of one fixed agent against another, seat by seat.
 
-:func:`evaluate_policies` (issue 11) follows any two deterministic :class:`ExactPolicy`
+:func:`evaluate_policies` follows any two deterministic :class:`ExactPolicy`
 through the game solver's recursion with both players' moves fixed: turn-start states
 by decreasing score sum, each with its mirror (the other player to move at the swapped
 scores), which a bust links linearly, so each pair is solved exactly. Two kinds:
@@ -13,9 +13,10 @@ scores), which a bust links linearly, so each pair is solved exactly. Two kinds:
   zoo's bots through their batched forms; :class:`TableTabulated` follows a
   :class:`TablePolicy`, preference tables the same for every score).
 
-:func:`evaluate` is the issue-5 front end (``"optimal"``, ``"maxscore"``, ``"hold:N"`` or
-a :class:`TablePolicy`) on the same engine. The issue-5 kernel path stays as
-``_evaluate_issue5``, an independent check where it is exact (tests/test_exact.py).
+:func:`evaluate` is the front end for preference tables (``"optimal"``, ``"maxscore"``,
+``"hold:N"`` or a :class:`TablePolicy`) on the same engine. The kernels' own table path
+(``eval_game``) stays as ``_evaluate_tables``, an independent check where it is exact
+(tests/test_exact.py).
 
 Tabulation: from each turn-start situation the bot's moves are followed forward over
 (rolls used, dice to roll, turn total), one representative roll per class of rolls with
@@ -165,9 +166,9 @@ def _as_policy(rules: Ruleset, p) -> "str | TablePolicy":
     raise SolverError(f"policy {p!r}: the exact evaluator follows 'optimal', 'maxscore', 'hold:N' or a TablePolicy")
 
 
-def _evaluate_issue5(rules: "Ruleset | str", a="optimal", b="maxscore", *,
+def _evaluate_tables(rules: "Ruleset | str", a="optimal", b="maxscore", *,
                      sol: GameSolution | None = None) -> EvalResult:
-    """The issue-5 evaluation, on the kernels' ``eval_game``: kept as an independent check of
+    """The evaluation of preference tables on the kernels' ``eval_game``: kept as an independent check of
     :func:`evaluate_policies` (tests/test_exact.py). It assumes that a table policy banks
     once it reaches the target under ``end: immediate`` and past a lead of ``Leps``, which
     ``maxscore`` (blind to the scores) does not always do; :func:`evaluate` is exact there."""
@@ -204,7 +205,7 @@ def _evaluate_issue5(rules: "Ruleset | str", a="optimal", b="maxscore", *,
                       time.perf_counter() - t0)
 
 
-# ============================================================================ any deterministic policy (issue 11)
+# ============================================================================ any deterministic policy
 #: within-turn states reached with a lower probability are pruned (see the module docstring)
 THETA = 1e-15
 #: bump when evaluate_policies' results change, to invalidate cached evaluations
@@ -714,7 +715,7 @@ class TableTabulated(Tabulated):
 def evaluate(rules: "Ruleset | str", a="optimal", b="maxscore", *, sol: GameSolution | None = None,
              cache: bool = True) -> EvalResult:
     """Exact P(A wins) against B, seat by seat, under ``rules`` (2 players), for ``"optimal"``,
-    ``"maxscore"``, ``"hold:N"`` (as the issue-5 tables describe them) or a :class:`TablePolicy`;
+    ``"maxscore"``, ``"hold:N"`` (as preference tables describe them) or a :class:`TablePolicy`;
     :func:`tenk_env.policies.exact.exact_eval` evaluates every deterministic agent the same way.
 
     Results are cached on disk by ruleset hash and the policies' content: a classic
