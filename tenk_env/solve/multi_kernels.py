@@ -112,15 +112,24 @@ def br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta):
     fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
     if prm[P_END] == END_IMMEDIATE:
         return max(tu - a, bankable_from(prm, fa))
-    J = FB.shape[2]
-    bound = max(eps, pbmin * (1.0 - beta))
+    lose = np.empty(FB.shape[2])
+    for j in range(lose.shape[0]):
+        lose[j] = 1.0 - _no_beat(FB, s, N, x, tu + j, tu)
+    return cap_past(prm, tu, lose, max(eps, pbmin * (1.0 - beta)), eps, a, fa)
+
+
+@njit(cache=True)
+def cap_past(prm, tu, lose, bound, eps, a, fa):
+    """The cap of a mover at score a once ``lose[j]``, the chance that a bank to target + j
+    is beaten, is at most ``bound`` from j on (and at most ``eps`` with forced rolls): see
+    :func:`br_cap`."""
+    J = lose.shape[0]
     j0 = J
     j1 = J
     sup = 0.0
     for j in range(J - 1, -1, -1):
-        lose = 1.0 - _no_beat(FB, s, N, x, tu + j, tu)
-        if lose > sup:
-            sup = lose
+        if lose[j] > sup:
+            sup = lose[j]
         if sup <= bound:
             j0 = j
         if sup <= eps:
@@ -450,22 +459,8 @@ def eq_cap(prm, tu, N, d, TW, pbmin, eps, beta):
     fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
     if prm[P_END] == END_IMMEDIATE:
         return max(tu - a, bankable_from(prm, fa))
-    rest = eq_index(tu, N, d, 1)
-    J = TW.shape[0]
-    bound = max(eps, pbmin * (1.0 - beta))
-    j0 = J
-    j1 = J
-    sup = 0.0
-    for j in range(J - 1, -1, -1):
-        lose = 1.0 - TW[j, rest]
-        if lose > sup:
-            sup = lose
-        if sup <= bound:
-            j0 = j
-        if sup <= eps:
-            j1 = j
-    y = tu + (j1 if needs_extension(prm) and j1 > j0 else j0)
-    return max(y - a, bankable_from(prm, fa))
+    lose = 1.0 - TW[:, eq_index(tu, N, d, 1)]
+    return cap_past(prm, tu, lose, max(eps, pbmin * (1.0 - beta)), eps, a, fa)
 
 
 @njit(cache=True)
