@@ -392,17 +392,21 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
     else (a bug, a worker killed, Ctrl-C) still ends the run."""
     if not tasks:
         return
+
+    def deliver(t: Any, result: Callable[[], Any]) -> None:
+        try:
+            r = result()
+        except ValueError as e:
+            if on_error is None:
+                raise
+            on_error(t, e)
+        else:
+            on_result(r)
+
     if workers <= 1 or len(tasks) == 1:
         init(*init_args)
         for t in tasks:
-            try:
-                result = work(t)
-            except ValueError as e:
-                if on_error is None:
-                    raise
-                on_error(t, e)
-            else:
-                on_result(result)
+            deliver(t, lambda: work(t))
         return
     _check_sendable(sent, "worker processes", " or use workers=1")
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
@@ -412,15 +416,7 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    t = pending.pop(f)
-                    try:
-                        result = f.result()
-                    except ValueError as e:
-                        if on_error is None:
-                            raise
-                        on_error(t, e)
-                    else:
-                        on_result(result)
+                    deliver(pending.pop(f), f.result)
         except BaseException:
             # cancel_futures alone leaves queued work running once the pool has been busy a
             # while (an interrupted tournament then plays every queued chunk before it exits)
