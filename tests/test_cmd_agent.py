@@ -24,7 +24,7 @@ from tenk_env.evaluation.play import play_game
 from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
 from tenk_env.game import Game, Phase
 from tenk_env.obs import encode, keep_action, legal_mask, obs_labels
-from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.base import AgentError, AgentSpec, make_agent
 from tenk_env.policies.external import CmdAgent
 from tenk_env.rules import load_ruleset
 
@@ -357,3 +357,22 @@ def test_tenk_ffa_and_a_tournament_play_the_example_agent(tmp_path, capsys):
     assert main(["tournament", "--config", str(cfg), "--no-progress"]) == 0
     assert "Bradley-Terry" in capsys.readouterr().out
     assert json.loads((tmp_path / "t/results.json").read_text())["agents"] == [example, "greedy"]
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")   # long agent names in the charts
+def test_saved_games_are_keyed_by_the_program_file(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(EXAMPLE.read_text())
+    agent = spec(str(script))
+    a = AgentSpec.parse(agent)
+    assert a.file == script and a.sha256
+    assert AgentSpec.parse("cmd:python -m some.module").file is None
+    cfg = dict(agents=[agent, "dicenow"], games=4, seed=1, name="t", workers=1, backend="scalar", out=str(tmp_path / "r"))
+    assert run_tournament(TournamentConfig.from_dict(cfg)).played_now == 4
+    assert run_tournament(TournamentConfig.from_dict(cfg)).played_now == 0  # resumed: nothing to play
+    # the program changes behind the same command: its saved games are not reused
+    script.write_text(EXAMPLE.read_text().replace("BANK_AT = 300", "BANK_AT = 350"))
+    assert AgentSpec.parse(agent).sha256 != a.sha256
+    res = run_tournament(TournamentConfig.from_dict(cfg))
+    assert res.played_now == 4
+    assert any("changed since its games were saved" in n for n in res.notes)

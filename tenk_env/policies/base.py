@@ -7,6 +7,8 @@ The protocol (:class:`Policy`), :class:`AgentError` and the spec table live in
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
 __all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
-           "agent_sha256", "AgentSpec"]
+           "agent_sha256", "AgentSpec", "command_file"]
 
 #: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``onnx:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
@@ -32,9 +34,27 @@ ZOO_DIR = data_dir("zoo")
 
 
 def _spec_file(name: str, arg: str) -> Path | None:
+    if name == "cmd" and arg:
+        return command_file(arg)
     if name not in FILE_AGENTS or not arg:
         return None
     return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
+
+
+def command_file(command: str) -> Path | None:
+    """The program file a ``cmd:`` command runs, whose bytes key its games: the first argument
+    that is a file (``python agent.py``), else the program itself when given as a path
+    (``./agent``); None when the command names no file (``python -m package.agent``)."""
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        return None  # the factory names the quoting fault
+    for t in tokens[1:]:
+        if not t.startswith("-") and Path(t).is_file():
+            return Path(t)
+    if tokens and os.sep in tokens[0] and Path(tokens[0]).is_file():
+        return Path(tokens[0])
+    return None
 
 
 def agent_file(spec: "str | AgentSpec | Any") -> Path | None:
