@@ -58,8 +58,9 @@ once (a tournament worker does not wait out a hang's timeout again for every chu
 :meth:`CmdAgent.close`.
 
 Randomness. tenk hands the process no random generator: a seeded match is reproducible only
-if the program seeds its own. Tournaments key saved games by the spec text, so after changing
-the program, rerun them with ``--fresh`` (or change the command, e.g. add a version argument).
+if the program seeds its own. Saved games are keyed by the program file the command names
+(:func:`tenk_env.policies.base.command_file`): edit it and tournaments replay its tables. A
+command that names no file is keyed by its text: rerun with ``--fresh`` after changing it.
 
 Write logs to stderr, never stdout: stdout carries answers only. tenk keeps the last
 :data:`STDERR_LINES` lines of stderr for its error messages, read as they come, so a chatty
