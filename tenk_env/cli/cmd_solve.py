@@ -247,7 +247,7 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     solve.check_equilibrium_rules(r, n)
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
-                      "seconds at 1,000, minutes at 3,000, about an hour at 5,000; once: cached)", highlight=False)
+                      "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000; once: cached)", highlight=False)
     t0 = time.perf_counter()
     with _progress("solving") as bar:
         eq = solve.solve_equilibrium(r, n, cache=not args.no_cache, progress=bar)

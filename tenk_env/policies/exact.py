@@ -548,7 +548,7 @@ class EquilibriumAgent(_TableAgent):
     """``equilibrium``: the symmetric equilibrium's strategy at 2 or 3 players, every player
     maximising its own win probability (:func:`tenk_env.solve.equilibrium.solve_equilibrium`;
     solved on first use for the game's ruleset and player count, then read from the disk
-    cache: minutes for classic to 3,000 at 3 players, about an hour to 5,000). Three of it
+    cache: 5 minutes for classic to 3,000 at 3 players, half an hour to 5,000). Three of it
     at one table play the equilibrium; any agent in one of the seats is measured against
     it. At 2 players it plays as ``optimal`` does."""
 
