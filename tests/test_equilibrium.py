@@ -22,7 +22,8 @@ from reference_multi import reference_equilibrium
 CLASSIC = PRESETS["classic"]
 FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)
 ONE = PRESETS["bc_society"].replace(target=1000, entry_threshold=300, turn_order="seat")
-TWO = {"immediate": CLASSIC.replace(target=1000, end="immediate"), "final_round": FR2, "one_more_roll": ONE}
+TWO = {"immediate": CLASSIC.replace(target=600, end="immediate"), "final_round": FR2.replace(target=600),
+       "one_more_roll": ONE.replace(target=600)}
 THREE = {
     "immediate": CLASSIC.replace(target=500, end="immediate", max_rolls=2),
     "final_round": FR2.replace(target=300),
@@ -64,7 +65,7 @@ def test_the_agent_plays_the_equilibrium():
         V = eq.turn_values(d)[0]
         assert abs(V[0, nd, 0] - eq.E[0, idx]) < 1e-12, d
     # and three of it win the first seat as often as the solution says (a 99.7% interval)
-    m = play_table(rules, ["equilibrium"] * 3, 800, seed=3)
+    m = play_table(rules, ["equilibrium"] * 3, 600, seed=3)
     half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
     assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)
 
