@@ -105,10 +105,10 @@ def test_tenk_suite_list(tmp_path, capsys, monkeypatch):
 
 
 @pytest.fixture
-def small_split(monkeypatch, tmp_path):
-    """Two held-out rulesets to a 1,000 target (seconds to solve) in place of a split."""
-    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
-    rs = [V.split("test")[k].replace(target=1000, name=f"small{k}") for k in (2, 8)]
+def small_split(monkeypatch):
+    """Two held-out rulesets to a 600 target (seconds to solve) in place of a split; the
+    run's one cache (conftest.py) keeps each solution and exact evaluation for the next test."""
+    rs = [V.split("test")[k].replace(target=600, name=f"small{k}") for k in (2, 8)]
     monkeypatch.setattr(V, "split", lambda name, count=None: rs)
     return rs
 
@@ -167,3 +167,14 @@ def test_suite_leaderboard_ranks_the_results(small_split, tmp_path, capsys):
     bad.write_text("{}")
     assert main(["suite", "leaderboard", str(bad)]) == 2
     assert "is not a result tenk suite evaluate wrote" in _out(capsys)
+
+
+def test_suite_evaluate_by_regret_on_request(small_split):
+    from tenk_env.evaluation.suite import evaluate_suite
+
+    exact = evaluate_suite("dicenow", "test", log=lambda m: None)
+    res = evaluate_suite("dicenow", "test", games=200, exact=False, log=lambda m: None)
+    assert [s.how for s in res.rulesets] == ["regret over 200 games"] * 2
+    # the regret figure's interval holds the exact one
+    for e, s in zip(exact.rulesets, res.rulesets):
+        assert s.ci[0] <= e.win_rate <= s.ci[1]

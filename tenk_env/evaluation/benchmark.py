@@ -81,12 +81,14 @@ class Group:
 
 
 def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, workers: int,
-               progress: bool = False) -> Strength:
+               progress: bool = False, exact: bool = True) -> Strength:
     """``spec``'s seat-balanced win rate against ``optimal`` under ``rules`` (2 players): exact
-    where the evaluator follows it, else implied by its regret over ``regret_games`` games
-    (``progress``: a bar over them; also under a bust penalty, which the exact evaluator does
-    not model)."""
+    where the evaluator follows it (and ``exact``), else implied by its regret over
+    ``regret_games`` games (``progress``: a bar over them; also under a bust penalty, which
+    the exact evaluator does not model)."""
     try:
+        if not exact:
+            raise SolverError("by regret, as asked")
         check_exact_spec(spec)
         check_exact_rules(rules)
     except SolverError:
