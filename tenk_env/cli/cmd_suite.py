@@ -1,4 +1,4 @@
-"""`tenk suite list|solve|evaluate|leaderboard`: the rule-variant benchmark (tenk_env.variants, tenk_env.evaluation.suite).
+"""`tenk suite list|solve|evaluate|leaderboard`: the rule-variant benchmark (tenk_env.variants).
 
     tenk suite list                       # the held-out test rulesets, one line each
     tenk suite list --split train --count 40 --write runs/suite/train   # as ruleset files
