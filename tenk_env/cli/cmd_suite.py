@@ -91,7 +91,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
            + (f" --count {args.count}" if args.count else "") + (" --regret" if args.regret else ""))
     _rulesets(args)  # the split's own checks, before the agent is built
     res = evaluate_suite(args.agent, args.split, games=args.games, seed=args.seed, workers=args.workers,
-                         count=args.count, exact=not args.regret, log=lambda m: console.print(m, highlight=False, markup=False), command=cmd)
+                         count=args.count, exact=not args.regret, command=cmd,
+                         log=lambda m: console.print(m, highlight=False, markup=False))
     path = write_result(res, result_path(args.out, res.agent, res.split, res.agent_sha256))
     ci = (f"[{res.mean_regret_ci[0]:.4f}, {res.mean_regret_ci[1]:.4f}]" if res.mean_regret_ci else
           "(no interval: too few games on a ruleset; give more --games)")

@@ -401,7 +401,8 @@ def _state(game: Game) -> dict[str, Any]:
     piggy = game.piggy if game.phase is Phase.PIGGYBACK else None
     return {"phase": "piggyback" if game.phase is Phase.PIGGYBACK else "decide", "turn": game.turn,
             "target": game.rules.target, "scores": list(map(int, game.scores)),
-            "on_board": list(map(bool, game.on_board)), "busts_in_row": list(map(int, game.busts_in_row)), "turn_total": int(game.turn_total),
+            "on_board": list(map(bool, game.on_board)), "busts_in_row": list(map(int, game.busts_in_row)),
+            "turn_total": int(game.turn_total),
             "dice": list(game.dice), "dice_left": int(game.dice_left), "rolls": int(game.rolls),
             "max_rolls": int(game.max_rolls), "final_round": bool(game.final_round), "trigger": game.trigger,
             "final_turns_left": int(game.final_turns_left) if game.final_round else None,

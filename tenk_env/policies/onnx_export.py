@@ -100,9 +100,11 @@ def _keep_term(g: _Graph, actor: NumpyActor, h: str, D: int) -> str:
     key = g.op("Cast", g.op("MatMul", counts, g.const(POW7.astype(np.float32), "pow7")), to=g.INT64)
     row = g.op("Gather", g.const(actor.key_to_row.astype(np.int64), "key_to_row"), key, axis=0)
     F = g.op("Gather", g.const(actor.table.astype(np.float32), "table"), row, axis=0)         # (B, A, 11)
-    pick = lambda j: g.op("Squeeze", g.op("Slice", F, *(g.const(np.array([v], np.int64)) for v in (j, j + 1, 2))),  # noqa: E731
-                          g.const(np.array([2], np.int64)))
-    bank, pts = pick(2), pick(1)
+    def feature(j: int) -> str:  # F[:, :, j]
+        bounds = (g.const(np.array([v], np.int64)) for v in (j, j + 1, 2))
+        return g.op("Squeeze", g.op("Slice", F, *bounds), g.const(np.array([2], np.int64)))
+
+    bank, pts = feature(2), feature(1)
     total = g.op("Mul", g.op("Add", g.cols("obs", 56, 57), g.cols("obs", 43, 44)), g.f32(target))   # (B, 1)
     lead = g.op("Mul", g.op("ReduceMax", g.cols("obs", 61, D, 5), axes=[1], keepdims=1),
                 g.f32(target))
