@@ -29,7 +29,7 @@ from tenk_env.policies.external import CmdAgent
 from tenk_env.rules import load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "agents" / "cmd_example.py"
+EXAMPLE = ROOT / "tenk_env" / "policies" / "cmd_example.py"
 
 
 def spec(*argv: str) -> str:
@@ -175,7 +175,7 @@ def test_an_agent_pickles_as_its_command_and_its_process_ends_with_it():
 def test_a_program_that_cannot_start_is_named_before_any_game(tmp_path):
     with pytest.raises(AgentError, match=r"agent 'cmd:no-such-program-x --fast' cannot start: the program "
                                          r"'no-such-program-x' is not on PATH; give a program that exists, e\.g\. "
-                                         r"'cmd:python agents/cmd_example\.py'"):
+                                         r"'cmd:python -m tenk_env\.policies\.cmd_example'"):
         play_game("classic", ["cmd:no-such-program-x --fast", "greedy"], 0)
     script = tmp_path / "agent.py"
     script.write_text("print('hi')\n")

@@ -4,7 +4,7 @@ Any program in any language can play wherever a spec goes (``tenk ffa``, ``tenk 
 ``tenk analyze``, ``gym.make(..., opponents=[...])``): tenk starts it, writes it one JSON
 object per line, and reads one JSON object per line back. ``COMMAND`` is split as a shell
 would (:func:`shlex.split`, no shell runs it) and started in the current directory, so quote
-the whole spec: ``tenk ffa 'cmd:python agents/cmd_example.py'``.
+the whole spec: ``tenk ffa 'cmd:python -m tenk_env.policies.cmd_example'``.
 
 Protocol (version :data:`PROTOCOL`)
 -----------------------------------
@@ -109,7 +109,7 @@ TIMEOUT_ENV = "TENK_CMD_TIMEOUT"
 GRACE = 2.0
 #: stderr lines kept for error messages (and how many of them a message shows)
 STDERR_LINES, SHOWN_LINES = 200, 5
-_EXAMPLE = "cmd:python agents/cmd_example.py"
+_EXAMPLE = "cmd:python -m tenk_env.policies.cmd_example"
 
 
 def answer_timeout() -> float:

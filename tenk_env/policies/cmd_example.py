@@ -1,7 +1,8 @@
 """An agent for `cmd:` in plain Python: the protocol is in tenk_env/policies/external.py.
 
-    tenk ffa 'cmd:python agents/cmd_example.py'           # in a checkout
-    tenk ffa 'cmd:python -m tenk_env.zoo.cmd_example'     # installed: the zoo's data package holds it
+    tenk ffa 'cmd:python -m tenk_env.policies.cmd_example'
+
+It imports nothing of tenk: copy it anywhere and run it as ``cmd:python my_agent.py``.
 
 It sets aside the scoring dice worth the most points, banks once the turn total reaches
 BANK_AT and never takes over a piggyback. It draws no random numbers, so its games are
