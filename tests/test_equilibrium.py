@@ -115,3 +115,22 @@ def test_the_exact_evaluators_say_why_they_do_not_follow_it():
     for check in (check_exact_spec, check_multi_spec):
         with pytest.raises(SolverError, match="read every player's score.*tenk ffa AGENT --opponents equilibrium"):
             check("equilibrium")
+
+
+def test_the_agents_final_turns_are_the_final_rounds_tables():
+    rules = THREE["final_round"]
+    eq = solve_equilibrium(rules, 3)
+    tu, nd, J = eq.target_units, rules.num_dice, eq.LB.shape[0]
+    for j in range(0, J, 3):
+        for a in range(tu):
+            for r1 in range(0, tu, 2):
+                # the last to play: its chance to beat the bar
+                V = eq.final_values([a, r1, 0], 1, tu + j)[0]
+                assert abs(V[0, nd, 0] - eq.LB[j, a]) < 1e-12, (j, a)
+                # the one before it: beat the bar, then not be beaten (XT - TW: its own chance)
+                V = eq.final_values([a, r1, 0], 2, tu + j)[0]
+                assert abs(V[0, nd, 0] - (eq.XT[j, a + tu * r1] - eq.TW[j, a + tu * r1])) < 1e-12, (j, a, r1)
+    # and three of it win the first seat of a final-round game as often as the solution says
+    m = play_table(rules, ["equilibrium"] * 3, 600, seed=5)
+    half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
+    assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)

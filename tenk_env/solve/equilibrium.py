@@ -122,8 +122,8 @@ class Equilibrium:
         """The mover's final turn: ``scores`` as in :meth:`turn_values`, ``trigger`` the
         position (1..N-1 after the mover) of the player who started the final round, ``bar``
         the highest score so far (units, held by another player)."""
-        N, tu = self.n_players, self.target_units
-        if N - trigger == N - 1:  # the last to play: beat the bar
+        tu = self.target_units
+        if trigger == 1:  # the trigger moves right after the mover, so the mover plays last: beat the bar
             phi = np.zeros((2, self.LB.shape[0], 1))
             phi[1] = 1.0
             r1 = 0
