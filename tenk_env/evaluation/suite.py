@@ -100,11 +100,12 @@ def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: 
         try:
             made.check(r, 2)
         except AgentError as e:
-            refused.append(f"{r.name}: {e}")
+            refused.append((r.name, str(e)))
     if refused:
+        names = ", ".join(n for n, _ in refused[:4]) + (", ..." if len(refused) > 4 else "")
         raise AgentError(f"agent {agent!r} cannot play {len(refused)} of the {len(rulesets)} rulesets of split "
-                         f"{split!r} (a suite agent must play them all, e.g. one that reads the rules): "
-                         + "; ".join(refused[:3]) + (" ..." if len(refused) > 3 else ""))
+                         f"{split!r} ({names}), and a suite agent must play them all (e.g. one that reads the "
+                         f"rules); on {refused[0][0]}: {refused[0][1]}")
     t0 = time.perf_counter()
     scores = []
     for k, r in enumerate(rulesets, start=1):
