@@ -337,6 +337,14 @@ def describe_action(game: Game, action: int) -> str:
 
 
 def action_table(game: Game) -> list[dict[str, Any]]:
-    """Every legal action now with its meaning, for display and debugging."""
-    m = legal_mask(game)
-    return [{"action": int(a), "meaning": describe_action(game, int(a))} for a in np.flatnonzero(m)]
+    """Every legal action now, ascending: ``{"action": a, "keep": [faces set aside], "points":
+    p, "end": bool (the move banks), "label": "keep 1 5 (150) and roll on"}``; a piggyback
+    choice (128, 129) keeps nothing, scores nothing and does not end the turn."""
+    out = []
+    for a in np.flatnonzero(legal_mask(game)):
+        move = decode_action(game, int(a))
+        keep, end = move if isinstance(move, tuple) else (None, False)
+        out.append({"action": int(a), "keep": list(keep.dice) if keep else [],
+                    "points": int(keep.points) if keep else 0, "end": bool(end),
+                    "label": describe_action(game, int(a))})
+    return out

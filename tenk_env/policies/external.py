@@ -91,8 +91,8 @@ from typing import Any
 import numpy as np
 
 from tenk_env.game import Game, Phase
-from tenk_env.obs import (OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, decode_action, describe_action, encode,
-                          illegal_reason, keep_action, legal_mask, n_actions, obs_labels)
+from tenk_env.obs import (OBS_VERSION, PIGGYBACK_TAKE, action_table, decode_action, encode, illegal_reason,
+                          legal_mask, n_actions, obs_labels)
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
@@ -386,15 +386,10 @@ class CmdAgent:
 
 
 def _legal(game: Game) -> list[dict[str, Any]]:
-    """The legal actions now, ascending, in the protocol's form."""
-    if game.phase is Phase.PIGGYBACK:
-        return [{"action": a, "keep": [], "points": 0, "end": False, "label": describe_action(game, a)}
-                for a in (PIGGYBACK_TAKE, PIGGYBACK_FRESH)]
-    if game.phase is not Phase.DECIDE:
+    """The legal actions now, ascending, in the protocol's form (:func:`tenk_env.obs.action_table`)."""
+    if game.phase not in (Phase.DECIDE, Phase.PIGGYBACK):
         raise AgentError(f"no decision is due: the game is in phase {game.phase.name}")
-    moves = sorted((keep_action(k, end), k, end) for k, end in game.legal_moves())
-    return [{"action": a, "keep": list(k.dice), "points": int(k.points), "end": bool(end),
-             "label": describe_action(game, a)} for a, k, end in moves]
+    return action_table(game)
 
 
 def _state(game: Game) -> dict[str, Any]:
