@@ -115,7 +115,7 @@ class Equilibrium:
         fa = int(not s.rules.entry_threshold or d[0] > 0)
         bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
         Tcap = int(MK.eq_turn_inputs(s.prm, tu, N, d, self.E, self.TW, self.XT, min_bust_chance(s), EPS, beta,
-                                     s.max_step, bv))
+                                     s.max_step, bv, np.zeros_like(bv)))
         return turn_tables(s, s.prm, fa, Tcap, bv, beta)
 
     def final_values(self, scores, trigger: int, bar: int):

@@ -464,12 +464,12 @@ def eq_cap(prm, tu, N, d, TW, pbmin, eps, beta):
 
 
 @njit(cache=True)
-def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv):
-    """The mover's own bank values at scores d (``bv[T]``, as :func:`eq_turn` chooses on
-    them) and its cap, ``bo`` its bust value."""
+def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx):
+    """The mover's bank values at scores d, its own (``bv[T]``, what :func:`eq_turn` chooses
+    on) and X's (``bx[T]``), and its cap; ``bo`` its bust value."""
     Tcap = eq_cap(prm, tu, N, d, TW, pbmin, eps, bo)
     for T in range(Tcap + max_step + 2):
-        bv[T], _ = eq_after_bank(prm, tu, N, d, d[0] + T, E, TW, XT)
+        bv[T], bx[T] = eq_after_bank(prm, tu, N, d, d[0] + T, E, TW, XT)
     return Tcap
 
 
@@ -480,11 +480,8 @@ def eq_turn(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, 
     of the turn it chooses, with X's bust value ``bx``. ``bv2``/``bv`` must cover
     ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``."""
     Nd = prm[P_N]
-    a = d[0]
-    fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
-    Tcap = eq_cap(prm, tu, N, d, TW, pbmin, eps, bo)
-    for T in range(Tcap + max_step + 2):
-        bv2[T], bv[T] = eq_after_bank(prm, tu, N, d, a + T, E, TW, XT)
+    fa = 1 if (prm[P_ENTRY] == 0 or d[0] > 0) else 0
+    Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bv)
     self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
     q = Q[0, Nd, 0]
     return V2[0, Nd, 0], V[0, Nd, 0] + q * bx, q
