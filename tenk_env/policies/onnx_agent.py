@@ -36,8 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 import onnxruntime as ort
 
-from tenk_env.game import Game
-from tenk_env.obs import encode, legal_mask, n_actions, obs_size
+from tenk_env.obs import n_actions, obs_size
 from tenk_env.policies.base import AgentError
 from tenk_env.policies.ppo import PPOAgent, check_meta
 from tenk_env.rules import Ruleset
@@ -100,6 +99,9 @@ class OnnxActor:
         if out.ndim != 2 or out.shape[0] != obs.shape[0]:
             raise AgentError(f"ONNX model {str(self.path)!r} gave an output of shape {out.shape}; "
                              f"one row of logits per observation ({obs.shape[0]}) is wanted")
+        if mask is not None and out.shape[1] < mask.shape[1]:
+            raise AgentError(f"ONNX model {str(self.path)!r} gave {out.shape[1]} logits; this game has "
+                             f"{mask.shape[1]} actions")
         return out
 
 
@@ -136,20 +138,8 @@ class OnnxAgent(PPOAgent):
                              f"{self._actor.n_out} logits; {rules.name!r} at {n_players} players has {want_obs} and "
                              f"{want_act}: export it for this game")
 
-    def _choose(self, game: Game) -> int:
-        obs = encode(game, game.current, self._obs)
-        mask = legal_mask(game)
-        logits = self._actor.logits(obs[None, :], mask[None, :].astype(np.float32))[0, :mask.shape[0]]
-        if logits.shape[0] < mask.shape[0]:
-            raise AgentError(f"agent {self.name!r} gave {logits.shape[0]} logits; this game has {mask.shape[0]} actions")
-        return int(np.argmax(np.where(mask > 0, logits, -np.inf)))
-
     def logits(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         return self._actor.logits(np.asarray(obs, dtype=np.float32), masks)
-
-    def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = self.logits(obs, np.asarray(masks, dtype=np.float32))
-        return np.argmax(np.where(np.asarray(masks, dtype=bool), logits[:, :masks.shape[1]], -np.inf), axis=1)
 
     def __repr__(self) -> str:
         return f"OnnxAgent({self.name!r}: {self.n_players} players)"

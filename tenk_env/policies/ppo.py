@@ -408,7 +408,7 @@ class PPOAgent:
             check_meta(self.meta, game.rules, game.n_players, where=f"agent {self.name!r}")
         obs = encode(game, game.current, self._obs)
         mask = legal_mask(game)
-        logits = self._actor.logits(obs[None, :])[0, :mask.shape[0]]
+        logits = self.logits(obs[None, :], mask[None, :])[0, :mask.shape[0]]
         return int(np.argmax(np.where(mask > 0, logits, -np.inf)))
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
@@ -418,12 +418,14 @@ class PPOAgent:
         return self._choose(game) == PIGGYBACK_TAKE
 
     # ------------------------------------------------------------------ batched
-    def logits(self, obs: np.ndarray) -> np.ndarray:
+    def logits(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """Logits (B, A) for observations (B, D); ``masks`` (the legal masks) go to actors that
+        read them (:class:`~tenk_env.policies.onnx_agent.OnnxAgent`'s), this one does not."""
         return self._actor.logits(np.asarray(obs, dtype=np.float32))
 
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Greedy actions (B,) for observations (B, D) and legal masks (B, A)."""
-        logits = self.logits(obs)
+        logits = self.logits(obs, masks)[:, :masks.shape[1]]
         return np.argmax(np.where(np.asarray(masks, dtype=bool), logits, -np.inf), axis=1)
 
     def __repr__(self) -> str:
