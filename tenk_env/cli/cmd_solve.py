@@ -1,4 +1,5 @@
-"""`tenk solve turn|game|eval|best-response|equilibrium RULESET`: the exact solvers (tenk_env.solve, tenk_env.policies.exact)."""
+"""`tenk solve turn|game|eval|best-response|equilibrium RULESET`: the exact solvers (tenk_env.solve,
+tenk_env.policies.exact)."""
 
 from __future__ import annotations
 

@@ -27,9 +27,6 @@ from tenk_env.cli.common import console
 from tenk_env.io import atomic_write_text
 
 
-_TABLE_OUT = "runs/zoo_table.md"
-
-
 def _figure(strength: dict) -> str:
     parts = []
     for k, v in strength.get("exact_win_rates", {}).items():
@@ -74,7 +71,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     for k, least in (("games", 1), ("workers", 1), ("regret_games", 0)):
         if getattr(args, k) < least:
             raise ValueError(f"--{k.replace('_', '-')} {getattr(args, k)}: give a whole number of at least {least}")
-    check_output_file(args.out, "--out", "zoo_table.md")  # before the tournaments, which take minutes
+    out = args.out or "runs/zoo_table.md"
+    check_output_file(out, "--out", "zoo_table.md")  # before the tournaments, which take minutes
     # what an interruption's line says (tenk_env/cli/main.py): the saved chunks are kept and resumed
     args.resume_hint = "rerun it without --fresh to resume" if args.fresh else "rerun the same command to resume"
 
@@ -89,9 +87,9 @@ def cmd_table(args: argparse.Namespace) -> int:
     cmd = (f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
            + (f" --rules {args.rules}" if args.rules else "") + (f" --players {args.players}" if args.players else ""))
     text = markdown(groups, cmd)
-    atomic_write_text(args.out, text)
+    atomic_write_text(out, text)
     print(text, end="")   # as written: a terminal-wide wrap would break the markdown's rows
-    console.print(f"written to {args.out}")
+    console.print(f"written to {out}")
     return 0
 
 
@@ -106,7 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ValueError(f"zoo agent {name!r} is an afterstate agent: its moves come from a search over the turn "
                          "with a learned value, not from one forward pass, so it has no ONNX form; the PPO entries "
                          f"export: {', '.join(e.name for e in zoo.entries() if not e.afterstate)}")
-    out = args.out if args.out != _TABLE_OUT else f"{name}.onnx"
+    out = args.out or f"{name}.onnx"
     check_output_file(out, "--out", f"{name}.onnx")
     path = export_actor(agent._actor, agent.meta, out)
     console.print(f"zoo agent {name!r} written to {path}: play it as onnx:{path}", highlight=False)
@@ -161,8 +159,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)")
     s.add_argument("--rules", help="table: only the game of this ruleset (preset or YAML)")
     s.add_argument("--players", type=int, help="table: only games of this many players")
-    s.add_argument("--out", default=_TABLE_OUT, help="table: the markdown file to write; export: the model file "
-                                                     "(default NAME.onnx)")
+    s.add_argument("--out", help="table: the markdown file to write (default runs/zoo_table.md); export: the model "
+                                 "file (default NAME.onnx)")
     s.add_argument("--onnx", action="store_true", help="export: write the ONNX model (logits from the observation)")
     s.add_argument("--fresh", action="store_true",
                    help="table: replay every tournament game of these arguments instead of resuming from the saved "

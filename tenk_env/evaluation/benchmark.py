@@ -86,17 +86,22 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
     where the evaluator follows it (and ``exact``), else implied by its regret over
     ``regret_games`` games (``progress``: a bar over them; also under a bust penalty, which
     the exact evaluator does not model)."""
+    if exact and _followed(spec, rules):
+        e = exact_eval(rules, spec, "optimal")
+        return Strength(e.p_a, e.p_a, e.p_a, "exact")
+    rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
+    return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
+                    rep.interval_notes.get("regret", ""))
+
+
+def _followed(spec: str, rules: Ruleset) -> bool:
+    """Whether the exact evaluator follows ``spec`` under ``rules``."""
     try:
-        if not exact:
-            raise SolverError("by regret, as asked")
         check_exact_spec(spec)
         check_exact_rules(rules)
     except SolverError:
-        rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
-        return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
-                        rep.interval_notes.get("regret", ""))
-    e = exact_eval(rules, spec, "optimal")
-    return Strength(e.p_a, e.p_a, e.p_a, "exact")
+        return False
+    return True
 
 
 def _games(log: Callable[[str], None] = print) -> list[tuple[dict, int, list[str], dict[str, str]]]:

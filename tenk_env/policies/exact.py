@@ -65,8 +65,8 @@ from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_
                                     P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
 
 __all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
-           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent", "EquilibriumAgent", "policy_key",
-           "afterstate_policy"]
+           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent",
+           "EquilibriumAgent", "policy_key", "afterstate_policy"]
 
 #: what the exact evaluator can follow, for error messages
 EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
