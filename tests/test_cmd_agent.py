@@ -92,16 +92,22 @@ def test_example_agent_plays_the_same_games_as_its_rule_in_python(rules, n):
     assert proc.returncode == 0        # it left by itself when its input ended
 
 
-def test_the_messages_hold_the_engines_observation_mask_legal_moves_and_state(tmp_path):
-    log = tmp_path / "log.jsonl"
+def _logging_agent(log, answer: str):
+    """A cmd: agent that writes every line it is sent to ``log`` and answers each decision
+    with ``answer`` (a Python expression over the message ``m``)."""
     code = ("import json, sys\n"
             f"log = open({str(log)!r}, 'a')\n"
             "for line in sys.stdin:\n"
             "    log.write(line); log.flush()\n"
             "    m = json.loads(line)\n"
             "    if m['type'] == 'decide':\n"
-            "        print(json.dumps({'action': m['legal'][-1]['action'], 'note': 'ignored'}), flush=True)\n")
-    agent = make_agent(inline(code))
+            f"        print(json.dumps({answer}), flush=True)\n")
+    return make_agent(inline(code))
+
+
+def test_the_messages_hold_the_engines_observation_mask_legal_moves_and_state(tmp_path):
+    log = tmp_path / "log.jsonl"
+    agent = _logging_agent(log, "{'action': m['legal'][-1]['action'], 'note': 'ignored'}")
     game = _decision()                              # roll 1 1 2 3 4 5
     obs, mask = encode(game, 0).tolist(), legal_mask(game).tolist()
     keep, end = agent.decide(game, np.random.default_rng(0))
@@ -134,14 +140,7 @@ def test_the_messages_hold_the_engines_observation_mask_legal_moves_and_state(tm
 
 def test_piggyback_choices_carry_their_two_actions(tmp_path):
     log = tmp_path / "log.jsonl"
-    code = ("import json, sys\n"
-            f"log = open({str(log)!r}, 'a')\n"
-            "for line in sys.stdin:\n"
-            "    log.write(line); log.flush()\n"
-            "    m = json.loads(line)\n"
-            "    if m['type'] == 'decide':\n"
-            "        print(json.dumps({'action': 128}), flush=True)\n")
-    agent = make_agent(inline(code))
+    agent = _logging_agent(log, "{'action': 128}")
     game = Game({"base": "classic", "piggyback": True, "entry_threshold": 0}, 2)
     game.roll([1, 2, 2, 3, 4, 6])
     game.act([1], True)                 # banks 100, leaving 5 dice to the next player
