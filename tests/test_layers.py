@@ -1,5 +1,5 @@
 """The import graph of tenk_env: no cycles, imports pointing one way (core <- policies <-
-evaluation <- training <- cli), and no project module imported inside a function, save the
+evaluation <- training, web <- cli), and no project module imported inside a function, save the
 few listed below with their reason.
 
 The graph is read from the source with ``ast``, nothing is imported. Edges: every ``import``
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "tenk_env"
 #: tenk_env.<subpackage> -> layer; every other module (tenk_env itself, tenk_env.<module>,
 #: tenk_env.vector, tenk_env.solve) is the core, layer 0. A layer imports only its own and lower ones.
-LAYERS = {"policies": 1, "evaluation": 2, "training": 3, "cli": 4}
-LAYER_NAMES = ["core", "policies", "evaluation", "training", "cli"]
+LAYERS = {"policies": 1, "evaluation": 2, "training": 3, "web": 3, "cli": 4}
+LAYER_NAMES = ["core", "policies", "evaluation", "training or web", "cli"]
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 #: packages whose files live outside tenk_env/ (agents/ -> tenk_env.zoo, configs/ -> tenk_env.configs)
@@ -37,7 +37,7 @@ DATA_PACKAGES = set(PYPROJECT["tool"]["setuptools"]["package-dir"])
 #: third-party libraries worth deferring (each costs from a few tenths of a second, numba,
 #: to seconds, torch): an allowed function-level import must keep one of them out
 HEAVY = {"torch", "stable_baselines3", "sb3_contrib", "numba", "tensorboard", "matplotlib", "scipy", "statsmodels",
-         "pettingzoo"}
+         "pettingzoo", "fastapi"}
 
 #: function-level imports of project modules that stay, with why. "defers X": the imported
 #: module pulls X at import time and the importer does not (checked below); "PEP 562": a
@@ -57,6 +57,8 @@ ALLOWED = {
     ("tenk_env.training.trainer", "tenk_env.training.envs"): "defers stable_baselines3 (torch)",
     ("tenk_env.training.trainer", "tenk_env.training.policy"): "defers torch",
     ("tenk_env.cli.bench_train", "tenk_env.training.envs"): "defers stable_baselines3 (torch)",
+    # every `tenk` command builds its parser from cmd_serve: the web framework loads on `tenk serve`
+    ("tenk_env.cli.cmd_serve", "tenk_env.web.app"): "defers fastapi",
 }
 # `tenk bench` imports its benchmarks by name (BENCHES): each is a plugin of the command
 ALLOWED.update({("tenk_env.cli.cmd_bench", f"tenk_env.cli.bench_{n}"): "plugin table (BENCHES)"
@@ -354,7 +356,7 @@ def _shortest_cycle(graph: dict[str, set[str]], among: set[str]) -> list[str]:
 def upward_report(edges: list[Edge]) -> str:
     bad = [f"{_where(e)}: {LAYER_NAMES[layer(e.src)]} imports {LAYER_NAMES[layer(e.dst)]}"
            for e in edges if layer(e.dst) > layer(e.src)]
-    return ("imports pointing up a layer (core <- policies <- evaluation <- training <- cli):\n"
+    return ("imports pointing up a layer (core <- policies <- evaluation <- training, web <- cli):\n"
             + "\n".join(bad)) if bad else ""
 
 

@@ -30,7 +30,7 @@ from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 
-__all__ = ["play_game", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "GameTooLongError",
+__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "GameTooLongError",
            "play_terminal"]
 
 
@@ -173,19 +173,33 @@ def play_game(rules: Ruleset | str, agents: Sequence["str | Policy"],
         make_rng = getattr(source, "agent_rng", None)
         agent_rng = make_rng() if make_rng else np.random.default_rng(0)
     game = Game(rules, n, record=record)
-    draw = source.draw
+    return advance(game, players, source.draw, agent_rng, on_step=on_step, max_turns=max_turns)
+
+
+def advance(game: Game, players: Sequence["Policy | None"], draw: Callable[[Game], Sequence[int]],
+            agent_rng: np.random.Generator, *, on_step: Callable[[Game], None] | None = None,
+            max_turns: int = 100_000) -> Game:
+    """Feed ``game`` dice from ``draw`` and the seated agents' decisions until it is over, or
+    until a decision falls to a seat whose player is None (someone outside the loop: the
+    browser app's human), and return it."""
     DECIDE, ROLL, ORDER, PIGGYBACK = Phase.DECIDE, Phase.ROLL, Phase.ORDER, Phase.PIGGYBACK
     while True:
         ph = game.phase
         if ph is DECIDE:
-            keep, end = players[game.current].decide(game, agent_rng)
+            player = players[game.current]
+            if player is None:
+                return game
+            keep, end = player.decide(game, agent_rng)
             game.act(keep, end)
         elif ph is ROLL:
             game.roll(draw(game))
             if game.turn > max_turns:
-                raise GameTooLongError.of(max_turns, game.scores, [a.name for a in players])
+                raise GameTooLongError.of(max_turns, game.scores, [getattr(a, "name", "you") for a in players])
         elif ph is PIGGYBACK:
-            game.piggyback(bool(players[game.current].piggyback(game, agent_rng)))
+            player = players[game.current]
+            if player is None:
+                return game
+            game.piggyback(bool(player.piggyback(game, agent_rng)))
         elif ph is ORDER:
             game.roll(draw(game))
         else:

@@ -58,7 +58,7 @@ from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
-from tenk_env.solve.policy import pick
+from tenk_env.solve.policy import choose, move_values
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS,
@@ -468,10 +468,13 @@ class _TableAgent:
             return self._values((game.rules.hash, "final", sc, t, bar), lambda: sol.final_values(sc, t, bar))
         return self._values((game.rules.hash, sc), lambda: sol.turn_values(sc))
 
-    def _play(self, game: Game, u: int, tables) -> tuple[Keep, bool]:
+    def _rows(self, game: Game, u: int, tables) -> list[tuple[Keep, float | None, float | None]]:
+        """Every legal move's value from the tables (:func:`tenk_env.solve.policy.move_values`
+        rows); rolling on past the table's cap is valued as banking, which the solver proved
+        best there, so such a roll's value is an upper bound."""
         V, bv, Tcap, beta, forced = tables
         n_bv = bv.shape[0] - 1
-        return pick(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
+        return move_values(game, u, V, Tcap, lambda T: float(bv[min(T, n_bv)]), beta, game.max_rolls, True, forced)
 
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         raise AgentError(f"agent {self.name!r} does not play piggyback rulesets (its solver does not model them)")
@@ -522,14 +525,17 @@ class BestResponseAgent(_TableAgent):
                                          else best_response_n(rules, self.bots))
         return br
 
-    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+    def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
+        """The value (its win probability against the bots it answers) of every legal move at
+        ``game``'s current decision, as ``(keep, roll on, end the turn)`` rows: the moves it
+        chooses from (:meth:`decide` plays the first best under the kernels' tie-break)."""
         if game.n_players != self.n_players:
             raise AgentError(f"agent {self.name!r} plays {self.n_players}-player games (this one has "
                              f"{game.n_players})")
         rules = game.rules
         br = self._solution(rules)
         if self.bots is not None:
-            return self._play(game, br.unit, self._seat_tables(game, br))
+            return self._rows(game, br.unit, self._seat_tables(game, br))
         u = br.unit
         p, o = game.current, 1 - game.current
         a, b = game.scores[p] // u, game.scores[o] // u
@@ -541,7 +547,10 @@ class BestResponseAgent(_TableAgent):
             tables = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
         else:
             tables = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
-        return self._play(game, u, tables)
+        return self._rows(game, u, tables)
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        return choose(self.values(game))
 
 
 class EquilibriumAgent(_TableAgent):
@@ -570,7 +579,7 @@ class EquilibriumAgent(_TableAgent):
                 eq = self._eq[key] = solve_equilibrium(game.rules, game.n_players)
             except SolverError as e:
                 raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
-        return self._play(game, eq.unit, self._seat_tables(game, eq))
+        return choose(self._rows(game, eq.unit, self._seat_tables(game, eq)))
 
 
 def make_equilibrium(arg: str | None) -> EquilibriumAgent:

@@ -21,7 +21,7 @@ from tenk_env.game import Game
 from tenk_env.rules import Ruleset
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.game import check_game_rules, is_cached, solve_game
-from tenk_env.solve.policy import pick
+from tenk_env.solve.policy import choose, move_values
 from tenk_env.solve.regret import TurnTables, state_key
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import Keep
@@ -73,10 +73,17 @@ class MaxScoreAgent:
         k = min(game.busts_in_row[game.current], t.values.shape[0] - 1)
         return t, t.values[k, int(game.on_board[game.current])]
 
-    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+    def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
+        """The expected points banked this turn after every legal move at ``game``'s current
+        decision, as ``(keep, roll on, end the turn)`` rows (None: illegal, or a roll past the
+        table's cap, which holds every total where rolling on can still pay)."""
         t, V = self._tables(game)
         unit = t.unit
-        return pick(game, unit, V, V.shape[-1] - 1, lambda T: float(T * unit), 0.0, game.max_rolls, False)
+        rows = move_values(game, unit, V, V.shape[-1] - 1, lambda T: float(T * unit), 0.0, game.max_rolls, False)
+        return [(k, None if rv == -np.inf else rv, ev) for k, rv, ev in rows]
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        return choose(self.values(game))
 
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         t, V = self._tables(game)

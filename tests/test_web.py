@@ -1,0 +1,287 @@
+"""The browser app's JSON API (`tenk serve`): games against agents scored move by move, watch,
+analyse, and every refusal named. The page itself is tested in a real browser in
+test_browser.py."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")          # starlette's note on which httpx it prefers
+    from fastapi.testclient import TestClient
+
+from tenk_env.cli.main import main
+from tenk_env.evaluation.play import play_game
+from tenk_env.game import Game
+from tenk_env.policies.exact import BestResponseAgent, best_response_n
+from tenk_env.policies.optimal import OptimalAgent
+from tenk_env.records import replay
+from tenk_env.rules import PRESETS
+from tenk_env.solve.regret import regret_of
+from tenk_env.web.app import create_app
+from tenk_env.web.games import GameStore, WebError
+
+IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
+FR2 = PRESETS["busche_neller_2017"].replace(target=500, end="final_round", max_rolls=2, entry_threshold=300,
+                                            name="fr500")
+
+#: the human (P1) keeps one 1 of three and rolls on (a mistake), busts; P2 busts; P1 banks 600;
+#: P2 busts; P1 banks 1,000 and wins (immediate end). dicenow never has a choice.
+SCRIPT = [[1, 1, 1, 2, 3, 4], [2, 3, 4, 6, 6], [2, 3, 4, 6, 6, 3], [5, 5, 5, 1, 2, 3], [2, 3, 4, 6, 6, 3],
+          [1, 1, 1, 5, 2, 3]]
+MOVES = [{"keep": [1], "end": False}, {"keep": [1, 5, 5, 5], "end": True}, {"keep": [1, 1, 1], "end": True}]
+
+
+def _file(tmp_path, rules):
+    path = tmp_path / f"{rules.name}.yaml"
+    path.write_text(yaml.safe_dump(rules.to_dict()))
+    return path
+
+
+@pytest.fixture
+def client(tmp_path):
+    app = create_app([_file(tmp_path, IMM), _file(tmp_path, FR2)], solve_in_background=False)
+    return TestClient(app, base_url="http://127.0.0.1")
+
+
+def _new(client, **body):
+    r = client.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], **body})
+    assert r.status_code == 200, r.json()
+    return r.json()
+
+
+def test_scripted_game_gives_the_exact_regret_of_every_decision(client):
+    s = _new(client, dice=SCRIPT)
+    assert s["feedback"]["mode"] == "exact" and s["phase"] == "decide" and s["dice"] == [1, 1, 1, 2, 3, 4]
+    for move in MOVES:
+        s = client.post(f"/api/games/{s['id']}/act", json=move).json()
+    assert s["phase"] == "over" and s["winners"] == [0] and s["scores"] == [1600, 0]
+
+    # the same moves scored from the exact tables `tenk analyze` reads, on a replay of the record
+    record = client.get(f"/api/games/{s['id']}/record")
+    assert record.headers["content-type"].startswith("application/x-ndjson")
+    events = [json.loads(line) for line in record.text.splitlines()]
+    assert replay(events).over
+    game, opt, want = Game(IMM, 2), OptimalAgent(), []
+    for e in events[1:]:
+        if e["type"] == "roll":
+            game.roll(e["dice"])
+        elif e["type"] == "keep":
+            keep = next(k for k in game.info.keeps if sorted(k.dice) == sorted(e["dice"]))
+            want.append(regret_of(opt.tables(game), game, keep, e["end_turn"]))
+            game.act(keep, e["end_turn"])
+    got = s["decisions"]
+    assert [d["move"]["keep"] for d in got] == [[1], [1, 5, 5, 5], [1, 1, 1]]
+    assert [d["regret"] for d in got] == [m.regret for m in want]
+    assert [d["move"]["value"] for d in got] == [m.value for m in want]
+    assert [d["best"]["value"] for d in got] == [m.best_value for m in want]
+    assert got[0]["regret"] > 0.05 and got[0]["best"]["keep"] == [1, 1, 1]    # one 1 of three: a real mistake
+    assert got[2]["regret"] == 0.0 and got[2]["move"]["value"] == 1.0         # banking the win
+    assert [d["event"] for d in got] == [i - 1 for i, e in enumerate(events) if e["type"] == "keep"]
+
+    summary = s["summary"]
+    assert summary["regret"] == pytest.approx(sum(m.regret for m in want), abs=1e-15)
+    assert summary["decisions"] == 3 and summary["costliest"][0]["n"] == 0
+    assert summary["implied_win"] == pytest.approx(max(0.0, summary["start_value"] - summary["regret"]))
+
+    # analysing the saved record gives the human's seat the same figures, and scores P2 too (none here)
+    a = client.post("/api/analyse", json={"record": record.text}).json()
+    assert [d["regret"] for d in a["decisions"]] == [d["regret"] for d in got]
+    assert [c["w"] for c in a["chart"]] == [d["best"]["value"] for d in got]
+    assert a["winners"] == [0] and a["summary"][1]["decisions"] == 0
+
+
+def test_values_shown_before_a_choice_are_the_tables(client):
+    s = _new(client, seed=11)
+    game = replay(s["events"])
+    rows = OptimalAgent().tables(game).values(game)
+    assert s["values"] == [{"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev} for k, rv, ev in rows]
+    assert {tuple(x["keep"]) for x in s["legal"]} == {tuple(x["keep"]) for x in s["values"]}
+
+
+def test_a_refused_move_names_the_problem_and_leaves_the_game_as_it_was(client):
+    s = _new(client, dice=SCRIPT)
+    before = client.get(f"/api/games/{s['id']}").json()
+    for body, status, words in [
+        ({"keep": [2, 3], "end": False}, 400, "illegal move"),
+        ({"keep": [1], "end": True}, 400, "illegal move"),          # 100 is below the 500 entry threshold
+        ({"action": 200}, 400, "action"),
+        ({"piggyback": True}, 400, "no piggyback choice"),
+        ({}, 400, "give an action"),
+        ({"keep": "1 5"}, 422, "keep"),
+        ({"action": 1, "extra": 2}, 422, "extra"),
+    ]:
+        r = client.post(f"/api/games/{s['id']}/act", json=body)
+        assert r.status_code == status and words in r.json()["error"], (body, r.json())
+    assert client.get(f"/api/games/{s['id']}").json() == before
+    r = client.post("/api/games/gnope/act", json={"action": 1})
+    assert r.status_code == 404 and "no game 'gnope'" in r.json()["error"]
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"opponents": ["dicenwo"]}, "did you mean 'dicenow'"),
+    ({"opponents": ["hold:abc"]}, "hold:abc"),
+    ({"opponents": ["zoo:nope"]}, "zoo:nope"),
+    ({"rules": "clasic"}, "unknown ruleset 'clasic'"),
+    ({"players": 5}, "players"),
+    ({"players": 3}, "1 opponents for 3 players"),
+    ({"seat": 3}, "seat 3"),
+    ({"seed": 1, "dice": [[1, 2, 3, 4, 5, 6]]}, "not both"),
+    ({"opponents": ["optimal", "dicenow"], "players": 3, "rules": "fr500"}, "agent 'optimal'"),
+])
+def test_bad_new_games_are_refused_by_name(client, body, words):
+    r = client.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], **body})
+    assert 400 <= r.status_code < 500 and words in r.json()["error"], r.json()
+
+
+def test_scripted_dice_that_run_out_are_a_conflict_not_a_crash(client):
+    r = client.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], "dice": [[1, 1, 1, 2, 3, 4]]})
+    assert r.status_code == 200
+    r = client.post(f"/api/games/{r.json()['id']}/act", json={"keep": [1, 1, 1], "end": False})
+    assert r.status_code == 409 and "scripted dice ran out" in r.json()["error"]
+
+
+def test_programs_as_agents_need_the_flag(tmp_path):
+    app = create_app(solve_in_background=False)
+    r = TestClient(app, base_url="http://127.0.0.1").post("/api/watch", json={"agents": ["cmd:ls", "dicenow"]})
+    assert r.status_code == 403 and "--allow-cmd" in r.json()["error"]
+
+
+def test_a_ruleset_the_solver_does_not_cover_plays_with_turn_advice_and_says_why(tmp_path):
+    piggy = PRESETS["classic"].replace(target=1000, piggyback=True, name="piggy1000")
+    app = create_app([_file(tmp_path, piggy)], solve_in_background=False)
+    c = TestClient(app, base_url="http://127.0.0.1")
+    s = c.post("/api/games", json={"rules": "piggy1000", "opponents": ["dicenow"], "seed": 3}).json()
+    fb = s["feedback"]
+    assert fb["mode"] == "points" and fb["unit"] == "points"
+    assert "no exact feedback" in fb["note"] and "piggyback" in fb["note"]
+    assert all(v["end"] is None or v["end"] == v["points"] for v in s["values"])     # banking now: the keep's points
+    w = c.post("/api/watch", json={"rules": "piggy1000", "agents": ["maxscore", "dicenow"], "seed": 2}).json()
+    assert w["chart"] == [] and w["summary"][0]["regret"] == 0.0 and w["summary"][0]["implied_win"] is None
+
+
+def test_three_players_use_the_solved_best_response(client):
+    br = best_response_n(FR2, ["maxscore", "hold:300"])
+    s = client.post("/api/games", json={"rules": "fr500", "players": 3, "seat": 1,
+                                        "opponents": ["maxscore", "hold:300"], "seed": 4}).json()
+    assert s["feedback"]["mode"] == "best_response" and "br:maxscore,hold:300" in s["feedback"]["note"]
+    game = replay(s["events"])
+    rows = BestResponseAgent("maxscore,hold:300").values(game)
+    assert s["values"] == [{"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev} for k, rv, ev in rows]
+    while s["phase"] != "over":
+        s = client.post(f"/api/games/{s['id']}/act", json={"action": s["legal"][-1]["action"]}).json()
+    assert s["summary"]["start_value"] == pytest.approx(br.p_seat[0])
+    # seated elsewhere, against other bots, nothing is solved: turn-level advice, said so
+    s = client.post("/api/games", json={"rules": "fr500", "players": 3, "seat": 2,
+                                        "opponents": ["dicenow", "hold:300"], "seed": 4}).json()
+    assert s["feedback"]["mode"] == "points" and "not solved" in s["feedback"]["note"]
+
+
+def test_watch_scores_both_seats_and_perfect_play_gives_nothing_away(client):
+    w = client.post("/api/watch", json={"rules": "imm1000", "agents": ["optimal", "greedy"], "seed": 5}).json()
+    assert w["names"] == ["P1 optimal", "P2 greedy"] and w["seed"] == 5
+    assert w["summary"][0]["regret"] == 0.0
+    game = play_game(IMM, ["optimal", "greedy"], 5)
+    assert w["events"] == game.events
+    assert len(w["chart"]) == len(w["decisions"]) == sum(e["type"] == "keep" for e in game.events)
+    assert {d["player"] for d in w["decisions"]} == {0, 1}
+
+
+def test_records_that_do_not_load_are_refused_by_line(client):
+    good = "\n".join(json.dumps(e) for e in play_game(IMM, ["dicenow", "greedy"], 1).events)
+    for record, words in [
+        ('{"type": "start"}\nnot json', "record line 2: not a JSON line"),
+        ('{"type": "bogus"}', "unknown event type 'bogus'"),
+        (good.replace('"dice": [', '"dice": [9, ', 1), "does not replay"),
+        ("", "a game record starts with a 'start' event"),
+        (42, "record"),
+    ]:
+        r = client.post("/api/analyse", json={"record": record})
+        assert 400 <= r.status_code < 500 and words in r.json()["error"], (record, r.json())
+    # a record cut at a decision (as `tenk analyze` writes its costliest mistakes) analyses up to it
+    cut = good.splitlines()
+    last_roll = max(i for i, line in enumerate(cut) if '"type": "roll"' in line and i + 1 < len(cut)
+                    and '"keep"' in cut[i + 1])
+    a = client.post("/api/analyse", json={"record": "\n".join(cut[:last_roll + 1])}).json()
+    assert a["winners"] is None and all(d["event"] < last_roll for d in a["decisions"])
+
+
+def test_games_in_memory_are_bounded_and_expire():
+    store = GameStore(limit=2, ttl=60)
+
+    class G:
+        touched = 0.0
+
+    keys = [store.add(G()) for _ in range(3)]
+    assert len(store) == 2
+    with pytest.raises(WebError, match="at most 2 are kept") as e:
+        store.get(keys[0])
+    assert e.value.status == 404
+    store.get(keys[2]).touched -= 120          # an hour idle, say
+    with pytest.raises(WebError):
+        store.get(keys[2])
+    assert store.get(keys[1])
+
+
+def test_other_hosts_are_refused(client):
+    app = create_app(solve_in_background=False)
+    assert TestClient(app, base_url="http://attacker.example").get("/api/meta").status_code == 400
+    assert TestClient(app, base_url="http://localhost").get("/api/meta").status_code == 200
+
+
+def test_the_page_and_meta_are_served(client):
+    meta = client.get("/api/meta").json()
+    assert {"imm1000", "fr500"} == {f["name"] for f in meta["files"]} and meta["default_rules"] == "imm1000"
+    assert {p["name"] for p in meta["presets"]} == set(PRESETS)
+    page = client.get("/")
+    assert page.status_code == 200 and "<html" in page.text.lower()
+
+
+def test_serve_refuses_to_bind_beyond_this_machine(capsys):
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    out = capsys.readouterr()
+    err = " ".join((out.out + out.err).split())
+    assert "--host 0.0.0.0" in err and "--public" in err
+
+
+def test_ruleset_files_and_records_given_to_serve_are_checked(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("base: classic\ntarget: -5\n")
+    with pytest.raises(Exception, match="target"):
+        create_app([bad])
+    clash = tmp_path / "c.yaml"
+    clash.write_text("base: classic\nname: classic\n")
+    with pytest.raises(Exception, match="another `name:`"):
+        create_app([clash])
+    rec = tmp_path / "r.jsonl"
+    rec.write_text('{"type": "start"}\n')
+    with pytest.raises(Exception, match="r.jsonl"):
+        create_app(records=[rec])
+    good = tmp_path / "g.jsonl"
+    good.write_text("".join(json.dumps(e) + "\n" for e in play_game(IMM, ["dicenow", "greedy"], 2).events))
+    c = TestClient(create_app(records=[good], solve_in_background=False), base_url="http://127.0.0.1")
+    assert c.get("/api/records/1").json()["record"] == good.read_text()
+    assert c.get("/api/records/2").status_code == 404
+
+
+def test_an_unsolved_ruleset_is_solved_aside_and_scored_once_ready(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    small = PRESETS["classic"].replace(target=600, end="immediate", name="imm600")
+    c = TestClient(create_app([_file(tmp_path, small)]), base_url="http://127.0.0.1")
+    s = c.post("/api/games", json={"rules": "imm600", "opponents": ["dicenow"], "seed": 8}).json()
+    assert s["feedback"]["mode"] == "solving" and s["values"] is None
+    s = c.post(f"/api/games/{s['id']}/act", json={"action": s["legal"][0]["action"]}).json()
+    deadline = time.monotonic() + 120
+    while s["feedback"]["mode"] == "solving" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        s = c.get(f"/api/games/{s['id']}").json()
+    assert s["feedback"]["mode"] == "exact"
+    assert len(s["decisions"]) >= 1 and s["decisions"][0]["n"] == 0       # the decision made while solving
+    c.app.state.solver.stop()
+    assert np.isfinite(s["decisions"][0]["regret"])
