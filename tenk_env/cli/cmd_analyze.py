@@ -112,6 +112,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     paths = write_outputs(a, out)
     console.print(f"wrote {out}/: " + ", ".join(p.name for p in paths.values())
                   + f"  (game solution cached in {cache_dir()})", highlight=False)
+    if a.mistakes:
+        console.print(f"open a mistake at its decision in the browser: tenk serve {out}/mistakes/01.jsonl",
+                      highlight=False, soft_wrap=True)
     return 0
 
 
