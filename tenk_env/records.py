@@ -17,7 +17,7 @@ from tenk_env.game import Game, IllegalMoveError
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import Ruleset, did_you_mean
 
-__all__ = ["save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError", "EVENT_KEYS",
+__all__ = ["dumps_jsonl", "save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError", "EVENT_KEYS",
            "event_problem"]
 
 
@@ -25,8 +25,13 @@ class ReplayError(ValueError):
     """A record that does not replay: the first event that differs is named."""
 
 
+def dumps_jsonl(events: Iterable[dict[str, Any]]) -> str:
+    """A record's text: one compact JSON event per line."""
+    return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+
+
 def save_jsonl(events: Iterable[dict[str, Any]], path: str | Path) -> None:
-    atomic_write_text(Path(path), "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
+    atomic_write_text(Path(path), dumps_jsonl(events))
 
 
 #: the keys of every event type, as :class:`~tenk_env.game.Game` writes them: a line that lacks

@@ -33,7 +33,7 @@ from tenk_env.policies.optimal import MaxScoreAgent, OptimalAgent, game_solution
 from tenk_env.rules import Ruleset
 from tenk_env.solve.game import check_game_rules
 from tenk_env.solve.multi import check_multi_rules
-from tenk_env.solve.regret import REGRET_TOL, regret_of
+from tenk_env.solve.regret import REGRET_TOL, regret_in
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import solve_turn
 from tenk_env.evaluation.analysis import seat_baselines
@@ -43,6 +43,8 @@ __all__ = ["Scorer", "exact_scorer", "points_scorer", "best_response_scorer", "s
 
 #: what a scorer's values are: a win probability, or expected points this turn
 MODES = {"exact": "win", "best_response": "win", "points": "points", "off": None}
+#: expected-points differences below this are rounding, not a mistake
+POINTS_TOL = 1e-9
 
 
 class Scorer:
@@ -160,11 +162,8 @@ def score_decision(scorer: Scorer, game: Game, keep, end: bool) -> dict[str, Any
     made = next((k for k, _, _ in rows if sorted(k.dice) == faces), None)
     if made is None:
         raise ValueError(f"keep {faces} is not a keep of the roll {list(game.dice)}")
-    m = regret_of(_Rows(rows), game, made, end)
-    regret = m.regret
-    if scorer.unit == "points":
-        # points are not probabilities: a solver tolerance is not the measure of a mistake here
-        regret = m.best_value - m.value if m.best_value - m.value > 1e-9 else 0.0
+    # points are not probabilities: the solver's tolerance is not the measure of a mistake there
+    m = regret_in(rows, game, made, end, REGRET_TOL if scorer.unit == "win" else POINTS_TOL)
     p = game.current
     return {
         "player": p, "turn": game.turn,
@@ -172,18 +171,8 @@ def score_decision(scorer: Scorer, game: Game, keep, end: bool) -> dict[str, Any
                      "dice": list(game.dice), "dice_left": game.dice_left, "rolls": game.rolls,
                      "final_turn": bool(game.final_round and game.trigger != p)},
         "move": _move(m.keep, m.end, m.value), "best": _move(m.best_keep, m.best_end, m.best_value),
-        "regret": float(regret), "moves": move_rows(rows),
+        "regret": float(m.regret), "moves": move_rows(rows),
     }
-
-
-class _Rows:
-    """Fixed rows in the shape :func:`regret_of` reads tables in."""
-
-    def __init__(self, rows):
-        self._rows = rows
-
-    def values(self, game: Game):
-        return self._rows
 
 
 class Annotator:

@@ -43,7 +43,8 @@ from tenk_env.solve.game import EPS, GameSolution, final_prm
 from tenk_env.solve.policy import choose, move_values, pick
 from tenk_env.tables import Keep
 
-__all__ = ["TurnTables", "turn_tables", "state_key", "roll_past_cap", "MoveRegret", "regret_of", "REGRET_TOL"]
+__all__ = ["TurnTables", "turn_tables", "state_key", "roll_past_cap", "MoveRegret", "regret_of", "regret_in",
+           "REGRET_TOL"]
 
 #: regrets below this count as 0: the solver's values are exact to its truncation
 #: tolerance EPS, so a smaller difference between two moves is not a measured mistake
@@ -321,7 +322,14 @@ class MoveRegret(NamedTuple):
 
 def regret_of(tables: TurnTables, game: Game, keep: Keep, end: bool) -> MoveRegret:
     """Score the move (``keep``, ``end``) at ``game``'s current decision."""
-    rows = tables.values(game)
+    return regret_in(tables.values(game), game, keep, end)
+
+
+def regret_in(rows: list[tuple[Keep, float | None, float | None]], game: Game, keep: Keep, end: bool,
+              tol: float = REGRET_TOL) -> MoveRegret:
+    """Score the move (``keep``, ``end``) against value rows of ``game``'s current decision
+    (:func:`tenk_env.solve.policy.move_values` rows, from any valuation); regrets below ``tol``
+    count as 0."""
     best_keep, best_end = choose(rows)
     value = best_value = None
     for k, rv, ev in rows:
@@ -332,5 +340,4 @@ def regret_of(tables: TurnTables, game: Game, keep: Keep, end: bool) -> MoveRegr
     if value is None:
         raise ValueError(f"move {list(keep.dice)} {'end' if end else 'roll'} is not legal in {game!r}")
     regret = best_value - value
-    return MoveRegret(keep, bool(end), value, best_keep, best_end, best_value,
-                      regret if regret >= REGRET_TOL else 0.0)
+    return MoveRegret(keep, bool(end), value, best_keep, best_end, best_value, regret if regret >= tol else 0.0)

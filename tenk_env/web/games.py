@@ -26,9 +26,9 @@ from tenk_env.evaluation.play import GameTooLongError, RngDice, ScriptedDice, ad
 from tenk_env.game import MAX_PLAYERS, Game, IllegalMoveError, Phase
 from tenk_env.obs import action_table, decode_action
 from tenk_env.policies.base import AgentError, Policy, make_agent
-from tenk_env.records import ReplayError, event_problem, replay
+from tenk_env.records import ReplayError, dumps_jsonl, event_problem, replay
 from tenk_env.rules import Ruleset, RulesetError
-from tenk_env.solve.game import check_game_rules, is_cached, solve_game
+from tenk_env.solve.game import is_cached, is_solvable, solve_game
 from tenk_env.solve.spec import SolverError
 
 __all__ = ["WebError", "PlayGame", "GameStore", "Solver", "watch", "analyse", "check_record", "rules_json", "MAX_WEB_PLAYERS"]
@@ -161,15 +161,9 @@ class PlayGame:
         it None (feedback ``solving``)."""
         if self.scorer is not None:
             return
-        covered = True
-        if self.n == 2:
-            try:
-                check_game_rules(self.rules, 2)
-            except SolverError:
-                covered = False
-            if covered and self.solver is not None and not self.solver.ready(self.rules):
-                self.solver.start(self.rules)
-                return
+        if self.n == 2 and self.solver is not None and is_solvable(self.rules) and not self.solver.ready(self.rules):
+            self.solver.start(self.rules)
+            return
         self.scorer = scorer_for(self.rules, self.n, seat=self.seat, opponents=self.specs)
         self.annotator = Annotator(self.rules, self.n, self.scorer, seats={self.seat})
 
@@ -254,7 +248,7 @@ class PlayGame:
         return {"mode": "off", "unit": None, "note": f"no feedback: {why}"}
 
     def record(self) -> str:
-        return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in self.game.events)
+        return dumps_jsonl(self.game.events)
 
 
 class GameStore:
