@@ -51,7 +51,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmtInt = (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"));
 const faces = (dice) => (dice && dice.length ? dice.join(" ") : "nothing");
 const keyOf = (keep) => [...keep].sort((a, b) => a - b).join(",");
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const PLURALS = { die: "dice" };
+const plural = (n, word) => `${n} ${n === 1 ? word : (PLURALS[word] || `${word}s`)}`;
 
 /* =================================================================== API and errors */
 
@@ -868,11 +869,11 @@ function makeViewer(root) {
     part("head", "div", { class: "viewer-head" }),
     part("chart", "div", { class: "chart", tabindex: "-1" }),
     el("div", { class: "stepper", role: "group", "aria-label": "Step through the game" },
-      part("first", "button", { type: "button", title: "First (Home)", "aria-label": "First step", text: "⏮" }),
+      part("first", "button", { type: "button", title: "First (Home)", "aria-label": "First step", text: "⇤" }),
       part("prev", "button", { type: "button", class: "prev", title: "Previous (←)", "aria-label": "Previous step", text: "◀" }),
       part("play", "button", { type: "button", class: "play", title: "Play / pause (Space)", "aria-label": "Play", text: "▶ play" }),
       part("next", "button", { type: "button", class: "next", title: "Next (→)", "aria-label": "Next step", text: "▶" }),
-      part("last", "button", { type: "button", title: "Last (End)", "aria-label": "Last step", text: "⏭" }),
+      part("last", "button", { type: "button", title: "Last (End)", "aria-label": "Last step", text: "⇥" }),
       part("prevDec", "button", { type: "button", title: "Previous decision (Shift+←)", text: "◀ decision" }),
       part("nextDec", "button", { type: "button", title: "Next decision (Shift+→)", text: "decision ▶" }),
       part("slider", "input", { type: "range", class: "slider", min: "0", max: "0", value: "0", "aria-label": "Step" }),

@@ -1,0 +1,176 @@
+"""The page of `tenk serve` in a real browser: headless Chromium (the system's package, which
+`.ci/run` installs) driven by Playwright. A whole game against dicenow is played by clicking,
+its feedback and summary are checked against the exact tables, the record is saved and
+analysed, and a watched game's chart is drawn.
+
+Screenshots go to ``$TENK_SCREENSHOTS`` when it is set (``TENK_SCREENSHOTS=runs/web pytest
+tests/test_browser.py`` makes the ones in the docs), else to the test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tenk_env.game import Game
+from tenk_env.policies.optimal import OptimalAgent
+from tenk_env.records import load_jsonl, replay
+from tenk_env.rules import PRESETS
+from tenk_env.solve.regret import regret_of
+from tenk_env.web.app import create_app
+
+playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')")
+uvicorn = pytest.importorskip("uvicorn")
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium")
+
+#: a ruleset the solver finishes in about a second, so the page scores every move at once
+WEB = PRESETS["classic"].replace(target=1000, end="immediate", name="web1000")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app on an ephemeral port of 127.0.0.1, served by uvicorn in a thread."""
+    folder = tmp_path_factory.mktemp("serve")
+    rules = folder / "web1000.yaml"
+    rules.write_text(yaml.safe_dump(WEB.to_dict()))
+    app = create_app([rules], solve_in_background=False)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def shots(tmp_path):
+    out = Path(os.environ.get("TENK_SCREENSHOTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{server}/?pace=0")
+    pg.wait_for_selector("body[data-ready='1']")
+    yield pg
+    context.close()
+    assert not errors, f"the page logged errors: {errors}"
+
+
+def _pick(pg) -> None:
+    """Bank the highest keep once the turn reaches 300, else roll on with it: a plain human
+    strategy that makes mistakes worth scoring."""
+    cards = pg.query_selector_all("#choices .keep-card")
+    best = max(cards, key=lambda c: int(c.query_selector(".keep-pts").inner_text().strip("+").replace(",", "")))
+    turn = int(best.query_selector(".muted").inner_text().split()[1].replace(",", ""))
+    bank = best.query_selector("button.move[data-end='true']")
+    (bank if bank and turn >= 300 else best.query_selector("button.move[data-end='false']")).click()
+
+
+def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
+    page.select_option("#play-rules", "web1000")
+    page.fill("#play-seed", "3")
+    page.click("#new-game")
+    feedback = []
+    for _ in range(200):
+        page.wait_for_function("!document.querySelector('#summary').hidden || "
+                               "document.querySelector('#choices button.move:not([disabled])')")
+        if page.is_visible("#summary"):
+            break
+        if len(feedback) == 2:
+            page.check("#show-values")               # every move's value, the best one marked
+            assert page.query_selector_all("#choices button.move .move-value")
+            assert page.query_selector_all("#choices button.move.best")
+            page.screenshot(path=str(shots / "serve_play.png"))
+        _pick(page)
+        page.wait_for_function("n => document.querySelector('#feedback').textContent.includes(`so far: ${n} decision`)",
+                               arg=len(feedback) + 1)
+        feedback.append(page.inner_text("#feedback"))
+    else:
+        pytest.fail("the game did not end in 200 decisions")
+    page.screenshot(path=str(shots / "serve_summary.png"), full_page=True)
+
+    with page.expect_download() as dl:
+        page.click("#save-record")
+    saved = tmp_path / "game.jsonl"
+    dl.value.save_as(saved)
+    events = load_jsonl(saved)
+    final = replay(events)
+    assert final.over
+
+    # every decision scored from the exact tables, as `tenk analyze` scores it
+    game, opt, regrets = Game(WEB, 2), OptimalAgent(), []
+    for e in events[1:]:
+        if e["type"] == "roll":
+            game.roll(e["dice"])
+        elif e["type"] == "keep":
+            keep = next(k for k in game.info.keeps if sorted(k.dice) == sorted(e["dice"]))
+            if e["player"] == 0:
+                regrets.append(regret_of(opt.tables(game), game, keep, e["end_turn"]).regret)
+            game.act(keep, e["end_turn"])
+    assert len(regrets) == len(feedback) >= 3
+    assert any(r > 0 for r in regrets), "the strategy should make at least one mistake"
+    for r, text in zip(regrets, feedback):
+        assert ("That was the best move." in text) == (r == 0), text
+        if r > 0:
+            assert f"Given away: {100 * r:.1f} point" in text, text
+    assert page.inner_text("#summary-regret") == f"{100 * sum(regrets):.1f} points"
+    assert page.is_visible("#summary .costliest")
+    assert f"{final.scores[0]:,}" in page.inner_text("#summary .final-scores")
+
+    # the saved record opens in Analyse, annotated with the same regrets
+    page.click("#tab-analyse")
+    page.set_input_files("#record-file", str(saved))
+    page.wait_for_function("document.querySelector('#record-text').value.includes('\"start\"')")
+    page.click("#analyse")
+    page.wait_for_selector("#analyse-viewer:not([hidden]) .regret-table")
+    first_row = page.query_selector_all("#analyse-viewer .regret-table tbody tr")[0]
+    assert first_row.query_selector_all("td")[2].inner_text() == f"{100 * sum(regrets):.1f} points"
+
+
+def test_watching_two_agents_draws_the_win_probability_chart(page, shots):
+    page.click("#tab-watch")
+    page.select_option("#watch-rules", "web1000")
+    agents = page.query_selector_all("#watch-agents input")
+    agents[0].fill("greedy")
+    agents[1].fill("dicenow")
+    page.fill("#watch-seed", "5")
+    page.click("#watch")
+    page.wait_for_selector("#watch-viewer:not([hidden]) .chart svg")
+    page.click("#watch-viewer button[title^='Next decision']")
+    page.click("#watch-viewer button[title^='Next decision']")
+    assert page.query_selector_all("#watch-viewer .decision-panel table.moves td.best")
+    assert "won by" in page.inner_text("#watch-viewer .viewer-head")
+    page.screenshot(path=str(shots / "serve_watch.png"), full_page=True)
