@@ -158,6 +158,9 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     page.wait_for_selector("#analyse-viewer:not([hidden]) .regret-table")
     first_row = page.query_selector_all("#analyse-viewer .regret-table tbody tr")[0]
     assert first_row.query_selector_all("td")[2].inner_text() == f"{100 * sum(regrets):.1f} points"
+    page.click("#analyse-viewer .costliest button")      # the costliest move, reopened at its position
+    assert page.query_selector_all("#analyse-viewer .decision-panel td.made")
+    page.screenshot(path=str(shots / "serve_analyse.png"), full_page=True)
 
 
 def test_watching_two_agents_draws_the_win_probability_chart(page, shots):
