@@ -34,8 +34,9 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: a
 
 #: a ruleset the solver finishes in about a second, so the page scores every move at once
 WEB = PRESETS["classic"].replace(target=1000, end="immediate", name="web1000")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+#: root in CI needs no sandbox; a container's small /dev/shm would crash the renderer
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
