@@ -19,12 +19,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tenk_env.game import Game
-from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import load_jsonl, replay
 from tenk_env.rules import PRESETS
-from tenk_env.solve.regret import regret_of
 from tenk_env.web.app import create_app
+
+from _records import exact_regrets
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')")
 uvicorn = pytest.importorskip("uvicorn")
@@ -132,15 +131,7 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     assert final.over
 
     # every decision scored from the exact tables, as `tenk analyze` scores it
-    game, opt, regrets = Game(WEB, 2), OptimalAgent(), []
-    for e in events[1:]:
-        if e["type"] == "roll":
-            game.roll(e["dice"])
-        elif e["type"] == "keep":
-            keep = next(k for k in game.info.keeps if sorted(k.dice) == sorted(e["dice"]))
-            if e["player"] == 0:
-                regrets.append(regret_of(opt.tables(game), game, keep, e["end_turn"]).regret)
-            game.act(keep, e["end_turn"])
+    regrets = [m.regret for player, m in exact_regrets(events) if player == 0]
     assert len(regrets) == len(feedback) >= 3
     assert any(r > 0 for r in regrets), "the strategy should make at least one mistake"
     for r, text in zip(regrets, feedback):

@@ -18,14 +18,14 @@ with warnings.catch_warnings():
 
 from tenk_env.cli.main import main
 from tenk_env.evaluation.play import play_game
-from tenk_env.game import Game
 from tenk_env.policies.exact import BestResponseAgent, best_response_n
 from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import replay
 from tenk_env.rules import PRESETS
-from tenk_env.solve.regret import regret_of
 from tenk_env.web.app import create_app
 from tenk_env.web.games import GameStore, WebError
+
+from _records import exact_regrets
 
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
 FR2 = PRESETS["busche_neller_2017"].replace(target=500, end="final_round", max_rolls=2, entry_threshold=300,
@@ -68,14 +68,7 @@ def test_scripted_game_gives_the_exact_regret_of_every_decision(client):
     assert record.headers["content-type"].startswith("application/x-ndjson")
     events = [json.loads(line) for line in record.text.splitlines()]
     assert replay(events).over
-    game, opt, want = Game(IMM, 2), OptimalAgent(), []
-    for e in events[1:]:
-        if e["type"] == "roll":
-            game.roll(e["dice"])
-        elif e["type"] == "keep":
-            keep = next(k for k in game.info.keeps if sorted(k.dice) == sorted(e["dice"]))
-            want.append(regret_of(opt.tables(game), game, keep, e["end_turn"]))
-            game.act(keep, e["end_turn"])
+    want = [m for _, m in exact_regrets(events)]
     got = s["decisions"]
     assert [d["move"]["keep"] for d in got] == [[1], [1, 5, 5, 5], [1, 1, 1]]
     assert [d["regret"] for d in got] == [m.regret for m in want]
