@@ -21,13 +21,13 @@ from typing import Callable
 import pytest
 import yaml
 
-from _sessions import fork_session
+from _sessions import Kill, fork_session
 from tenk_env.policies.base import make_agent
 from tenk_env.policies.ppo import CheckpointError, read_meta
 from tenk_env.cli.main import main
 from tenk_env.training.config import parse_config
 from tenk_env.training.rundir import RunError
-from tenk_env.training.trainer import resume, train
+from tenk_env.training.trainer import Trainer, resume, train
 from tenk_env.io import DirLock, LockedError, file_sha256
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -404,6 +404,56 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     assert [key(r) for r in rows] == [key(r) for r in ref_rows]
     figures = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
     assert [figures(r) for r in rows if r["step"] == "0"] == [figures(r) for r in ref_rows if r["step"] == "0"]
+
+
+# ---------------------------------------------------------------- the league after a kill
+def _session(argv: list[str], out: Path, kill: Kill | None = None) -> int:
+    pid = fork_session(argv, out, kill)
+    rc = _wait(pid, time.monotonic() + 300)
+    assert rc is not None, "a session ran for 5 minutes"
+    return rc
+
+
+# The uninterrupted run's league (selfplay.league_size 2, a snapshot every 256 steps) at the
+# steps a kill below sends the run back to.
+LEAGUE_AT = {256: ["league/step_0000000000.zip", "league/step_0000000256.zip"],
+             512: ["league/step_0000000256.zip", "league/step_0000000512.zip"]}
+
+
+@pytest.mark.parametrize("kill, resumed_from", [
+    # after the snapshot at 512 (which made step_0 the oldest snapshot out), before the checkpoint
+    ((Trainer, "snapshot", "after", lambda t: t.step == 512), 256),
+    # the same at 768 (step_256 out), with the checkpoint at 512 the newest
+    ((Trainer, "snapshot", "after", lambda t: t.step == 768), 512),
+    # after the checkpoint at 512 and last.zip were written, before state.json recorded them: its
+    # league is still the one of the evaluation at 512, before that step's snapshot
+    ((Trainer, "_save_state", "before", lambda t: t.step == t.state.get("checkpoint_step") == 512), 512),
+], ids=["after-snapshot-512", "after-snapshot-768", "before-state-512"])
+def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(tiny_run, tmp_path, monkeypatch, kill,
+                                                                     resumed_from):
+    """A session killed between a league snapshot and the state that records it resumes with
+    the league the uninterrupted run had at the checkpoint it resumes from (no snapshot lost
+    to a later session's pruning, none forgotten by a state.json older than the checkpoint),
+    and ends with the uninterrupted run's snapshots."""
+    cfg_file = tmp_path / "tiny.yaml"
+    cfg_file.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs")}))
+    run = tmp_path / "runs" / "tiny"
+    assert _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log",
+                    kill) == -signal.SIGKILL, (tmp_path / "killed.log").read_text()
+
+    leagues: list[list[str]] = []
+    with monkeypatch.context() as m:
+        m.setattr(Trainer, "run", lambda self: leagues.append(list(self.state["league"])))
+        logs: list[str] = []
+        resume(run, progress=False, log=logs.append)
+    assert logs[0].startswith(f"resuming {run} from step {resumed_from} "), logs
+    assert leagues == [LEAGUE_AT[resumed_from]]
+
+    assert resume(run, progress=False, log=lambda m: None).finished
+    assert sorted(p.name for p in (run / "league").iterdir()) == \
+        sorted(p.name for p in (tiny_run / "league").iterdir())
+    assert json.loads((run / "state.json").read_text())["league"] == \
+        json.loads((tiny_run / "state.json").read_text())["league"]
 
 
 # ---------------------------------------------------------------- a failed start leaves nothing

@@ -228,6 +228,9 @@ class Trainer:
         self.writer = None
         self.opp_writers: dict[str, Any] = {}
         self._purge_step: int | None = None
+        # the league the newest checkpoint's state.json records: a session killed before its
+        # next checkpoint resumes from that one, so its snapshots stay on disk until then
+        self._checkpoint_league: list[str] = []
         self.bar = None
         self.eta: Eta | None = None
         self._eta_shown = 0.0
@@ -294,6 +297,8 @@ class Trainer:
             old.unlink(missing_ok=True)
         self.state["checkpoint_step"] = step
         self._save_state()
+        self._checkpoint_league = self._league_names()
+        self._prune_league()
 
     # ------------------------------------------------------------------ league
     def _league_names(self) -> list[str]:
@@ -308,11 +313,15 @@ class Trainer:
         self._save_model(p["league"] / name)
         kept = [x for x in self._league_names() if x != name]
         kept = (kept + [name])[-self.cfg.selfplay.league_size:]
-        for old in p["league"].glob("step_*.zip"):
-            if old.name not in kept:
-                old.unlink(missing_ok=True)
         self.state["league"] = [f"league/{x}" for x in kept]
+        self._prune_league()
         self._sync_league()
+
+    def _prune_league(self) -> None:
+        keep = set(self._league_names()) | set(self._checkpoint_league)
+        for old in self.paths["league"].glob("step_*.zip"):
+            if old.name not in keep:
+                old.unlink(missing_ok=True)
 
     def league_paths(self) -> list[str]:
         paths = [str(self.paths["league"] / x) for x in self._league_names()]
@@ -601,13 +610,15 @@ class Trainer:
             self.rows = [r for r in self.rows if int(r["step"]) <= step] if self.start is not None else []
             self.regret_rows = ([r for r in self.regret_rows if int(r["step"]) <= step]
                                 if self.start is not None else [])
-            self.state["league"] = [f"league/{x}" for x in self._league_names()
-                                    if (p["league"] / x).is_file() and _file_step(x) <= step]
+            # from the files, not state.json's list: a session killed after the checkpoint was
+            # written but before state.json recorded it left the list of the checkpoint before
+            self.state["league"] = _league_files(p["league"], step, cfg.selfplay.league_size)
         self._setup_logger(purge_step=step if self.resuming else None)
         if cfg.selfplay_on:
             if not self.state["league"]:
                 self.snapshot()
             self._sync_league()
+        self._checkpoint_league = self._league_names()
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> RunResult:
@@ -889,10 +900,16 @@ def _rebuild_state(run_dir: Path, cfg: TrainConfig, step: int, rows: list[dict[s
                 if int(r["step"]) == b["step"] and r["opponent"] == cfg.best_by:
                     b["ci_low"], b["ci_high"] = float(r["ci_low"]), float(r["ci_high"])
             state["best"] = b
-    league = sorted((q.name for q in (run_dir / "league").glob("step_*.zip") if _file_step(q.name) <= step),
-                    key=_file_step)
-    state["league"] = [f"league/{x}" for x in league[-cfg.selfplay.league_size:]]
+    state["league"] = _league_files(run_dir / "league", step, cfg.selfplay.league_size)
     return state
+
+
+def _league_files(league_dir: Path, step: int, size: int) -> list[str]:
+    """The league a run had at ``step``: its newest ``size`` snapshots up to that step. A
+    snapshot the checkpoint at ``step`` trained against is never pruned before a later
+    checkpoint is recorded, and later ones (a killed session's) are past ``step``."""
+    league = sorted((q.name for q in league_dir.glob("step_*.zip") if _file_step(q.name) <= step), key=_file_step)
+    return [f"league/{x}" for x in league[-size:]]
 
 
 def _config_text(cfg: TrainConfig, config_path: Path, note: str = "") -> str:
