@@ -456,6 +456,24 @@ def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(tiny_run, tm
         json.loads((tiny_run / "state.json").read_text())["league"]
 
 
+def test_a_kill_after_the_final_checkpoint_leaves_one_final_evaluation(tiny_run, tmp_path):
+    """Killed after the final checkpoint was written, before state.json marked the run
+    finished: the resumed session plays the final evaluation again, and eval.csv holds it once."""
+    cfg_file = tmp_path / "tiny.yaml"
+    cfg_file.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs")}))
+    run = tmp_path / "runs" / "tiny"
+    final_save = (Trainer, "_save_state", "before",
+                  lambda t: t.state["finished"] and t.step == t.state.get("checkpoint_step") == TINY["total_steps"])
+    assert _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log",
+                    final_save) == -signal.SIGKILL, (tmp_path / "killed.log").read_text()
+    assert [r["kind"] for r in _rows(run)].count("final") == 2          # both opponents'
+    logs: list[str] = []
+    assert resume(run, progress=False, log=logs.append).finished
+    assert logs[0] == f"resuming {run} from step 1,024 (last.zip)"
+    key = lambda r: (r["step"], r["kind"], r["opponent"], r["games"])  # noqa: E731
+    assert [key(r) for r in _rows(run)] == [key(r) for r in _rows(tiny_run)]
+
+
 # ---------------------------------------------------------------- a failed start leaves nothing
 def test_a_failed_start_leaves_no_run_behind(tmp_path, monkeypatch, capsys):
     """A start that fails after the run directory was made (the learner cannot be built)

@@ -606,10 +606,14 @@ class Trainer:
                                      device="cpu", verbose=0, **self._ppo_kwargs())
         step = self.step
         if self.resuming:
-            # forget what a killed session did after the point this one starts from
-            self.rows = [r for r in self.rows if int(r["step"]) <= step] if self.start is not None else []
-            self.regret_rows = ([r for r in self.regret_rows if int(r["step"]) <= step]
-                                if self.start is not None else [])
+            # forget what a killed session did after the point this one starts from, and its
+            # final evaluation, which this session plays again (killed after the final
+            # checkpoint was written, before state.json marked the run finished)
+            def kept(r: dict[str, Any]) -> bool:
+                return int(r["step"]) <= step and not (r["kind"] == "final" and int(r["step"]) == cfg.total_steps)
+
+            self.rows = [r for r in self.rows if kept(r)] if self.start is not None else []
+            self.regret_rows = [r for r in self.regret_rows if kept(r)] if self.start is not None else []
             # from the files, not state.json's list: a session killed after the checkpoint was
             # written but before state.json recorded it left the list of the checkpoint before
             self.state["league"] = _league_files(p["league"], step, cfg.selfplay.league_size)
