@@ -326,55 +326,97 @@ def _wait(pid: int, until: float) -> int | None:
         time.sleep(0.01)
 
 
+# The points a session of the tiny run passes, in order, each seen as the file it writes:
+# (what, step). A resumed session passes again those past the checkpoint it resumes from.
+POINTS = [("snapshot", 0), ("eval", 0), ("snapshot", 256), ("checkpoint", 256), ("eval", 512), ("snapshot", 512),
+          ("checkpoint", 512), ("snapshot", 768), ("checkpoint", 768), ("eval", 1024), ("checkpoint", 1024)]
+POINT_FILES = {"snapshot": "league/step_{:010d}.zip", "checkpoint": "checkpoints/step_{:010d}.zip",
+               "eval": "eval.csv"}
+
+
 def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_path):
-    """SIGKILL at seeded random moments, resume, again: the run ends at the same step with the
-    same checkpoints, snapshots and evaluation rows (step, kind, opponent, games) as one that
-    was never interrupted (the module's tiny run, the same config), and nothing it should keep
-    is gone. The figures of the step-0 evaluation match too; later ones need not: a resumed
-    session deals new games (the envs' games in progress are not in a checkpoint), so its
-    training differs from the point it resumed from."""
+    """SIGKILL at seeded random points of the run, resume, again: the run ends at the same step
+    with the same checkpoints, snapshots and evaluation rows (step, kind, opponent, games) as
+    one that was never interrupted (the module's tiny run, the same config), and nothing it
+    should keep is gone. The figures of the step-0 evaluation match too; later ones need not: a
+    resumed session deals new games (the envs' games in progress are not in a checkpoint), so
+    its training differs from the point it resumed from.
+
+    Each kill follows a point of the run drawn at random (a snapshot, an evaluation or a
+    checkpoint written by that session), not a time: a whole session takes well under a second
+    here, so a delay would kill at different places, or not at all, on a slower or busier
+    machine. The kill lands a moment after the file appears, anywhere in the writes that follow."""
     cfg = dict(TINY)
     ref_dir = tiny_run
     cfg_file = tmp_path / "tiny.yaml"
     cfg_file.write_text(yaml.safe_dump({**cfg, "runs_dir": str(tmp_path / "killed")}))
     run = tmp_path / "killed" / "tiny"
+    watched = sorted({POINT_FILES[what].format(step) for what, step in POINTS})
 
-    def newest() -> int:
-        return max((int(p.name[5:-4]) for p in (run / "checkpoints").glob("step_*.zip")), default=-1)
+    def signature(rel: str) -> tuple[int, int] | None:
+        try:
+            st = (run / rel).stat()
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns   # every file is replaced whole: a new inode
+
+    def passed(point: tuple[str, int], before: dict[str, tuple[int, int] | None]) -> bool:
+        """The session wrote the file of ``point``."""
+        what, step = point
+        rel = POINT_FILES[what].format(step)
+        if signature(rel) in (None, before[rel]):
+            return False
+        return what != "eval" or any(int(r["step"]) == step for r in _rows(run))
 
     def alive_until(pid: int, done: Callable[[], bool], deadline: float) -> int | None:
         while not done():
             if (rc := _wait(pid, time.monotonic())) is not None:
                 return rc
-            assert time.monotonic() < deadline, "a session made no progress for 2 minutes"
-            time.sleep(0.01)
+            assert time.monotonic() < deadline, "a session made no progress for 5 minutes"
+            time.sleep(0.002)
         return None
 
-    # Each kill waits for 0 to 2 more checkpoints (a point in the run, not a time, so a slow
-    # machine kills at the same places), then for a random fraction of a second: before the
-    # first checkpoint, then twice after one (the seed waits for one more each time, so the
-    # kills fall at 256-512 and 512-768 of the 1,024 steps), then a session runs to the end.
+    # Three kills at points drawn in order, the k-th at step 768 - 256 * (kills still to come)
+    # or before: each leaves a point for the next, and the last still leaves the session 256
+    # steps and its final evaluation to play once its file is seen. Then a fourth at a point
+    # drawn among those left, which the session may pass and finish first.
     rng = random.Random(14)
     argv = ["train", "--config", str(cfg_file), "--no-progress"]
-    kills, logs = 0, []
-    for session in range(12):
+    kills: list[tuple[str, int]] = []
+    logs: list[str] = []
+    resumed_from = -1                          # -1: a session that starts at step 0, with no checkpoint
+    for session in range(8):
         out = tmp_path / f"session{session}.log"
         out.touch()
+        before = {rel: signature(rel) for rel in watched}
         pid = fork_session(argv, out)
-        deadline = time.monotonic() + 120
-        # the first line: the imports are done and the session is under way
-        rc = alive_until(pid, lambda: out.stat().st_size > 0, deadline)
-        if rc is None and kills < 3:
-            target = newest() + 256 * rng.choice([0, 1, 1, 2]) if session else -1  # the first: before any
-            rc = alive_until(pid, lambda: newest() >= target, deadline)
-            if rc is None:
-                rc = _wait(pid, time.monotonic() + rng.uniform(0, 0.3))
+        deadline = time.monotonic() + 300
+        rc = None
+        if session:
+            # its first line: where it resumes from (a resumed session passes the points past it)
+            rc = alive_until(pid, lambda: out.stat().st_size > 0, deadline)
+            m = re.match(r"resuming .* from step ([\d,]+)(:)?", out.read_text())
+            assert m, out.read_text()
+            resumed_from = -1 if m.group(2) else int(m.group(1).replace(",", ""))
+        last = POINTS.index(kills[-1]) if kills else -1
+        to_come = 2 - len(kills)
+        ahead = [p for i, p in enumerate(POINTS) if i > last and p[1] > resumed_from
+                 and not (session and p == ("snapshot", 0))]   # a resumed session keeps its step-0 snapshot
+        if len(kills) > 3:
+            ahead = []
+        elif to_come >= 0:
+            ahead = [p for p in ahead if p[1] <= 768 - 256 * to_come]
+            assert ahead, f"no point left for kill {len(kills) + 1} (the session resumed from {resumed_from})"
+        if rc is None and ahead:
+            point = rng.choice(ahead)
+            rc = alive_until(pid, lambda: passed(point, before), deadline)
+            assert rc is None or to_come < 0, f"session {session} ended ({rc}) before {point}: {out.read_text()}"
             if rc is None:
                 os.kill(pid, signal.SIGKILL)
-                kills += 1
+                kills.append(point)
         if rc is None:
             rc = _wait(pid, deadline)
-            assert rc is not None, "a session ran for 2 minutes"
+            assert rc is not None, "a session ran for 5 minutes"
         logs.append(out.read_text())
         if rc == 0:
             break
@@ -383,7 +425,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
         if state.is_file() and json.loads(state.read_text()).get("finished"):
             break  # killed after its last save
         argv = ["train", "--resume", str(run), "--no-progress"]
-    assert kills >= 3, logs
+    assert len(kills) >= 3 and len(set(kills)) == len(kills), (kills, logs)
     for text in logs[1:]:
         assert re.match(rf"resuming {re.escape(str(run))} from step (0: it stopped before its first checkpoint|"
                         r"[\d,]+ \((last\.zip|checkpoints/step_\d+\.zip; "
@@ -397,6 +439,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     files = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*")  # noqa: E731
                              if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
     assert files(run) == files(ref_dir)
+    assert state["league"] == ref_state["league"]
     assert sorted(p.name for p in (run / "tb").iterdir() if p.is_dir()) == \
         sorted(p.name for p in (ref_dir / "tb").iterdir() if p.is_dir())
     rows, ref_rows = _rows(run), _rows(ref_dir)
