@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -89,47 +90,67 @@ def test_workers_die_with_a_killed_parent(tmp_path):
 def test_tournament_killed_at_random_points_resumes_to_the_uninterrupted_result(tmp_path, capsys):
     # Three bots (random among them: it draws its own numbers, differently on each engine),
     # 3 chunks of 100 deals per pairing: the first of each on the scalar engine in 2
-    # workers (it saves game records), the other two on the batched engine. Killed at a
-    # random time during start-up, then at a random point after a random number of chunks
-    # was saved (the seed puts it past the batched engine's burst of saves, among the scalar
-    # chunks), then once all are saved (while the results are written), resumed each time:
-    # one kill of each kind, as each session costs a fresh interpreter's start-up.
+    # workers (it saves game records), the other two on the batched engine. Killed at three
+    # points of the run drawn at random, each seen in the files the run writes rather than
+    # after a delay (a busy machine passes fewer points in a given time than an idle one, and a
+    # whole session takes seconds): during start-up (a random moment before the manifest is
+    # written), among the chunks (once the first or the first two of the three scalar chunks
+    # are saved: the batched engine saves its six in a burst, the workers theirs one by one),
+    # and once all are saved (as the ratings are computed, or once results.csv or results.json
+    # is written, with the figures still to draw), resumed each time.
     args = ["greedy", "dicenow", "random", "--games", "600", "--seed", "5", "--save-games", "2", "--workers", "2"]
     assert main(["tournament", *args, "--out", str(tmp_path / "whole"), "--name", "t", "--no-progress"]) == 0
     capsys.readouterr()
     whole = tmp_path / "whole/t"
     total = len(list((whole / "chunks").glob("t*-d*.json")))
     assert total == 9
+    scalar = {f.name for f in (whole / "chunks").glob("t*-d*.json") if json.loads(f.read_text())["engine"] == "scalar"}
+    assert len(scalar) == 3
 
     out, log = tmp_path / "killed", tmp_path / "log"
     chunks = out / "t/chunks"
-    have = lambda: len(list(chunks.glob("t*-d*.json"))) if chunks.is_dir() else 0  # noqa: E731
-    rng = random.Random(10)
-    kills = []                               # chunks saved when each kill landed
-    for run in range(3):
+
+    def saved(names: set[str] | None = None) -> int:
+        found = {f.name for f in chunks.glob("t*-d*.json")} if chunks.is_dir() else set()
+        return len(found & names if names is not None else found)
+
+    def signature(name: str) -> tuple[int, int] | None:
+        try:
+            st = (out / "t" / name).stat()
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns   # every file is replaced whole: a new inode
+
+    def session(point: Callable[[dict[str, Any]], bool], at_most: float | None = None) -> None:
+        """A session killed once ``point(before)`` holds (``before``: the signatures of its
+        outputs when it started), or ``at_most`` seconds after it started if sooner."""
+        before = {name: signature(name) for name in ("manifest.json", "results.csv", "results.json")}
         p = _start(out, log, *args)
         try:
-            if run == 0:
-                time.sleep(rng.uniform(0.1, 1.0))
-            else:
-                # after some chunks (the batched engine saves its six in a burst), then once all
-                # are saved: while the ratings and outputs are computed and written
-                target = rng.randint(have() + 1, total - 1) if run < 2 and have() + 1 < total else total
-                deadline = time.monotonic() + 60
-                while have() < target and p.poll() is None:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.01)
-                time.sleep(rng.uniform(0, 0.3 if target < total else 1.5))
-            if p.poll() is None:
-                kills.append(have())
-                assert _kill(p) == [], "a worker outlived its parent"
+            t0 = time.monotonic()
+            while not point(before) and (at_most is None or time.monotonic() < t0 + at_most):
+                assert p.poll() is None, f"the session ended before its kill point: {log.read_text()[-3000:]}"
+                assert time.monotonic() < t0 + 300, "a session made no progress for 5 minutes"
+                time.sleep(0.002)
+            assert p.poll() is None, f"the session ended before its kill point: {log.read_text()[-3000:]}"
+            left = _kill(p)
+            kills.append(saved())
+            assert left == [], "a worker outlived its parent"
         finally:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    assert len(kills) >= 3 and any(0 < k < total for k in kills) and kills[0] < total, kills
+
+    rng = random.Random(10)
+    kills: list[int] = []                    # chunks saved when each kill landed
+    session(lambda before: signature("manifest.json") != before["manifest.json"], rng.uniform(0.05, 1.0))
+    first = rng.choice([1, 2])
+    session(lambda before: saved(scalar) >= first)
+    output = rng.choice([None, "results.csv", "results.json"])
+    session(lambda before: saved() == total and (output is None or signature(output) != before[output]))
+    assert kills[0] == 0 and 0 < kills[1] < total and kills[2] == total, kills
     p = _start(out, log, *args)
-    assert p.wait(timeout=120) == 0, log.read_text()[-3000:]
+    assert p.wait(timeout=300) == 0, log.read_text()[-3000:]
 
     # the same games to the last one: every chunk, the results and the ratings
     assert sorted(f.name for f in chunks.iterdir()) == sorted(f.name for f in (whole / "chunks").iterdir())
