@@ -23,6 +23,7 @@ import pytest
 
 from tenk_env.evaluation.analysis import analyse, check_out_dir, seat_baselines, write_outputs
 from tenk_env.policies.base import AgentError
+from tenk_env.policies.exact import exact_eval
 from tenk_env.policies.optimal import OptimalAgent, game_solution
 from tenk_env.cli.main import main
 from tenk_env.game import Game, Phase
@@ -350,12 +351,15 @@ def test_result_does_not_depend_on_workers():
     assert a.report.regret_ci == b.report.regret_ci
 
 
-def test_implied_win_rate_under_a_bust_penalty_agrees_with_play():
-    """No exact evaluator follows a bot under a bust penalty yet: the implied win rate (from the
-    solution's values and the regret) and the games' own result are two unbiased estimates
-    of the same win rate, so their intervals overlap."""
+def test_implied_win_rate_under_a_bust_penalty_agrees_with_the_exact_one_and_play():
+    """The implied win rate (from the solution's values and the regret) and the games' own
+    result are two unbiased estimates of the win rate the exact evaluator computes, under a
+    bust penalty as without one: the implied interval holds the exact figure, and the two
+    intervals overlap."""
     r = analyse("dicenow", PEN, 400, seed=2).report
+    exact = exact_eval(PEN, "dicenow", "optimal").p_a
     assert 0.002 < r.regret_per_game
+    assert r.implied_ci[0] <= exact <= r.implied_ci[1], (exact, r.implied_ci)
     assert r.implied_ci[0] <= r.empirical_ci[1] and r.empirical_ci[0] <= r.implied_ci[1], r
     # the implied interval is the narrower: most of the luck is taken out
     assert r.implied_ci[1] - r.implied_ci[0] < (r.empirical_ci[1] - r.empirical_ci[0]) / 3

@@ -307,12 +307,14 @@ class BotPolicy(Tabulated):
 
     def situation_key(self, a: int, b: int, fa: int, fb: int, final: bool) -> Hashable:
         r, u = self.rules, self.unit
-        entering = bool(r.entry_threshold) and not fa
+        # fa, fb: statuses, the on-board flag plus twice the busts in a row
+        entering = bool(r.entry_threshold) and not fa & 1
         # finishing (end: immediate) and the exact-finish rules compare own score + total with the target
         to_go = r.target - a * u if (r.end == "immediate" or r.exact_finish != "off") else None
         kind = type(self.agent)
         if kind is MaxScoreAgent:
-            # its table by on-board flag; the legality net reads the score under exact finish only
+            # its table by on-board flag and, under a bust penalty, busts in a row; the legality
+            # net reads the score under exact finish only
             return ("maxscore", fa, final, r.target - a * u if r.exact_finish != "off" else None)
         if kind in (HoldAgent, GreedyAgent):
             return (kind.__name__, entering, final, to_go)
@@ -342,9 +344,9 @@ class BotPolicy(Tabulated):
 
 @njit(cache=True)
 def _pose(S, PS, sits, k, r, n, total, unit, rid):
-    """Set games 0..len(k)-1 of a batched engine to the positions asked. No game reaches them
-    by play: the state arrays are written directly. Seat 0 is to move; in a final turn seat
-    1 triggered the final round."""
+    """Set games 0..len(k)-1 of a batched engine to the positions asked (statuses: on-board
+    flag plus twice the busts in a row). No game reaches them by play: the state arrays are
+    written directly. Seat 0 is to move; in a final turn seat 1 triggered the final round."""
     for i in range(len(k)):
         s = k[i]
         final = sits[s, 4]
@@ -358,10 +360,10 @@ def _pose(S, PS, sits, k, r, n, total, unit, rid):
         S[F_TRIGGER, i] = 1 if final else -1
         PS[P_SCORE, i, 0] = sits[s, 0] * unit
         PS[P_SCORE, i, 1] = sits[s, 1] * unit
-        PS[P_ONBOARD, i, 0] = sits[s, 2]
-        PS[P_ONBOARD, i, 1] = sits[s, 3]
-        PS[P_BUSTS, i, 0] = 0
-        PS[P_BUSTS, i, 1] = 0
+        PS[P_ONBOARD, i, 0] = sits[s, 2] & 1
+        PS[P_ONBOARD, i, 1] = sits[s, 3] & 1
+        PS[P_BUSTS, i, 0] = sits[s, 2] >> 1
+        PS[P_BUSTS, i, 1] = sits[s, 3] >> 1
 
 
 # ---------------------------------------------------------------------- specs -> policies
@@ -546,6 +548,8 @@ class BestResponseAgent(_TableAgent):
             d = (game.scores[game.trigger] - game.scores[p]) // u
             tables = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
         else:
+            if br.sol.penalty:
+                fa, fb = br.sol.status(fa, game.busts_in_row[p]), br.sol.status(fb, game.busts_in_row[o])
             tables = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
         return self._rows(game, u, tables)
 

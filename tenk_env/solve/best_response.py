@@ -29,8 +29,9 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import (THETA, ExactPolicy, SelfValued, evaluator_hash, mover_states, prefetch,
-                                     reach_all, make_side, TabSide, code_hash, rf_optimal)
+from tenk_env.solve.evaluate import (THETA, ExactPolicy, PenaltySide, SelfValued, by_status, evaluator_hash,
+                                     mover_states, penalty_solve, penalty_states, prefetch, reach_all, make_side,
+                                     TabSide, code_hash, rf_optimal)
 from tenk_env.solve.game import EPS, TOL, GameSolution, check_exact_rules, forced_extension, state_masks, solve_game
 
 __all__ = ["BestResponse", "solve_best_response", "br_cache_key", "BR_VERSION"]
@@ -92,18 +93,23 @@ class BestResponse:
         return SelfValued(self.name, self.sol, self.WB, self.RFB, self.key)
 
     def turn_values(self, a: int, b: int, fa: int, fb: int):
-        """The responder's within-turn values at turn-start state (a, b, fa, fb), as
-        :meth:`GameSolution.turn_values` returns them (V, bv, Tcap, beta, forced value)."""
+        """The responder's within-turn values at turn-start state (a, b, fa, fb) (statuses:
+        :meth:`GameSolution.status`): (V, bv, Tcap, value of a forfeit (of a bust too, without
+        a bust penalty), forced value), the moves it chooses from, as
+        :func:`~tenk_env.solve.kernels.self_outcomes` chooses them."""
         sol, s = self.sol, self.sol.spec
-        beta = 1.0 - float(self.WB[fb, fa, b, a])
+        a2, fa2 = K.bust_target(s.prm, a, fa)
+        beta = 1.0 - float(self.WB[fb, fa2, b, a2])
+        forf = 1.0 - float(self.WB[fb, fa & 1, b, a])
         Tcap = int(K.opt_tcap(s.prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, beta))
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
         fA, fB = forced_extension(s.prm, s)
-        K.self_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, a, b, fa, fb,
-                     self.WB, self.RFB, sol.Rsup, sol.pbmin, EPS, sol.Lx, beta, V, Q, bv, fA, fB)
-        return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
+        K.bank_values_rf(s.prm, self.WB, self.RFB, a, b, fb, Tcap + s.max_step + 1, bv)
+        K.turn_dp(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa & 1, Tcap, bv, beta, forf,
+                  False, True, V, bv, forf, Tcap, V, Q, fA, fB)
+        return V, bv, Tcap, forf, (fA + fB * beta if fA >= 0 else None)
 
     def final_values(self, d: int, fa: int):
         """The responder's final turn, d units behind: optimal play (:meth:`GameSolution.final_values`)."""
@@ -129,6 +135,16 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
                                  "max_iterations": int(its)})
     sol = sol or solve_game(rules)
     t0 = time.perf_counter()
+    if sol.penalty:
+        W, WB, RB, stats = _penalty_best_response(sol, opponent, theta)
+        secs = time.perf_counter() - t0
+        stats["seconds"] = secs
+        br = BestResponse(rules, sol, opponent.name, key, W, WB, RB, stats)
+        if disk:
+            save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
+                               "meta": np.array([br.p_first, br.p_second, secs, stats["pruned"], stats["pairs"],
+                                                 stats["max_iterations"]])})
+        return br
     s = sol.spec
     tu = sol.target_units
     mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
@@ -185,3 +201,44 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
         save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
                            "meta": np.array([br.p_first, br.p_second, secs, sb.pruned, pairs, max_it])})
     return br
+
+
+#: policy-iteration rounds allowed under a bust penalty (a few are needed)
+MAX_ROUNDS = 100
+
+
+def _penalty_best_response(sol: GameSolution, opponent: ExactPolicy, theta: float):
+    """The best response under a bust penalty, by policy iteration: the responder's moves are
+    chosen on the opponent's values under the previous moves (at first, optimal play's),
+    both players' values follow exactly from the moves
+    (:func:`~tenk_env.solve.evaluate.penalty_solve`), and the rounds stop when the values
+    change by less than TOL. Each round can only raise the responder's values, and a round
+    that changes no move ends it. Returns (W, WB, RFB, stats) as :class:`BestResponse` holds them."""
+    s, tu = sol.spec, sol.target_units
+    S = int(K.n_statuses(s.prm))
+    states, IDX = penalty_states(sol)
+    sb = PenaltySide(opponent, sol, states, theta)
+    J = max(sb.reach, sol.Leps + sol.Lx) + s.max_step + 2
+    RA = by_status(rf_optimal(sol, J), S)
+    RB = sb.final_table(J)
+    B = sb.outcomes(RA)
+    at = (states[:, 2], states[:, 3], states[:, 0], states[:, 1])
+    WB = sol.W.copy()
+    XA = XB = None
+    sweeps = 0
+    for rounds in range(1, MAX_ROUNDS + 1):
+        A = PenaltySide(SelfValued("br", sol, WB, RB), sol, states, theta).outcomes(RB)
+        XA, XB, n = penalty_solve(sol, states, IDX, A, B, XA, XB)
+        sweeps += n
+        change = float(np.abs(XB - WB[at]).max())
+        WB = np.zeros((S, S, tu, tu))
+        WB[at] = XB
+        if change < TOL:
+            break
+    else:
+        raise SolverError(f"ruleset {sol.rules.name!r}: the best response to {opponent.name} under the bust penalty "
+                          f"still changed by {change:.2g} after {MAX_ROUNDS} rounds; please report this ruleset")
+    W = np.zeros((S, S, tu, tu))
+    W[at] = XA
+    return W, WB, RB, {"cached": False, "pruned": sb.pruned, "pairs": len(states), "max_iterations": rounds,
+                       "rounds": rounds, "sweeps": sweeps, "residual": change}

@@ -49,8 +49,8 @@ from tenk_env.solve import game as _game, kernels as K, spec as spec_module
 from tenk_env.solve.spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
                                   SolverError, Spec, build_spec)
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.game import (EPS, GAME_VERSION, GameSolution, check_exact_rules, final_prm, forced_extension,
-                                 state_masks, solve_game)
+from tenk_env.solve.game import (EPS, GAME_VERSION, TOL, GameSolution, check_exact_rules, final_prm, forced_extension,
+                                 off_board_scores, state_masks, solve_game)
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
@@ -160,6 +160,10 @@ def _as_policy(rules: Ruleset, p) -> "str | TablePolicy":
     if p == "optimal":
         return "optimal"
     if p == "maxscore":
+        if rules.bust_penalty:
+            raise SolverError(f"ruleset {rules.name!r}: under a bust penalty maxscore's moves depend on its busts in "
+                              "a row, which its preference table leaves out; evaluate the agent itself "
+                              "(tenk_env.policies.exact.exact_eval, tenk solve eval)")
         return maxscore_policy(rules)
     if isinstance(p, str) and p.startswith("hold:"):
         return hold_policy(rules, int(p.split(":", 1)[1]))
@@ -335,7 +339,8 @@ class Tabulated(ExactPolicy):
     def decide(self, sits: np.ndarray, k: np.ndarray, r: np.ndarray, n: np.ndarray, T: int,
                c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Moves at many states at once. State i: the situation ``sits[k[i]]`` = (own score,
-        opponent's score, own on-board flag, opponent's, final turn), scores in units; ``r[i]``
+        opponent's score, own status, opponent's, final turn), scores in units, a status the
+        on-board flag plus twice the busts in a row (:meth:`GameSolution.status`); ``r[i]``
         rolls made before this one, ``n[i]`` dice rolled, turn total ``T`` units before the
         keep, the roll one of class ``c[i]`` (:func:`class_rolls`). Returns (points kept,
         dice kept, end the turn) per state."""
@@ -508,28 +513,30 @@ class TabSide:
 
 
 def final_chances(side: "TabSide", J: int) -> np.ndarray:
-    """RF[f, b, j]: a tabulated policy's chance in its final turn, own score b (units, on
-    board f) against a leader at target + j. Leads that even optimal play cannot overcome
+    """RF[f, b, j]: a tabulated policy's chance in its final turn, own score b (units, status
+    f: :meth:`GameSolution.status`) against a leader at target + j. Leads that even optimal play cannot overcome
     but with probability EPS count 0 (unless a roll wins at once)."""
     sol, s = side.sol, side.spec
     tu, L = sol.target_units, sol.R.shape[1]
     has_win = bool((s.c_kind == WIN).any())
     shared = bool(s.prm[P_SHARED])
     prm_f = final_prm(s)
-    RF = np.zeros((2, tu, J))
-    komi_u = sol.rules.komi // s.unit
+    # by status (on-board flag + 2 * busts in a row: a bot may read its busts, maxscore does)
+    S = int(K.n_statuses(s.prm))
+    RF = np.zeros((S, tu, J))
     flags = [(1, range(tu))]
     if sol.rules.entry_threshold:
-        flags.append((0, sorted({0, komi_u} & set(range(tu)))))
+        flags.append((0, off_board_scores(s, tu, sol.rules.komi // s.unit)))
     groups: dict = defaultdict(list)
     for f, bs in flags:
-        for b in bs:
-            for j in range(J):
-                d = tu + j - b
-                if not has_win and sol.R[f, min(d, L - 1)] <= EPS:
-                    continue
-                sit = (b, tu + j, f, 1, True)
-                groups[(side.key(*sit), d, f)].append((f, b, j, sit))
+        for st in range(f, S, 2):
+            for b in bs:
+                for j in range(J):
+                    d = tu + j - b
+                    if not has_win and sol.R[f, min(d, L - 1)] <= EPS:
+                        continue
+                    sit = (b, tu + j, st, 1, True)
+                    groups[(side.key(*sit), d, f)].append((st, b, j, sit))
     items = list(groups.items())
     for i in range(0, len(items), 4 * TAB_CHUNK):
         chunk = items[i:i + 4 * TAB_CHUNK]
@@ -539,10 +546,10 @@ def final_chances(side: "TabSide", J: int) -> np.ndarray:
             T = np.arange(n)
             side.bv[:n] = np.where(T > d, 1.0, np.where((T == d) & shared, 0.5, 0.0))
             c, _, _ = side.value(tab, prm_f, f)
-            for (_, b, j, _) in members:
-                RF[f, b, j] = c
+            for (st, b, j, _) in members:
+                RF[st, b, j] = c
     if not sol.rules.entry_threshold:
-        RF[0] = RF[1]
+        RF[0::2] = RF[1::2]
     side.forget(final=True)
     return RF
 
@@ -644,6 +651,11 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
         if got is not None:
             return got
     sol = sol or solve_game(rules)
+    if sol.penalty:
+        res = evaluate_penalty(sol, pa, pb, theta)
+        if key:
+            save_arrays(key, {"p": np.array([res.p_a_first, res.p_a_second, res.seconds, res.stats["pruned"]])})
+        return res
     t0 = time.perf_counter()
     s = sol.spec
     tu = sol.target_units
@@ -678,6 +690,159 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
     return res
 
 
+# ---------------------------------------------------------------------------- under a bust penalty
+#: Gauss-Seidel sweeps allowed before an evaluation under a bust penalty gives up
+MAX_PENALTY_SWEEPS = 10_000
+
+
+def outcome_rows(pol: Tabulated, spec: Spec, prm: np.ndarray, sits, theta: float):
+    """Tabulate situations (rows as in :meth:`Tabulated.decide`) and play each turn forward
+    (:func:`~tenk_env.solve.kernels.tab_outcomes`): (OUT[k, T] = P(bank T), instant win, bust,
+    forfeit, pruned), one row per situation."""
+    s = spec
+    sits = np.array(sits, np.int64).reshape(-1, 5)
+    tabs = tabulate(pol, s, sits, theta)
+    width = max(t.Tt for t in tabs) + s.max_step + 2
+    OUT = np.zeros((len(tabs), width))
+    OW, OB, OF = np.zeros(len(tabs)), np.zeros(len(tabs)), np.zeros(len(tabs))
+    pruned = 0.0
+    for k, (t, sit) in enumerate(zip(tabs, sits)):
+        out = np.zeros(t.Tt + s.max_step + 2)
+        OW[k], OB[k], OF[k], pr = K.tab_outcomes(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d,
+                                                 int(sit[2]) & 1, t.rows, t.dec, out)
+        OUT[k, :len(out)] = out
+        pruned = max(pruned, pr, t.pruned)
+    return OUT, OW, OB, OF, pruned
+
+
+def penalty_states(sol: GameSolution) -> tuple[np.ndarray, np.ndarray]:
+    """Every turn-start state the game solver covers, as rows (mover's score, opponent's,
+    mover's status, opponent's: :meth:`GameSolution.status`) by decreasing score sum and,
+    within one, decreasing total of bust counts (the game solver's sweep order); and
+    IDX[sx, sy, x, y], each state's row (-1: not a state)."""
+    s, tu = sol.spec, sol.target_units
+    mask = state_masks(s, tu, sol.rules.komi // s.unit, grid=True)
+    sx, sy, x, y = np.nonzero(mask)
+    order = np.lexsort((sx, sy, x, -((sx >> 1) + (sy >> 1)), -(x + y)))
+    states = np.stack([x, y, sx, sy], axis=1)[order].astype(np.int64)
+    IDX = np.full(mask.shape, -1, np.int64)
+    IDX[states[:, 2], states[:, 3], states[:, 0], states[:, 1]] = np.arange(len(states))
+    return states, IDX
+
+
+class _Outcomes:
+    """One side's turns at every state (:func:`~tenk_env.solve.kernels.self_outcomes`): D (banks
+    below the target), C, QB, QF; the final-turn table RF its opponent's banks are valued by."""
+
+    def __init__(self, n: int, tu: int):
+        self.D = np.zeros((n, tu))
+        self.C, self.QB, self.QF = np.zeros(n), np.zeros(n), np.zeros(n)
+
+
+def by_status(RF: np.ndarray, S: int) -> np.ndarray:
+    """A final-turn table by on-board flag widened to every status (the optimal final turn
+    does not read busts: the game ends with it)."""
+    return RF if RF.shape[0] == S else np.ascontiguousarray(RF[np.arange(S) & 1])
+
+
+class PenaltySide:
+    """A policy in an evaluation under a bust penalty: how far its banks reach, its final-turn
+    table, and its turns' outcomes at every state (:meth:`outcomes`)."""
+
+    def __init__(self, pol: ExactPolicy, sol: GameSolution, states: np.ndarray, theta: float):
+        self.pol, self.sol, self.states, self.theta = pol, sol, states, theta
+        s = sol.spec
+        self.S = int(K.n_statuses(s.prm))
+        self.pruned = 0.0
+        self.count = 0
+        if isinstance(pol, SelfValued):
+            if pol.sol is not sol and pol.sol.rules.hash != sol.rules.hash:
+                raise SolverError(f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, "
+                                  f"not {sol.rules.name!r}")
+            if pol.W.shape[0] != self.S:
+                raise SolverError(f"policy {pol.name}: its values do not hold the bust counts that ruleset "
+                                  f"{sol.rules.name!r}'s bust penalty puts in the state; measure it by regret "
+                                  "(tenk analyze)")
+            self.reach = sol.Leps + sol.Lx
+        elif isinstance(pol, Tabulated):
+            self.side = TabSide(pol, sol, theta)
+            keys: dict = {}
+            sits: list = []
+            kid = np.empty(len(states), np.int64)
+            for i, (x, y, sx, sy) in enumerate(states.tolist()):
+                k = self.side.key(x, y, sx, sy, False)
+                got = keys.get(k)
+                if got is None:
+                    got = keys[k] = len(sits)
+                    sits.append((x, y, sx, sy, 0))
+                kid[i] = got
+            self.kid = kid
+            self.OUT, self.OW, self.OB, self.OF, self.pruned = outcome_rows(pol, s, s.prm, sits, theta)
+            self.count = len(sits)
+            tail = np.nonzero(self.OUT.any(axis=0))[0]
+            self.reach = int(tail.max()) if tail.size else 0
+        else:
+            raise SolverError(f"policy {pol!r}: give a SelfValued or Tabulated policy")
+
+    def final_table(self, J: int) -> np.ndarray:
+        if isinstance(self.pol, SelfValued):
+            return by_status(rf_optimal(self.sol, J), self.S)
+        RF = final_chances(self.side, J)
+        self.pruned = max(self.pruned, self.side.pruned)
+        return RF
+
+    def outcomes(self, RFn: np.ndarray) -> _Outcomes:
+        """Its turns at every state, banks at the target valued against the opponent's final
+        turns RFn."""
+        sol, s = self.sol, self.sol.spec
+        o = _Outcomes(len(self.states), sol.target_units)
+        if isinstance(self.pol, SelfValued):
+            fA, fB = forced_extension(s.prm, s)
+            K.self_outcomes(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step,
+                            self.states, self.pol.W, by_status(self.pol.RF, self.S), RFn, sol.Rsup, sol.pbmin, EPS,
+                            sol.Lx, fA, fB, o.D, o.C, o.QB, o.QF)
+        else:
+            K.fixed_outcomes(s.prm, self.states, self.kid, self.OUT, self.OW, self.OB, self.OF, RFn, o.D, o.C, o.QB,
+                             o.QF)
+        return o
+
+
+def penalty_solve(sol: GameSolution, states: np.ndarray, IDX: np.ndarray, A: _Outcomes, B: _Outcomes,
+                  XA: np.ndarray | None = None, XB: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The win chances (XA, XB, sweeps) of two players whose turns' outcomes are A and B, at
+    every state with the player to move (:func:`~tenk_env.solve.kernels.penalty_sweep`), by
+    Gauss-Seidel sweeps from XA, XB (default 1/2) until no value changes by more than
+    ``TOL / 100``."""
+    n = len(states)
+    XA = np.full(n, 0.5) if XA is None else XA.copy()
+    XB = np.full(n, 0.5) if XB is None else XB.copy()
+    for sweep in range(1, MAX_PENALTY_SWEEPS + 1):
+        change = K.penalty_sweep(sol.spec.prm, states, IDX, A.D, A.C, A.QB, A.QF, B.D, B.C, B.QB, B.QF, XA, XB)
+        if change < TOL / 100:
+            return XA, XB, sweep
+    raise SolverError(f"ruleset {sol.rules.name!r}: the evaluation under the bust penalty still changed by "
+                      f"{change:.2g} after {MAX_PENALTY_SWEEPS} sweeps; please report this ruleset")
+
+
+def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta: float = THETA) -> EvalResult:
+    """:func:`evaluate_policies` under a bust penalty (see :func:`penalty_solve`): every
+    state's turn outcome is read once per side (its moves do not depend on the values they
+    lead to), then the linear system of the win chances is iterated to convergence. Works
+    without a penalty too, where it must agree with the ordered solve (tests/test_exact.py)."""
+    t0 = time.perf_counter()
+    s, rules = sol.spec, sol.rules
+    states, IDX = penalty_states(sol)
+    sa, sb = PenaltySide(pa, sol, states, theta), PenaltySide(pb, sol, states, theta)
+    J = max(sa.reach, sb.reach) + s.max_step + 2
+    RA, RB = sa.final_table(J), sb.final_table(J)
+    XA, XB, sweeps = penalty_solve(sol, states, IDX, sa.outcomes(RB), sb.outcomes(RA))
+    i0 = IDX[sol.start_flag, sol.start_flag, 0, rules.komi // s.unit]
+    pruned = max(sa.pruned, sb.pruned)
+    return EvalResult(pa.name, pb.name, float(XA[i0]), float(1.0 - XB[i0]), time.perf_counter() - t0,
+                      {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J,
+                       "sweeps": sweeps})
+
+
 # ---------------------------------------------------------------------------- table policies, named policies
 class TableTabulated(Tabulated):
     """A :class:`TablePolicy` followed by :func:`evaluate_policies`: its moves are those of
@@ -698,16 +863,16 @@ class TableTabulated(Tabulated):
         self.spec = spec
 
     def situation_key(self, a: int, b: int, fa: int, fb: int, final: bool) -> Hashable:
-        # the tables read neither score; the final turn can only shorten the roll limit
-        return (fa, final)
+        # the tables read neither score nor busts; the final turn can only shorten the roll limit
+        return (fa & 1, final)
 
     def decide(self, sits, k, r, n, T, c):
         s = self.spec
         one_more = s.prm[P_END] == END_ONE_MORE_ROLL
         maxr_k = np.where((sits[:, 4] != 0) & one_more, 1, s.prm[P_MAXROLLS]).astype(np.int64)
         out = np.zeros(len(k), np.int64)
-        K.table_decide(s.prm, s.cstart, s.c_os, s.c_oe, s.o_p, s.o_d, maxr_k, sits[:, 2].astype(np.int64), k, r, n,
-                       T, c, self.pol.roll, self.pol.bank, float(self.pol.forfeit), out)
+        K.table_decide(s.prm, s.cstart, s.c_os, s.c_oe, s.o_p, s.o_d, maxr_k, sits[:, 2].astype(np.int64) & 1, k, r,
+                       n, T, c, self.pol.roll, self.pol.bank, float(self.pol.forfeit), out)
         o = s.c_os[c] + out // 2
         return s.o_p[o] * s.unit, s.o_d[o], (out & 1) == 1
 

@@ -47,7 +47,7 @@ from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS
 from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
 
 __all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable",
-           "final_turn_chances", "GAME_VERSION", "EPS", "TOL"]
+           "final_turn_chances", "off_board_scores", "GAME_VERSION", "EPS", "TOL"]
 
 GAME_VERSION = 1
 #: truncation tolerance (probability mass ignored past the caps)
@@ -79,13 +79,9 @@ def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
 
 
 def check_exact_rules(rules: Ruleset, n_players: int = 2) -> None:
-    """:func:`check_game_rules` for the exact evaluator and best response, which do not model a
-    bust penalty yet (the game solver, the optimal agent and the regret analysis do)."""
+    """:func:`check_game_rules` for the 2-player exact evaluator and best response, which cover
+    what the game solver covers, a bust penalty included."""
     check_game_rules(rules, n_players)
-    if rules.bust_penalty:
-        raise SolverError(f"ruleset {rules.name!r}: exact evaluation and best responses do not model a bust "
-                          f"penalty (bust_penalty {rules.bust_penalty}); the game solver does, so tenk solve game, "
-                          "the optimal agent and tenk analyze play it; set bust_penalty: 0 for this command")
 
 
 def is_solvable(rules: Ruleset, n_players: int = 2) -> bool:
@@ -316,6 +312,14 @@ def estimate(spec: Spec, Leps: int) -> tuple[float, float]:
     return work, mem
 
 
+def off_board_scores(spec: Spec, tu: int, komi_u: int) -> list[int]:
+    """The scores (units) a player not yet on the board can have: 0, the komi, and under a
+    bust penalty what penalties leave of the komi."""
+    pen = int(spec.prm[P_PEN])
+    offs = {0, komi_u} | ({komi_u - j * pen for j in range(komi_u // pen + 1)} if pen else set())
+    return sorted(offs & set(range(tu)))
+
+
 def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     """The turn-start states to solve: the on-board grid (``grid``), and with an entry threshold
     the scores a player not yet on the board can have: 0, the komi, and under a bust penalty
@@ -326,8 +330,7 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     if grid:
         mask[np.ix_(on, on)] = True
     if spec.rules.entry_threshold:
-        pen = int(spec.prm[P_PEN])
-        offs = {0, komi_u} | ({komi_u - j * pen for j in range(komi_u // pen + 1)} if pen else set())
+        offs = off_board_scores(spec, tu, komi_u)
         for s0 in offs:
             mask[np.ix_(off, on, [s0], np.arange(tu))] = True
             mask[np.ix_(on, off, np.arange(tu), [s0])] = True

@@ -728,7 +728,7 @@ def tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T
     bank at its end (forfeited); TAB_WIN: an instant win; TAB_BANK: T2 banked; TAB_NEXT: the
     turn goes on at (r2, n2, T2); TAB_PRUNED: it goes on at a state the tabulation pruned.
     The one statement of the rules for :func:`fixed_dp` (backward) and the N-player solver's
-    forward pass (:func:`tenk_env.solve.multi_kernels.tab_outcomes`)."""
+    forward pass (:func:`tab_outcomes`)."""
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     r2 = r + 1
@@ -805,6 +805,51 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
                 Q[r, n, T] = q
                 M[r, n, T] = m
     return V[0, N, 0], Q[0, N, 0], M[0, N, 0]
+
+
+@njit(cache=True)
+def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, out):
+    """A tabulated turn played forward: ``out[T]`` = P(the turn banks a total of T units).
+
+    Returns (instant win, bust, forfeit, pruned) chances; a forfeit is a total the turn ends
+    on but may not bank, which a bust penalty does not count as a bust. The moves and their
+    legality are :func:`tab_move`'s, as in :func:`fixed_dp`, which values the same turn
+    backward; ``out`` must cover the last row's total + max_step.
+    """
+    N = prm[P_N]
+    nr = rows.shape[0]
+    Tt = rows.shape[2] - 1
+    mass = np.zeros((nr, N + 1, Tt + 1))
+    mass[0, N, 0] = 1.0
+    out[:] = 0.0
+    win = 0.0
+    qb = 0.0
+    qf = 0.0
+    pruned = 0.0
+    for T in range(Tt + 1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                mm = mass[r, n, T]
+                if mm == 0.0:
+                    continue
+                row = rows[r, n, T]
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c] * mm
+                    res, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
+                    if res == TAB_LOSE:
+                        if c_kind[c] == BUST:
+                            qb += p
+                        else:
+                            qf += p
+                    elif res == TAB_WIN:
+                        win += p
+                    elif res == TAB_BANK:
+                        out[T2] += p
+                    elif res == TAB_NEXT:
+                        mass[r2i, n2, T2] += p
+                    else:
+                        pruned += p
+    return win, qb, qf, pruned
 
 
 @njit(cache=True)
@@ -1069,3 +1114,219 @@ def self_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b,
     bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
     self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
     return V[0, N, 0], Q[0, N, 0]
+
+
+# ---------------------------------------------------------------------------- evaluation under a bust penalty
+# A fixed policy's turn is a Markov chain: its outcome (bank T, bust, forfeit, instant win)
+# does not depend on the values it leads to. Under a bust penalty no order of the states
+# makes each follow from solved ones, so an evaluation reads each turn's outcome once and
+# then iterates the linear system they define (:func:`penalty_sweep`), which is cheap.
+#: what a self-valued player's move leads to (:func:`self_forward`)
+_SF_ROLL, _SF_BANK, _SF_FORFEIT, _SF_FORCED = range(4)
+
+
+@njit(cache=True)
+def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, mass, fA, fB, out):
+    """The turn of a self-valued player played forward: ``out[T]`` = P(it banks T). Returns
+    (instant win, bust, forfeit) chances.
+
+    Its moves are :func:`turn_dp`'s with ``choose_self`` on its own values (``V`` filled by
+    that call, bank values ``bv``, bust value ``beta``, forfeit value ``forf``), with the same
+    comparisons and tie-break: keeps by points descending then dice ascending, ending the turn
+    winning a tie with rolling on, a later keep replacing an earlier one only if strictly
+    better. Past ``Tcap`` a roll is, as there, a forced roll's closed form (a sure win with
+    chance fA, a bust with fB) or counts as banking its total. ``out`` must cover Tcap +
+    max_step; ``mass`` the shape of V.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    mass[:] = 0.0
+    mass[0, N, 0] = 1.0
+    out[:] = 0.0
+    win = 0.0
+    qb = 0.0
+    qf = 0.0
+    for T in range(Tcap + 1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                mm = mass[r, n, T]
+                if mm == 0.0:
+                    continue
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c] * mm
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        qb += p
+                        continue
+                    if kind == WIN:
+                        win += p
+                        continue
+                    if kind == ZILCH:
+                        T2 = T + z
+                        n2 = N
+                        if can_roll:
+                            if T2 <= Tcap:
+                                act = _SF_ROLL
+                            elif fA >= 0.0:
+                                act = _SF_FORCED
+                            else:
+                                act = _SF_BANK
+                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                            act = _SF_BANK
+                        else:
+                            act = _SF_FORFEIT
+                    else:
+                        bc = NEG
+                        first = True
+                        act = _SF_BANK
+                        T2 = T
+                        n2 = n
+                        for o in range(c_os[c], c_oe[c]):
+                            t2 = T + o_p[o]
+                            m2 = n - o_d[o]
+                            hot = m2 == 0
+                            if hot:
+                                m2 = N
+                            can_bank = ((fa == 1 or t2 >= entry) and t2 >= minbank
+                                        and not (hot and hotmand and can_roll))
+                            cv = NEG
+                            a = _SF_BANK
+                            if can_roll:
+                                if t2 <= Tcap:
+                                    cv = V[r2i, m2, t2]
+                                    a = _SF_ROLL
+                                elif fA >= 0.0 and not can_bank:
+                                    cv = fA + fB * beta
+                                    a = _SF_FORCED
+                                else:
+                                    cv = bv[t2]
+                            if can_bank:
+                                if bv[t2] >= cv or not can_roll:
+                                    cv = bv[t2]
+                                    a = _SF_BANK
+                            elif not can_roll:
+                                cv = forf
+                                a = _SF_FORFEIT
+                            if first or cv > bc:
+                                bc = cv
+                                act = a
+                                T2 = t2
+                                n2 = m2
+                                first = False
+                    if act == _SF_ROLL:
+                        mass[r2i, n2, T2] += p
+                    elif act == _SF_BANK:
+                        out[T2] += p
+                    elif act == _SF_FORCED:
+                        win += p * fA
+                        qb += p * fB
+                    else:
+                        qf += p
+    return win, qb, qf
+
+
+@njit(cache=True)
+def _settle_row(prm, x, y, sy, out, RFn, D, i):
+    """Split a turn's bank distribution ``out`` at state i (mover at x, opponent at y with
+    status sy): banks below the target into D[i, T], the rest valued against the opponent's
+    final turn (1 under an immediate end). Returns the value of the latter."""
+    tu = prm[P_TARGET]
+    J = RFn.shape[2]
+    c = 0.0
+    for T in range(out.shape[0]):
+        p = out[T]
+        if p == 0.0:
+            continue
+        s = x + T
+        if s < tu:
+            D[i, T] = p
+        elif prm[P_END] == END_IMMEDIATE:
+            c += p
+        else:
+            c += p * (1.0 - RFn[sy, y, min(s - tu, J - 1)])
+    return c
+
+
+@njit(cache=True, parallel=True)
+def self_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, states, Wv, RFv, RFn, Rsup, pbmin,
+                  eps, Lx, fA, fB, D, C, QB, QF):
+    """The outcome of a self-valued player's turn at every state i = (x, y, sx, sy) of
+    ``states`` (own score, opponent's, statuses): its moves chosen on its own values Wv/RFv
+    (the opponent's win chance with the opponent to move; its final turns), exactly as
+    :func:`self_value` chooses them, and played forward (:func:`self_forward`).
+
+    D[i, T]: P(banking T with x + T below the target); C[i]: P(an instant win) plus the banks
+    at or past the target, valued against the opponent's final turn RFn; QB[i], QF[i]: the
+    chances of a bust and of a forfeit. Rows of D must be zero on entry."""
+    N = prm[P_N]
+    nr = 1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS]
+    for i in prange(states.shape[0]):
+        x, y, sx, sy = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
+        x2, sx2 = bust_target(prm, x, sx)
+        beta = 1.0 - Wv[sy, sx2, y, x2]
+        forf = 1.0 - Wv[sy, sx & 1, y, x]
+        Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, x, y, sx, sy, beta)
+        bv = np.zeros(Tcap + max_step + 2)
+        bank_values_rf(prm, Wv, RFv, x, y, sy, Tcap + max_step + 1, bv)
+        V = np.zeros((nr, N + 1, Tcap + 1))
+        Q = np.zeros((nr, N + 1, Tcap + 1))
+        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, False, True,
+                V, bv, forf, Tcap, V, Q, fA, fB)
+        out = np.zeros(Tcap + max_step + 2)
+        w, qb, qf = self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf,
+                                 V, Q, fA, fB, out)
+        C[i] = w + _settle_row(prm, x, y, sy, out, RFn, D, i)
+        QB[i] = qb
+        QF[i] = qf
+
+
+@njit(cache=True, parallel=True)
+def fixed_outcomes(prm, states, kid, OUT, OW, OB, OF, RFn, D, C, QB, QF):
+    """:func:`self_outcomes` for a tabulated player: state i plays the turn of situation
+    kid[i], whose outcome is OUT[k] (banks), OW[k], OB[k], OF[k] (:func:`tab_outcomes`)."""
+    for i in prange(states.shape[0]):
+        k = kid[i]
+        C[i] = OW[k] + _settle_row(prm, states[i, 0], states[i, 1], states[i, 3], OUT[k], RFn, D, i)
+        QB[i] = OB[k]
+        QF[i] = OF[k]
+
+
+@njit(cache=True)
+def penalty_sweep(prm, states, IDX, DA, CA, QBA, QFA, DB, CB, QBB, QFB, XA, XB):
+    """One Gauss-Seidel sweep of the evaluation of two fixed policies: XA[i] is A's win chance
+    with A to move at state i = (x, y, sx, sy), XB[i] B's with B to move there (B at x),
+    each its turn's outcome (:func:`self_outcomes`) applied to the other's values. IDX[sx,
+    sy, x, y] gives a state's row. States go in the order given (decreasing score sum, so a
+    bank reads this sweep's values). Returns the largest change."""
+    tu = prm[P_TARGET]
+    worst = 0.0
+    for i in range(states.shape[0]):
+        x, y, sx, sy = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
+        x2, sx2 = bust_target(prm, x, sx)
+        jb = IDX[sy, sx2, y, x2]
+        jf = IDX[sy, sx & 1, y, x]
+        for side in range(2):
+            if side == 0:
+                D, C, QB, QF, X, Y = DA, CA, QBA, QFA, XA, XB
+            else:
+                D, C, QB, QF, X, Y = DB, CB, QBB, QFB, XB, XA
+            v = C[i] + QB[i] * (1.0 - Y[jb])
+            if QF[i] > 0.0:
+                v += QF[i] * (1.0 - Y[jf])
+            for T in range(tu - x):
+                p = D[i, T]
+                if p != 0.0:
+                    v += p * (1.0 - Y[IDX[sy, 1, y, x + T]])
+            d = abs(v - X[i])
+            if d > worst:
+                worst = d
+            X[i] = v
+    return worst

@@ -27,7 +27,7 @@ short chain of tables over (bar, scores of the players still to move)
 truncation ``EPS``).
 
 Not modelled (a clear :class:`SolverError` says so): what the 2-player game solver does
-not model (bust penalty, piggyback, exact finish, lose-all rolls), a komi, shared ties.
+not model (piggyback, exact finish, lose-all rolls), a bust penalty, a komi, shared ties.
 """
 
 from __future__ import annotations
@@ -62,6 +62,11 @@ def check_multi_rules(rules: Ruleset, n_players: int) -> None:
                           "multiplies the states by the target in units")
     check_exact_rules(rules)
     name = f"ruleset {rules.name!r}"
+    if rules.bust_penalty:
+        raise SolverError(f"{name}: the N-player solver does not model a bust penalty (bust_penalty "
+                          f"{rules.bust_penalty}: each player's busts in a row would join the state, and a penalty "
+                          "lowers a score, which breaks its order of solving); the 2-player evaluator and best "
+                          "response do (tenk solve eval / best-response with one opponent); set bust_penalty: 0 here")
     if rules.komi:
         raise SolverError(f"{name}: komi {rules.komi} is a 2-player handicap; the N-player solver starts every "
                           "score at 0 (set komi: 0, or use the 2-player solver)")
@@ -113,10 +118,10 @@ def _outcome_rows(spec: Spec, prm: np.ndarray, pol: Tabulated, sits: list, theta
     pruned = 0.0
     for k, (t, sit) in enumerate(zip(tabs, sits)):
         out = np.zeros(t.Tt + s.max_step + 2)
-        w, q, pr = MK.tab_outcomes(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, int(sit[2]),
-                                   t.rows, t.dec, out)
+        w, qb, qf, pr = K.tab_outcomes(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d,
+                                       int(sit[2]), t.rows, t.dec, out)
         DIST[k, :len(out)] = out
-        DW[k], DQ[k] = w, q
+        DW[k], DQ[k] = w, qb + qf
         pruned = max(pruned, pr, t.pruned)
     return DIST, DW, DQ, pruned
 

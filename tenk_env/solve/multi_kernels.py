@@ -8,7 +8,7 @@ level in parallel over its score vectors.
 Every within-turn backward induction is :func:`tenk_env.solve.kernels.turn_dp`, the kernel
 the 2-player solver uses, so the responder chooses exactly as ``optimal`` and ``br:BOT`` do.
 A fixed player's turn is a Markov chain whose moves do not depend on values: its outcome
-(bank T, bust, instant win) is read once per situation by :func:`tab_outcomes`.
+(bank T, bust, instant win) is read once per situation by :func:`tenk_env.solve.kernels.tab_outcomes`.
 """
 
 from __future__ import annotations
@@ -16,50 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tenk_env.solve.kernels import (TAB_BANK, TAB_LOSE, TAB_NEXT, TAB_WIN, bankable_from, needs_extension,
-                                    self_eval_dp, tab_move, turn_dp, turn_dp_radius)
+from tenk_env.solve.kernels import bankable_from, needs_extension, self_eval_dp, turn_dp, turn_dp_radius
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
-
-
-@njit(cache=True)
-def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, out):
-    """A tabulated turn played forward: ``out[T]`` = P(the turn banks a total of T units).
-
-    Returns (instant win, bust or forfeit, pruned) chances. The moves and their legality
-    are :func:`tenk_env.solve.kernels.tab_move`'s, as in
-    :func:`~tenk_env.solve.kernels.fixed_dp`, which values the same turn backward; ``out``
-    must cover the last row's total + max_step.
-    """
-    N = prm[P_N]
-    nr = rows.shape[0]
-    Tt = rows.shape[2] - 1
-    mass = np.zeros((nr, N + 1, Tt + 1))
-    mass[0, N, 0] = 1.0
-    out[:] = 0.0
-    win = 0.0
-    q = 0.0
-    pruned = 0.0
-    for T in range(Tt + 1):
-        for n in range(1, N + 1):
-            for r in range(nr):
-                mm = mass[r, n, T]
-                if mm == 0.0:
-                    continue
-                row = rows[r, n, T]
-                for c in range(cstart[n], cstart[n + 1]):
-                    p = c_prob[c] * mm
-                    res, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
-                    if res == TAB_LOSE:
-                        q += p
-                    elif res == TAB_WIN:
-                        win += p
-                    elif res == TAB_BANK:
-                        out[T2] += p
-                    elif res == TAB_NEXT:
-                        mass[r2i, n2, T2] += p
-                    else:
-                        pruned += p
-    return win, q, pruned
 
 
 @njit(cache=True)
