@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
 from tenk_env.policies.base import make_agent
@@ -28,10 +29,10 @@ from tenk_env.solve.spec import build_spec
 CLASSIC = PRESETS["classic"]
 ZILCH = PRESETS["zilch"]
 BN = PRESETS["busche_neller_2017"]
-#: zilch's own rules (final round, 300 minimum bank, 500 off after three busts) to 600 points
-Z600 = ZILCH.replace(target=600, name="zilch600")
+#: zilch's own rules (final round, 300 minimum bank, 500 off after three busts) to 400 points
+Z400 = ZILCH.replace(target=400, name="zilch400")
 PENALTY = [
-    Z600,
+    Z400,
     ZILCH.replace(target=300, min_bank=100, bust_penalty=100, end="immediate", name="z300"),
     BN.replace(target=300, min_bank=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2, name="bn300"),
     BN.replace(target=250, entry_threshold=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2, name="bn250e"),
@@ -69,7 +70,7 @@ def test_tabulated_moves_read_the_busts_in_a_row(bot):
     # every decision of random games on zilch, asked of the tabulation with each player's
     # status (on-board flag + 2 * busts in a row): maxscore plays its table for the busts it
     # has, so posing every player at 0 busts (as the evaluator once did) gets moves wrong
-    rules = Z600
+    rules = Z400
     spec = build_spec(rules, for_game=True)
     pol = BotPolicy(make_agent(bot), rules)
     pol.prepare(spec)
@@ -145,13 +146,22 @@ def test_best_response_agent_plays_its_exact_win_rate():
     assert abs(m.win_rate_a - br.p) < 3.5 * sd, (br.p, m.win_rate_a, m.ci_low, m.ci_high)
 
 
+def test_best_response_from_the_command_line(tmp_path, capsys):
+    path = tmp_path / "short.yaml"
+    SHORT.save(path)
+    br = best_response(SHORT, "dicenow")
+    assert main(["solve", "best-response", str(path), "dicenow"]) == 0
+    out = capsys.readouterr().out
+    assert f"{br.p_first:.6f}" in out and f"{br.p_second:.6f}" in out, out
+
+
 # ---------------------------------------------------------------------------- what is refused
 def test_refusals_name_the_penalty():
     # maxscore's preference table is its 0-bust table: the table front end refuses it
     with pytest.raises(SolverError, match="busts in a row"):
-        evaluate(Z600, "optimal", "maxscore")
+        evaluate(Z400, "optimal", "maxscore")
     with pytest.raises(SolverError, match="bust penalty"):
-        check_multi_rules(ZILCH.replace(target=600), 3)
+        check_multi_rules(Z400, 3)
     sol = solve_game(SHORT)
     flat = optimal_policy(solve_game(SHORT.replace(bust_penalty=0, name="nopen")))
     with pytest.raises(SolverError, match="solved for ruleset"):

@@ -460,8 +460,13 @@ def test_solve_game_under_a_bust_penalty_from_the_command_line(tmp_path, capsys)
     assert f"P(first player wins) = {sol.p_first_win:.6f}" in out
     assert f"fair komi (points for the second player) = {sol.fair['komi']}" in out
     assert f"{sol.stats['sweeps']} sweeps of value iteration" in out
-    # exact evaluation does not model the penalty yet, and says so
-    assert main(["solve", "eval", str(path), "dicenow", "optimal"]) == 2
-    assert "do not model a bust penalty" in " ".join(capsys.readouterr().out.split())
-    assert main(["solve", "best-response", str(path), "dicenow"]) == 2
-    assert capsys.readouterr().out.startswith("error: ruleset 'zilch300': exact evaluation and best responses do not")
+    # exact evaluation covers the penalty (best responses: tests/test_exact_penalty.py); the
+    # N-player solver says it does not
+    from tenk_env.policies.exact import exact_eval
+
+    assert main(["solve", "eval", str(path), "dicenow", "optimal"]) == 0
+    e = exact_eval(rules, "dicenow", "optimal")
+    out = capsys.readouterr().out
+    assert all(f"{x:.6f}" in out for x in (e.p_a_first, e.p_a_second, e.p_a)), out
+    assert main(["solve", "eval", str(path), "dicenow", "maxscore", "breakeven"]) == 2
+    assert "does not model a bust penalty" in " ".join(capsys.readouterr().out.split())

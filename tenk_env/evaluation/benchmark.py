@@ -84,8 +84,7 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
                progress: bool = False, exact: bool = True) -> Strength:
     """``spec``'s seat-balanced win rate against ``optimal`` under ``rules`` (2 players): exact
     where the evaluator follows it (and ``exact``), else implied by its regret over
-    ``regret_games`` games (``progress``: a bar over them; also under a bust penalty, which
-    the exact evaluator does not model)."""
+    ``regret_games`` games (``progress``: a bar over them)."""
     if exact and _followed(spec, rules):
         e = exact_eval(rules, spec, "optimal")
         return Strength(e.p_a, e.p_a, e.p_a, "exact")

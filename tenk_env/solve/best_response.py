@@ -13,6 +13,10 @@ The responder's final turn (after the opponent reached the target) is optimal pl
 opponent has no moves left. Its turn caps are the optimal solver's (``opt_tcap``): no
 final turn beats the optimal one, so banking is provably best past the same totals.
 
+Under a bust penalty the states have no such order (a penalty lowers a score), and the best
+response is found by policy iteration on the evaluator's pieces instead
+(:func:`_penalty_best_response`).
+
 The result is the ceiling against that opponent: no agent wins more often against it, so
 ``P(br:X beats X) - P(optimal beats X)`` is how exploitable X is beyond what minimax play
 takes from it.

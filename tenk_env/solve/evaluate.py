@@ -29,6 +29,13 @@ A bot may say that its moves depend on the situation only through a key
 Final turns (the opponent reached the target) are tabulated the same way; a fixed bot's
 final turn may depend on both scores, so its chances are kept by both scores
 (:func:`final_chances`), not only by the lead as the optimal player's are.
+
+Under a bust penalty each player's busts in a row join the state (statuses, as in
+:mod:`tenk_env.solve.game`) and a penalty lowers a score, so no order of the states makes each
+follow from solved ones. A fixed policy's turn is a Markov chain whose outcome (the total it
+banks, a bust, a forfeit, an instant win) does not depend on the values it leads to, so
+:func:`evaluate_penalty` plays each side's turn forward once at every state and then sweeps the
+linear system of the win chances to convergence (:func:`penalty_solve`).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ import numpy as np
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K, multi_kernels as MK
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, tabulate
+from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, outcome_rows
 from tenk_env.solve.game import (EPS, TOL, check_exact_rules, final_prm, final_turn_chances, forced_extension,
                                  min_bust_chance)
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
@@ -109,21 +109,9 @@ def _on(tu: int, entry: bool) -> np.ndarray:
 
 
 def _outcome_rows(spec: Spec, prm: np.ndarray, pol: Tabulated, sits: list, theta: float):
-    """Tabulate situations and play each forward: (DIST, DW, DQ, pruned)."""
-    s = spec
-    tabs = tabulate(pol, s, np.array(sits, np.int64).reshape(-1, 5), theta)
-    width = max(t.Tt for t in tabs) + s.max_step + 2
-    DIST = np.zeros((len(tabs), width))
-    DW, DQ = np.zeros(len(tabs)), np.zeros(len(tabs))
-    pruned = 0.0
-    for k, (t, sit) in enumerate(zip(tabs, sits)):
-        out = np.zeros(t.Tt + s.max_step + 2)
-        w, qb, qf, pr = K.tab_outcomes(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d,
-                                       int(sit[2]), t.rows, t.dec, out)
-        DIST[k, :len(out)] = out
-        DW[k], DQ[k] = w, qb + qf
-        pruned = max(pruned, pr, t.pruned)
-    return DIST, DW, DQ, pruned
+    """Tabulate situations and play each forward: (DIST, DW, DQ, pruned), DQ a bust or a forfeit."""
+    DIST, DW, DB, DF, pruned = outcome_rows(pol, spec, prm, sits, theta)
+    return DIST, DW, DB + DF, pruned
 
 
 def _reach(DIST: np.ndarray) -> int:
