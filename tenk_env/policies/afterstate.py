@@ -14,7 +14,7 @@ game. This family learns that worth and plans the rest:
   v2, 2 players: also when the next turn is the game's last, which is planned exactly). The
   best play of the whole turn against those values is the expectimax over the ruleset's
   own rolls and keeps, computed by the turn kernel the solvers use
-  (:func:`tenk_env.solve.regret.optimal_values`) over a table of bank values that here
+  (:func:`tenk_env.solve.kernels.optimal_values`) over a table of bank values that here
   come from ``v``. The move is chosen with :func:`tenk_env.solve.policy.pick`.
 * **Learning** (``tenk_env/training/afterstate.py``): from the positions its games visit, the
   agent regresses ``v(x)`` on that one-turn expectimax backup of its own values (TD with
@@ -47,7 +47,7 @@ from tenk_env.solve import kernels as K
 from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
 from tenk_env.solve.policy import pick
-from tenk_env.solve.regret import optimal_values
+from tenk_env.solve.kernels import optimal_values
 from tenk_env.tables import Keep
 
 __all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPlan", "plan_turn", "features_of",

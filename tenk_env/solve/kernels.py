@@ -774,7 +774,6 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
     value lies within m above. ``bv`` must cover totals up to the last row + max_step.
     """
     N = prm[P_N]
-    maxr = prm[P_MAXROLLS]
     nr = rows.shape[0]
     Tt = rows.shape[2] - 1
     for T in range(Tt, -1, -1):
@@ -1126,17 +1125,103 @@ _SF_ROLL, _SF_BANK, _SF_FORFEIT, _SF_FORCED = range(4)
 
 
 @njit(cache=True)
-def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, mass, fA, fB, out):
+def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
+    """``V[r, n, T]`` for T <= Tcap exactly as :func:`turn_dp` computes
+    it with ``choose_self`` (the same sums in the same order, so the same floats and the
+    optimal agent's same moves), several times faster for what the agents need.
+
+    ``turn_dp`` also computes the bust slope Q that the game solve needs, and re-derives the
+    best action after each keep inside its loop over the rolls' options. That action
+    depends only on (rolls used, dice left after the keep, total after it), so here it is
+    worked out once per total, as ``A[r, k, T2]`` (k dice left, 0 for hot dice), as soon
+    as the totals above it are done; a roll's options are then a max over ``A``.
+    ``A`` must cover totals up to ``Tcap + max_step``, ``bv`` the same.
+    """
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    top = A.shape[2] - 1
+    for T2 in range(top, -1, -1):
+        if T2 <= Tcap:
+            # the rolls' values at T2, from the after-keep values above it
+            for n in range(1, N + 1):
+                for r in range(nr):
+                    r2 = r + 1
+                    can_roll = maxr == 0 or r2 < maxr
+                    r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                    v = 0.0
+                    for c in range(cstart[n], cstart[n + 1]):
+                        p = c_prob[c]
+                        kind = c_kind[c]
+                        if kind == BUST:
+                            v += p * beta
+                        elif kind == WIN:
+                            v += p
+                        elif kind == ZILCH:
+                            Tz = T2 + z
+                            if can_roll:
+                                if Tz <= Tcap:
+                                    v += p * V[r2i, N, Tz]
+                                elif fA >= 0.0:
+                                    v += p * (fA + fB * beta)
+                                else:
+                                    v += p * bv[Tz]
+                            elif (fa == 1 or Tz >= entry) and Tz >= minbank:
+                                v += p * bv[Tz]
+                            else:
+                                v += p * forf
+                        else:
+                            best = NEG
+                            for o in range(c_os[c], c_oe[c]):
+                                x = A[r, n - o_d[o], T2 + o_p[o]]
+                                if x > best:
+                                    best = x
+                            v += p * best
+                    V[r, n, T2] = v
+        # the best action after a keep that leaves T2 on the table (what turn_dp's option loop picks)
+        for r in range(nr):
+            r2 = r + 1
+            can_roll = maxr == 0 or r2 < maxr
+            r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+            for k in range(N):
+                hot = k == 0
+                n2 = N if hot else k
+                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+                ev = NEG
+                cv = NEG
+                if can_roll:
+                    if T2 <= Tcap:
+                        ev = V[r2i, n2, T2]
+                    elif fA >= 0.0 and not can_bank:
+                        ev = fA + fB * beta
+                    else:
+                        ev = bv[T2]
+                    cv = ev
+                if can_bank:
+                    if bv[T2] >= cv or not can_roll:
+                        ev = bv[T2]
+                elif not can_roll:
+                    ev = forf
+                A[r, k, T2] = ev
+
+
+@njit(cache=True)
+def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, A, mass, fA, fB,
+                 out):
     """The turn of a self-valued player played forward: ``out[T]`` = P(it banks T). Returns
     (instant win, bust, forfeit) chances.
 
-    Its moves are :func:`turn_dp`'s with ``choose_self`` on its own values (``V`` filled by
-    that call, bank values ``bv``, bust value ``beta``, forfeit value ``forf``), with the same
-    comparisons and tie-break: keeps by points descending then dice ascending, ending the turn
-    winning a tie with rolling on, a later keep replacing an earlier one only if strictly
-    better. Past ``Tcap`` a roll is, as there, a forced roll's closed form (a sure win with
-    chance fA, a bust with fB) or counts as banking its total. ``out`` must cover Tcap +
-    max_step; ``mass`` the shape of V.
+    Its moves are those :func:`optimal_values` values (V and A filled by that call, bank
+    values ``bv``, bust value ``beta``, forfeit value ``forf``), which are :func:`turn_dp`'s
+    with ``choose_self`` and the optimal agent's: of a roll's keeps the first with the
+    highest value after it (``A``), and after the keep ending the turn where that ties with
+    rolling on. Past ``Tcap`` a roll is, as there, a forced roll's closed form (a sure win
+    with chance fA, a bust with fB) or counts as banking its total. ``out`` must cover Tcap
+    + max_step; ``mass`` the shape of V.
     """
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
@@ -1169,58 +1254,46 @@ def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
                     if kind == WIN:
                         win += p
                         continue
+                    hot = True
                     if kind == ZILCH:
                         T2 = T + z
-                        n2 = N
-                        if can_roll:
-                            if T2 <= Tcap:
-                                act = _SF_ROLL
-                            elif fA >= 0.0:
-                                act = _SF_FORCED
-                            else:
-                                act = _SF_BANK
-                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                    else:
+                        best = NEG
+                        k = 0
+                        T2 = T
+                        for o in range(c_os[c], c_oe[c]):
+                            x = A[r, n - o_d[o], T + o_p[o]]
+                            if x > best:
+                                best = x
+                                k = n - o_d[o]
+                                T2 = T + o_p[o]
+                        hot = k == 0
+                    n2 = N if hot else k
+                    # the action after the keep, as optimal_values decides A[r, k, T2]
+                    can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank
+                    if kind != ZILCH and hot and hotmand and can_roll:
+                        can_bank = False
+                    if kind == ZILCH and can_roll:
+                        # a pay-out must roll again: no choice
+                        can_bank = False
+                    act = _SF_BANK
+                    cv = NEG
+                    if can_roll:
+                        if T2 <= Tcap:
+                            cv = V[r2i, n2, T2]
+                            act = _SF_ROLL
+                        elif fA >= 0.0 and not can_bank:
+                            cv = fA + fB * beta
+                            act = _SF_FORCED
+                        elif kind == ZILCH:
                             act = _SF_BANK
                         else:
-                            act = _SF_FORFEIT
-                    else:
-                        bc = NEG
-                        first = True
-                        act = _SF_BANK
-                        T2 = T
-                        n2 = n
-                        for o in range(c_os[c], c_oe[c]):
-                            t2 = T + o_p[o]
-                            m2 = n - o_d[o]
-                            hot = m2 == 0
-                            if hot:
-                                m2 = N
-                            can_bank = ((fa == 1 or t2 >= entry) and t2 >= minbank
-                                        and not (hot and hotmand and can_roll))
-                            cv = NEG
-                            a = _SF_BANK
-                            if can_roll:
-                                if t2 <= Tcap:
-                                    cv = V[r2i, m2, t2]
-                                    a = _SF_ROLL
-                                elif fA >= 0.0 and not can_bank:
-                                    cv = fA + fB * beta
-                                    a = _SF_FORCED
-                                else:
-                                    cv = bv[t2]
-                            if can_bank:
-                                if bv[t2] >= cv or not can_roll:
-                                    cv = bv[t2]
-                                    a = _SF_BANK
-                            elif not can_roll:
-                                cv = forf
-                                a = _SF_FORFEIT
-                            if first or cv > bc:
-                                bc = cv
-                                act = a
-                                T2 = t2
-                                n2 = m2
-                                first = False
+                            cv = bv[T2]
+                    if can_bank:
+                        if bv[T2] >= cv or not can_roll:
+                            act = _SF_BANK
+                    elif not can_roll:
+                        act = _SF_FORFEIT
                     if act == _SF_ROLL:
                         mass[r2i, n2, T2] += p
                     elif act == _SF_BANK:
@@ -1261,7 +1334,8 @@ def self_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, s
     """The outcome of a self-valued player's turn at every state i = (x, y, sx, sy) of
     ``states`` (own score, opponent's, statuses): its moves chosen on its own values Wv/RFv
     (the opponent's win chance with the opponent to move; its final turns), exactly as
-    :func:`self_value` chooses them, and played forward (:func:`self_forward`).
+    the optimal agent chooses them (:func:`optimal_values`), and played forward
+    (:func:`self_forward`).
 
     D[i, T]: P(banking T with x + T below the target); C[i]: P(an instant win) plus the banks
     at or past the target, valued against the opponent's final turn RFn; QB[i], QF[i]: the
@@ -1277,12 +1351,12 @@ def self_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, s
         bv = np.zeros(Tcap + max_step + 2)
         bank_values_rf(prm, Wv, RFv, x, y, sy, Tcap + max_step + 1, bv)
         V = np.zeros((nr, N + 1, Tcap + 1))
-        Q = np.zeros((nr, N + 1, Tcap + 1))
-        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, False, True,
-                V, bv, forf, Tcap, V, Q, fA, fB)
+        A = np.empty((nr, N, Tcap + max_step + 1))
+        optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, fA, fB, V, A)
         out = np.zeros(Tcap + max_step + 2)
+        mass = np.empty((nr, N + 1, Tcap + 1))
         w, qb, qf = self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf,
-                                 V, Q, fA, fB, out)
+                                 V, A, mass, fA, fB, out)
         C[i] = w + _settle_row(prm, x, y, sy, out, RFn, D, i)
         QB[i] = qb
         QF[i] = qf

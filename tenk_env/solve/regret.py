@@ -7,7 +7,7 @@ over (:meth:`GameSolution.bank_value`; a bust or forfeit hands over the same sco
 a bust penalty when one falls due: :meth:`GameSolution.bust_values`), and
 rolling on to a total T at or below the in-turn DP's cap is the DP's own value
 ``V[rolls used, dice, T]`` (:meth:`GameSolution.turn_values`, :meth:`final_values`;
-:func:`optimal_values` computes the same floats faster).
+:func:`tenk_env.solve.kernels.optimal_values` computes the same floats faster).
 
 Past the cap the DP stores nothing: it proves that banking is best there (see
 :func:`tenk_env.solve.kernels.opt_tcap`), so the optimal player never rolls on and the
@@ -38,7 +38,7 @@ from numba import njit
 
 from tenk_env.game import Game
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_N, P_SHARED, P_ZILCH, WIN, ZILCH
+from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_SHARED, P_ZILCH, WIN, ZILCH
 from tenk_env.solve.game import EPS, GameSolution, final_prm
 from tenk_env.solve.policy import choose, move_values, pick
 from tenk_env.tables import Keep
@@ -105,91 +105,6 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
     return v
 
 
-@njit(cache=True)
-def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
-    """``V[r, n, T]`` for T <= Tcap exactly as :func:`tenk_env.solve.kernels.turn_dp` computes
-    it with ``choose_self`` (the same sums in the same order, so the same floats and the
-    optimal agent's same moves), several times faster for what the agents need.
-
-    ``turn_dp`` also computes the bust slope Q that the game solve needs, and re-derives the
-    best action after each keep inside its loop over the rolls' options. That action
-    depends only on (rolls used, dice left after the keep, total after it), so here it is
-    worked out once per total, as ``A[r, k, T2]`` (k dice left, 0 for hot dice), as soon
-    as the totals above it are done; a roll's options are then a max over ``A``.
-    ``A`` must cover totals up to ``Tcap + max_step``, ``bv`` the same.
-    """
-    N = prm[P_N]
-    maxr = prm[P_MAXROLLS]
-    nr = 1 if maxr == 0 else maxr
-    z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
-    hotmand = prm[P_HOTMAND] == 1
-    top = A.shape[2] - 1
-    for T2 in range(top, -1, -1):
-        if T2 <= Tcap:
-            # the rolls' values at T2, from the after-keep values above it
-            for n in range(1, N + 1):
-                for r in range(nr):
-                    r2 = r + 1
-                    can_roll = maxr == 0 or r2 < maxr
-                    r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
-                    v = 0.0
-                    for c in range(cstart[n], cstart[n + 1]):
-                        p = c_prob[c]
-                        kind = c_kind[c]
-                        if kind == BUST:
-                            v += p * beta
-                        elif kind == WIN:
-                            v += p
-                        elif kind == ZILCH:
-                            Tz = T2 + z
-                            if can_roll:
-                                if Tz <= Tcap:
-                                    v += p * V[r2i, N, Tz]
-                                elif fA >= 0.0:
-                                    v += p * (fA + fB * beta)
-                                else:
-                                    v += p * bv[Tz]
-                            elif (fa == 1 or Tz >= entry) and Tz >= minbank:
-                                v += p * bv[Tz]
-                            else:
-                                v += p * forf
-                        else:
-                            best = NEG
-                            for o in range(c_os[c], c_oe[c]):
-                                x = A[r, n - o_d[o], T2 + o_p[o]]
-                                if x > best:
-                                    best = x
-                            v += p * best
-                    V[r, n, T2] = v
-        # the best action after a keep that leaves T2 on the table (what turn_dp's option loop picks)
-        for r in range(nr):
-            r2 = r + 1
-            can_roll = maxr == 0 or r2 < maxr
-            r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
-            for k in range(N):
-                hot = k == 0
-                n2 = N if hot else k
-                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
-                ev = NEG
-                cv = NEG
-                if can_roll:
-                    if T2 <= Tcap:
-                        ev = V[r2i, n2, T2]
-                    elif fA >= 0.0 and not can_bank:
-                        ev = fA + fB * beta
-                    else:
-                        ev = bv[T2]
-                    cv = ev
-                if can_bank:
-                    if bv[T2] >= cv or not can_roll:
-                        ev = bv[T2]
-                elif not can_roll:
-                    ev = forf
-                A[r, k, T2] = ev
-
-
 def state_key(sol: GameSolution, game: Game) -> tuple:
     """The turn-start state whose tables decide ``game``'s current turn (a cache key)."""
     rules = game.rules
@@ -253,7 +168,7 @@ class TurnTables:
         nr = max(1, self.maxr)
         self.V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + step + 1))
-        optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1, Tcap, self.bv,
+        K.optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1, Tcap, self.bv,
                        self.beta, self.forf, self.fA, self.fB, self.V, A)
         self.forced = self.fA + self.fB * self.beta if self.fA >= 0 else None
 
