@@ -140,8 +140,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     solve.check_exact_rules(r)
     _say_solving(r)
-    console.print(f"evaluating {a} against {b} exactly (a minute or more on classic; once: cached)",
-                  highlight=False)
+    how = ("under its bust penalty: a minute at a 2,000 target, 15 to 30 minutes at 10,000" if r.bust_penalty
+           else "a minute or more on classic")
+    console.print(f"evaluating {a} against {b} exactly ({how}; once: cached)", highlight=False)
     t0 = time.perf_counter()
     e = exact.exact_eval(r, a, b)
     t = Table(title=f"exact P({e.a} wins) against {e.b}, {r.name}")
@@ -193,8 +194,9 @@ def cmd_best_response(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     solve.check_exact_rules(r)
     _say_solving(r)
-    console.print(f"solving the best response to {bot} exactly (minutes on classic; once: cached)",
-                  highlight=False)
+    how = ("under its bust penalty: 5 to 10 minutes at a 2,000 target, hours at 10,000" if r.bust_penalty
+           else "minutes on classic")
+    console.print(f"solving the best response to {bot} exactly ({how}; once: cached)", highlight=False)
     t0 = time.perf_counter()
     br = exact.best_response(r, bot)
     opt = exact.exact_eval(r, "optimal", bot)
