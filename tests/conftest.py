@@ -4,6 +4,10 @@
 need (small rulesets solved in a second or two) are computed once, and a cold run on a fresh
 machine costs the same as a warm one. A test that needs its own empty cache still sets
 ``TENK_CACHE`` itself with ``monkeypatch``.
+
+Under ``pytest -n 2`` each worker is a session of its own, with its own folder: the solutions
+cached here are small ones (seconds each), so the few that both workers solve cost less than
+a folder shared between them would be worth.
 """
 
 from __future__ import annotations
