@@ -521,8 +521,8 @@ class TabSide:
 
 def final_chances(side: "TabSide", J: int) -> np.ndarray:
     """RF[f, b, j]: a tabulated policy's chance in its final turn, own score b (units, status
-    f: :meth:`GameSolution.status`) against a leader at target + j. Leads that even optimal play cannot overcome
-    but with probability EPS count 0 (unless a roll wins at once)."""
+    f: :meth:`GameSolution.status`) against a leader at target + j. Leads that even optimal
+    play cannot overcome but with probability EPS count 0 (unless a roll wins at once)."""
     sol, s = side.sol, side.spec
     tu, L = sol.target_units, sol.R.shape[1]
     has_win = bool((s.c_kind == WIN).any())
@@ -739,7 +739,8 @@ def penalty_states(sol: GameSolution) -> tuple[np.ndarray, np.ndarray]:
 
 class _Outcomes:
     """One side's turns at every state (:func:`~tenk_env.solve.kernels.self_outcomes`): D (banks
-    below the target), C, QB, QF; the final-turn table RF its opponent's banks are valued by."""
+    below the target), C (instant wins, and banks at the target valued against the opponent's
+    final turn), QB (busts), QF (forfeits)."""
 
     def __init__(self, n: int, tu: int):
         self.D = np.zeros((n, tu))
@@ -835,7 +836,7 @@ def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta:
     """:func:`evaluate_policies` under a bust penalty (see :func:`penalty_solve`): every
     state's turn outcome is read once per side (its moves do not depend on the values they
     lead to), then the linear system of the win chances is iterated to convergence. Works
-    without a penalty too, where it must agree with the ordered solve (tests/test_exact.py)."""
+    without a penalty too, where it agrees with the ordered solve (tests/test_exact_penalty.py)."""
     t0 = time.perf_counter()
     s, rules = sol.spec, sol.rules
     states, IDX = penalty_states(sol)

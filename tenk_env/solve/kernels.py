@@ -1387,6 +1387,8 @@ def penalty_sweep(prm, states, IDX, DA, CA, QBA, QFA, DB, CB, QBB, QFB, XA, XB):
         x2, sx2 = bust_target(prm, x, sx)
         jb = IDX[sy, sx2, y, x2]
         jf = IDX[sy, sx & 1, y, x]
+        if jb < 0 or jf < 0:
+            raise ValueError("penalty_sweep: a bust leads to a state that is not in the list")
         for side in range(2):
             if side == 0:
                 D, C, QB, QF, X, Y = DA, CA, QBA, QFA, XA, XB
@@ -1398,7 +1400,10 @@ def penalty_sweep(prm, states, IDX, DA, CA, QBA, QFA, DB, CB, QBB, QFB, XA, XB):
             for T in range(tu - x):
                 p = D[i, T]
                 if p != 0.0:
-                    v += p * (1.0 - Y[IDX[sy, 1, y, x + T]])
+                    j = IDX[sy, 1, y, x + T]
+                    if j < 0:
+                        raise ValueError("penalty_sweep: a bank leads to a state that is not in the list")
+                    v += p * (1.0 - Y[j])
             d = abs(v - X[i])
             if d > worst:
                 worst = d
