@@ -3,7 +3,8 @@
 Solves the 2-player game of ``classic`` (``--quick``: classic with a 2,000 target; another
 preset with ``--solve-rules``, e.g. ``zilch``) without the cache, in a child process so that
 its peak resident memory is its own. Target for classic: under 5 minutes and 4 GB on the
-2-core development machine.
+2-core development machine. Under a bust penalty it also times the exact evaluation of
+``dicenow`` against ``optimal`` on that solution (value iteration over outcomes read once).
 
 ``--solve-players 3`` (or 4) instead solves the exact best response to ``dicenow`` and
 ``maxscore`` (and ``breakeven`` at 4 players) at ``--solve-target`` (default 10,000, the
@@ -26,6 +27,7 @@ from tenk_env.policies.base import make_agent
 from tenk_env.policies.exact import BotPolicy
 from tenk_env.rules import load_ruleset
 from tenk_env.solve import best_response_multi, evaluate_multi, solve_game, solve_turn
+from tenk_env.solve.evaluate import evaluate_policies, optimal_policy
 
 
 def _child(name: str, target: int | None, q) -> None:
@@ -38,9 +40,12 @@ def _child(name: str, target: int | None, q) -> None:
     t1 = time.perf_counter()
     sol = solve_game(r, cache=False, with_fair_komi=False)
     t2 = time.perf_counter()
-    q.put({"ruleset": r.name, "turn_s": t1 - t0, "game_s": t2 - t1, "points_per_turn": turn.points_per_turn,
-           "p_first": sol.p_first_win, "pairs": sol.stats["pairs"], "sweeps": sol.stats["sweeps"],
-           "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    res = {"ruleset": r.name, "turn_s": t1 - t0, "game_s": t2 - t1, "points_per_turn": turn.points_per_turn,
+           "p_first": sol.p_first_win, "pairs": sol.stats["pairs"], "sweeps": sol.stats["sweeps"]}
+    if sol.penalty:
+        e = evaluate_policies(r, BotPolicy(make_agent("dicenow"), r), optimal_policy(sol), sol=sol, cache=False)
+        res.update(eval_s=time.perf_counter() - t2, p_dicenow=e.p_a)
+    q.put({**res, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
 #: the opponents of the N-player best response, by player count
@@ -113,6 +118,9 @@ def run(args: argparse.Namespace) -> None:
     t.add_row(res["ruleset"], f"{res['turn_s']:.2f}", f"{res['game_s']:.1f}", f"{res['peak_mb']:.0f}",
               f"{res['p_first']:.6f}", f"{res['pairs']:,}" + (f" x {res['sweeps']}" if res["sweeps"] else ""))
     console.print(t)
+    if "eval_s" in res:
+        console.print(f"exact evaluation of dicenow against optimal on it: {res['eval_s']:.1f} s, P(dicenow wins) "
+                      f"{res['p_dicenow']:.6f} seat-balanced", highlight=False)
     if name == "classic":
         ok = res["game_s"] < 300 and res["peak_mb"] < 4096
         console.print(("within" if ok else "[red]outside[/red]") + " the target of 5 minutes and 4 GB")
