@@ -271,6 +271,23 @@ def test_an_illegal_action_is_refused_with_the_legal_ones_before_the_game_change
 
 
 # --------------------------------------------------------------------------- tournaments and commands
+def test_a_crash_message_waits_for_the_last_stderr_lines(monkeypatch):
+    # On a busy machine the stderr reader can lag behind the program's exit; the message must
+    # still show what it wrote (two crashes of one program once gave two different messages).
+    import tenk_env.policies.external as ext
+
+    keep = ext._keep_tail
+
+    def slow(pipe, tail):
+        time.sleep(1.5)
+        keep(pipe, tail)
+
+    monkeypatch.setattr(ext, "_keep_tail", slow)
+    s = inline("import sys; print('no model here', file=sys.stderr); sys.exit(3)")
+    with pytest.raises(AgentError, match=r"its last stderr lines: no model here: run the command"):
+        make_agent(s).decide(_decision(), np.random.default_rng(0))
+
+
 def _crashing(path: Path) -> None:
     path.write_text("import sys\nprint('model.bin not found', file=sys.stderr)\nsys.exit(1)\n")
 

@@ -107,6 +107,8 @@ DEFAULT_TIMEOUT = 30.0
 TIMEOUT_ENV = "TENK_CMD_TIMEOUT"
 #: seconds a process gets to exit once its stdin is closed (and again after SIGTERM)
 GRACE = 2.0
+#: seconds to wait, after it exited, for the readers to reach the end of its output
+READ_GRACE = 10.0
 #: stderr lines kept for error messages (and how many of them a message shows)
 STDERR_LINES, SHOWN_LINES = 200, 5
 _EXAMPLE = "cmd:python -m tenk_env.policies.cmd_example"
@@ -210,8 +212,12 @@ class _Process:
                 break
             except subprocess.TimeoutExpired:
                 continue
+        # Once it has exited its pipes end as soon as the readers have drained them (unless a
+        # child it started holds them open), so wait for that: on a busy machine a second was
+        # not always enough, and the message then lacked its last stderr lines.
+        wait = READ_GRACE if p.returncode is not None else 1.0
         for t in self.threads:
-            t.join(timeout=1.0)
+            t.join(timeout=wait)
         for f in (p.stdout, p.stderr):
             try:
                 f.close()
