@@ -59,6 +59,7 @@ from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibriu
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import choose, move_values
+from tenk_env.solve.regret import state_key
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS,
@@ -538,20 +539,13 @@ class BestResponseAgent(_TableAgent):
         br = self._solution(rules)
         if self.bots is not None:
             return self._rows(game, br.unit, self._seat_tables(game, br))
-        u = br.unit
-        p, o = game.current, 1 - game.current
-        a, b = game.scores[p] // u, game.scores[o] // u
-        fa, fb = int(game.on_board[p]), int(game.on_board[o])
-        if not rules.entry_threshold:
-            fa = fb = 1
-        if game.final_round and game.trigger != p:
-            d = (game.scores[game.trigger] - game.scores[p]) // u
-            tables = self._values((rules.hash, "final", d, fa), lambda: br.final_values(d, fa))
+        # the state whose tables decide the turn, as the optimal agent reads it
+        key = state_key(br.sol, game)
+        if key[1] == "final":
+            tables = self._values(key, lambda: br.final_values(*key[2:]))
         else:
-            if br.sol.penalty:
-                fa, fb = br.sol.status(fa, game.busts_in_row[p]), br.sol.status(fb, game.busts_in_row[o])
-            tables = self._values((rules.hash, a, b, fa, fb), lambda: br.turn_values(a, b, fa, fb))
-        return self._rows(game, u, tables)
+            tables = self._values(key, lambda: br.turn_values(*key[1:]))
+        return self._rows(game, br.unit, tables)
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         return choose(self.values(game))

@@ -139,16 +139,20 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
                                  "max_iterations": int(its)})
     sol = sol or solve_game(rules)
     t0 = time.perf_counter()
-    if sol.penalty:
-        W, WB, RB, stats = _penalty_best_response(sol, opponent, theta)
-        secs = time.perf_counter() - t0
-        stats["seconds"] = secs
-        br = BestResponse(rules, sol, opponent.name, key, W, WB, RB, stats)
-        if disk:
-            save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
-                               "meta": np.array([br.p_first, br.p_second, secs, stats["pruned"], stats["pairs"],
-                                                 stats["max_iterations"]])})
-        return br
+    W, WB, RB, stats = (_penalty_best_response if sol.penalty else _ordered_best_response)(sol, opponent, theta)
+    secs = stats["seconds"] = time.perf_counter() - t0
+    br = BestResponse(rules, sol, opponent.name, key, W, WB, RB, stats)
+    if disk:
+        save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
+                           "meta": np.array([br.p_first, br.p_second, secs, stats["pruned"], stats["pairs"],
+                                             stats["max_iterations"]])})
+    return br
+
+
+def _ordered_best_response(sol: GameSolution, opponent: ExactPolicy, theta: float):
+    """The best response without a bust penalty, in the game solver's order (see the module
+    docstring). Returns (W, WB, RFB, stats) as :class:`BestResponse` holds them."""
+    rules = sol.rules
     s = sol.spec
     tu = sol.target_units
     mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
@@ -197,14 +201,8 @@ def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: G
     if worst > 1e3 * TOL:
         raise SolverError(f"ruleset {rules.name!r}: the best response to {opponent.name} did not converge "
                           f"(residual {worst:.2g}); please report this ruleset")
-    secs = time.perf_counter() - t0
-    br = BestResponse(rules, sol, opponent.name, key, W, WB, RB,
-                      {"cached": False, "seconds": secs, "pruned": sb.pruned, "pairs": pairs, "max_iterations": max_it,
-                       "dp_calls": calls, "residual": worst})
-    if disk:
-        save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
-                           "meta": np.array([br.p_first, br.p_second, secs, sb.pruned, pairs, max_it])})
-    return br
+    return W, WB, RB, {"cached": False, "pruned": sb.pruned, "pairs": pairs, "max_iterations": max_it,
+                       "dp_calls": calls, "residual": worst}
 
 
 #: policy-iteration rounds allowed under a bust penalty (a few are needed)

@@ -658,12 +658,17 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
         if got is not None:
             return got
     sol = sol or solve_game(rules)
-    if sol.penalty:
-        res = evaluate_penalty(sol, pa, pb, theta)
-        if key:
-            save_arrays(key, {"p": np.array([res.p_a_first, res.p_a_second, res.seconds, res.stats["pruned"]])})
-        return res
+    res = (evaluate_penalty if sol.penalty else _evaluate_ordered)(sol, pa, pb, theta)
+    if key:
+        save_arrays(key, {"p": np.array([res.p_a_first, res.p_a_second, res.seconds, res.stats["pruned"]])})
+    return res
+
+
+def _evaluate_ordered(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta: float) -> EvalResult:
+    """:func:`evaluate_policies` without a bust penalty: states by decreasing score sum, each
+    with its mirror (see the module docstring)."""
     t0 = time.perf_counter()
+    rules = sol.rules
     s = sol.spec
     tu = sol.target_units
     mask = state_masks(s, tu, rules.komi // s.unit, grid=True)
@@ -690,11 +695,8 @@ def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, 
             WB[fb, fa, b, a] = cB + qB * (1.0 - x)
     f, k = sol.start_flag, rules.komi // s.unit
     pruned = max(sa.pruned, sb.pruned)
-    res = EvalResult(pa.name, pb.name, float(WA[f, f, 0, k]), float(1.0 - WB[f, f, 0, k]), time.perf_counter() - t0,
-                     {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J})
-    if key:
-        save_arrays(key, {"p": np.array([res.p_a_first, res.p_a_second, res.seconds, pruned])})
-    return res
+    return EvalResult(pa.name, pb.name, float(WA[f, f, 0, k]), float(1.0 - WB[f, f, 0, k]), time.perf_counter() - t0,
+                      {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J})
 
 
 # ---------------------------------------------------------------------------- under a bust penalty

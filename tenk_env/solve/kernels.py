@@ -1254,10 +1254,18 @@ def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
                     if kind == WIN:
                         win += p
                         continue
-                    hot = True
                     if kind == ZILCH:
+                        # a pay-out rolls all dice again, as optimal_values values it
                         T2 = T + z
+                        n2 = N
+                        if can_roll:
+                            act = _SF_ROLL if T2 <= Tcap else (_SF_FORCED if fA >= 0.0 else _SF_BANK)
+                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                            act = _SF_BANK
+                        else:
+                            act = _SF_FORFEIT
                     else:
+                        # the first keep of the highest value after it ...
                         best = NEG
                         k = 0
                         T2 = T
@@ -1268,32 +1276,25 @@ def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
                                 k = n - o_d[o]
                                 T2 = T + o_p[o]
                         hot = k == 0
-                    n2 = N if hot else k
-                    # the action after the keep, as optimal_values decides A[r, k, T2]
-                    can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank
-                    if kind != ZILCH and hot and hotmand and can_roll:
-                        can_bank = False
-                    if kind == ZILCH and can_roll:
-                        # a pay-out must roll again: no choice
-                        can_bank = False
-                    act = _SF_BANK
-                    cv = NEG
-                    if can_roll:
-                        if T2 <= Tcap:
-                            cv = V[r2i, n2, T2]
-                            act = _SF_ROLL
-                        elif fA >= 0.0 and not can_bank:
-                            cv = fA + fB * beta
-                            act = _SF_FORCED
-                        elif kind == ZILCH:
-                            act = _SF_BANK
-                        else:
-                            cv = bv[T2]
-                    if can_bank:
-                        if bv[T2] >= cv or not can_roll:
-                            act = _SF_BANK
-                    elif not can_roll:
-                        act = _SF_FORFEIT
+                        n2 = N if hot else k
+                        # ... and the action after it, as optimal_values decides A[r, k, T2]
+                        can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+                        act = _SF_BANK
+                        cv = NEG
+                        if can_roll:
+                            if T2 <= Tcap:
+                                cv = V[r2i, n2, T2]
+                                act = _SF_ROLL
+                            elif fA >= 0.0 and not can_bank:
+                                cv = fA + fB * beta
+                                act = _SF_FORCED
+                            else:
+                                cv = bv[T2]
+                        if can_bank:
+                            if bv[T2] >= cv or not can_roll:
+                                act = _SF_BANK
+                        elif not can_roll:
+                            act = _SF_FORFEIT
                     if act == _SF_ROLL:
                         mass[r2i, n2, T2] += p
                     elif act == _SF_BANK:
