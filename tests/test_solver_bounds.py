@@ -115,6 +115,44 @@ def test_bank_chance_known_values():
     assert get_tables(C.replace(max_rolls=1, min_bank=4000)).bank_chance(4050) == pytest.approx(8 / 6**6, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", sorted(PRESETS) + sorted(ODD))
+def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
+    """Every solver and the optimal agent choose by their own values through a kernel that works
+    out each after-keep state's best action once; the general kernel (any chooser) does it
+    keep by keep. Same values and slopes to the last bit, ties included, and a radius no larger,
+    for random bank values, bust and forfeit values, forced-roll extensions and free-roll tables."""
+    rules = load_ruleset(ODD.get(name, name))
+    rng = np.random.default_rng(len(name))
+    for for_game in (True, False):
+        s = build_spec(rules, for_game=for_game)
+        for trial in range(6):
+            Tcap = int(rng.integers(0, 90))
+            L = Tcap + s.max_step + 2
+            bv = rng.random(L) if trial % 2 else np.sort(rng.random(L))
+            beta, forf = float(rng.random()), float(rng.random())
+            fA, fB = (-1.0, 0.0) if trial < 3 else (0.5 * float(rng.random()), 0.5 * float(rng.random()))
+            rv = rng.random(L) if trial == 5 else np.zeros(0)
+            out = []
+            for kernel in (K._general_dp, K.turn_dp_radius):
+                V = np.full((s.n_rolls_dim, s.n_dice + 1, Tcap + 1), 7.0)
+                Q, rad = V.copy(), np.zeros(1)
+                kernel(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, trial % 2, Tcap, bv, beta,
+                       forf, trial % 3 == 0, True, V, bv, forf, Tcap, V, Q, fA, fB, rad, rv)
+                out.append((V, Q, rad[0]))
+            (V0, Q0, r0), (V1, Q1, r1) = out
+            assert np.array_equal(V0, V1) and np.array_equal(Q0, Q1), (name, for_game, trial)
+            assert 0.0 <= r1 <= r0
+        # the optimal agent's kernel: the same values
+        V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
+        A = np.empty((s.n_rolls_dim, s.n_dice, Tcap + s.max_step + 1))
+        K.optimal_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf,
+                         -1.0, 0.0, V, A)
+        V0 = np.zeros_like(V)
+        K._general_dp(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf,
+                      False, True, V0, bv, forf, Tcap, V0, np.zeros_like(V0), -1.0, 0.0, np.zeros(0), np.zeros(0))
+        assert np.array_equal(V, V0)
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"target": 3000, "entry_threshold": 40000},
      r"entry_threshold 40000 is reached in a turn with chance 3.4e-20 at best \(practically never\), so games would "

@@ -59,6 +59,23 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     (:func:`free_roll_values`): such a roll is worth more than banking, so the cap need not
     reach the lead where banking wins surely.
     """
+    if choose_self:
+        shape = (1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS], prm[P_N], Tcap + _max_keep(o_p) + 1)
+        AR = np.empty(shape if rad.shape[0] > 0 else (0, 0, 0))
+        rho = _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+                       fA, fB, rv, V, Q, np.empty(shape), np.empty(shape), AR)
+        if rad.shape[0] > 0:
+            rad[0] = rho
+        return
+    _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+                choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv)
+
+
+@njit(cache=True)
+def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
+                choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv):
+    """:func:`turn_dp_radius` for any chooser, each keep's best action worked out where it is
+    met. With ``choose_self`` it is the reference :func:`_self_dp` is tested against."""
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
@@ -178,6 +195,179 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
                 Q[r, n, T] = q
     if track:
         rad[0] = max(rho, 0.0)
+
+
+@njit(cache=True)
+def _max_keep(o_p):
+    m = 1
+    for o in range(o_p.shape[0]):
+        m = max(m, o_p[o])
+    return m
+
+
+@njit(cache=True)
+def _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta, fA, fB, rv,
+             V, Q, A, AQ, AR):
+    """:func:`turn_dp_radius` choosing by its own values: the values and slopes of
+    :func:`_general_dp` bit for bit (the same sums in the same order), at a third of its cost.
+    Returns the radius when ``AR`` is given (size 0: not wanted).
+
+    The best action after a keep (bank, roll on, or forfeit) depends only on the state the
+    keep leads to, not on the roll or the keep. So it is worked out once per state as soon
+    as the state's values are known (:func:`_after_keep`), and the loop over a roll's keeps,
+    the solvers' innermost, is a lookup and a compare. ``A``/``AQ``/``AR[r, k, T2]`` hold its
+    value, slope in beta and radius after a keep in roll r that leaves k dice (0: hot dice)
+    and the total T2; they cover totals up to ``Tcap`` + the largest keep.
+
+    The radius is bounded in two steps: each after-keep state's own choice holds for bust
+    values within its radius, and each roll's keep holds against the other keeps' best
+    actions within the keep radius; within both, no (keep, action) beats the one chosen. The
+    bound is at most the radius of :func:`_general_dp`, which compares every (keep, action)
+    with the chosen one directly at twice the cost."""
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    nr = 1 if maxr == 0 else maxr
+    track = AR.size > 0
+    rho = 1e300
+    z = prm[P_ZILCH]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    fq = 1.0 if forf_is_beta else 0.0
+    free = rv.shape[0] > 0
+    W = A.shape[2]
+    Af = A.reshape(-1)
+    AQf = AQ.reshape(-1)
+    ARf = AR.reshape(-1)
+    width = 1
+    # each keep's after-keep state, relative to (roll, total before the keep)
+    off = np.empty(o_p.shape[0], np.int64)
+    for n in range(1, N + 1):
+        for c in range(cstart[n], cstart[n + 1]):
+            width = max(width, c_oe[c] - c_os[c])
+            for o in range(c_os[c], c_oe[c]):
+                off[o] = (n - o_d[o]) * W + o_p[o]
+    buf_e = np.empty(width)
+    buf_q = np.empty(width)
+    for T2 in range(W - 1, Tcap, -1):
+        _after_keep(prm, fa, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
+    for T in range(Tcap, -1, -1):
+        for n in range(1, N + 1):
+            for r in range(nr):
+                r2 = r + 1
+                can_roll = maxr == 0 or r2 < maxr
+                r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+                base = r * N * W + T
+                v = 0.0
+                q = 0.0
+                for c in range(cstart[n], cstart[n + 1]):
+                    p = c_prob[c]
+                    kind = c_kind[c]
+                    if kind == BUST:
+                        v += p * beta
+                        q += p
+                    elif kind == WIN:
+                        v += p
+                    elif kind == ZILCH:
+                        # pays, and the same player must roll all dice again (Game.roll)
+                        T2 = T + z
+                        if can_roll:
+                            if T2 <= Tcap:
+                                v += p * V[r2i, N, T2]
+                                q += p * Q[r2i, N, T2]
+                            elif free:
+                                v += p * rv[T2]
+                            elif fA >= 0.0:
+                                v += p * (fA + fB * beta)
+                                q += p * fB
+                            else:
+                                v += p * bv[T2]
+                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+                            v += p * bv[T2]
+                        else:
+                            v += p * forf
+                            q += p * fq
+                    else:
+                        o0 = c_os[c]
+                        na = c_oe[c] - o0
+                        be = NEG
+                        bq = 0.0
+                        for i in range(na):
+                            j = base + off[o0 + i]
+                            e = Af[j]
+                            if i == 0 or e > be:
+                                be = e
+                                bq = AQf[j]
+                            if track:
+                                buf_e[i] = e
+                                buf_q[i] = AQf[j]
+                                if ARf[j] < rho:
+                                    rho = ARf[j]
+                        if na == 0:
+                            be = 0.0
+                        v += p * be
+                        q += p * bq
+                        if track:
+                            # slopes are chances, so a gap of at least rho cannot lower it
+                            # (and most keeps are that far): no division there
+                            for i in range(na):
+                                gap = be - buf_e[i]
+                                if gap < rho * 1.000001:
+                                    dq = abs(bq - buf_q[i])
+                                    if dq > 0.0 and gap / dq < rho:
+                                        rho = gap / dq
+                V[r, n, T] = v
+                Q[r, n, T] = q
+        _after_keep(prm, fa, T, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
+    return max(rho, 0.0)
+
+
+@njit(cache=True)
+def _after_keep(prm, fa, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR):
+    """The best action after every keep that leaves the total T2, for :func:`_self_dp`: the
+    choice :func:`_general_dp` makes inline (ending the turn wins a tie with rolling on)."""
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    entry = prm[P_ENTRY]
+    minbank = prm[P_MINBANK]
+    hotmand = prm[P_HOTMAND] == 1
+    free = rv.shape[0] > 0
+    track = AR.size > 0
+    for r in range(A.shape[0]):
+        r2 = r + 1
+        can_roll = maxr == 0 or r2 < maxr
+        r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
+        for k in range(N):
+            hot = k == 0
+            n2 = N if hot else k
+            can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+            ev = NEG
+            eq = 0.0
+            if can_roll:
+                if T2 <= Tcap:
+                    ev = V[r2i, n2, T2]
+                    eq = Q[r2i, n2, T2]
+                elif free and hot:
+                    ev = rv[T2]
+                elif fA >= 0.0 and not can_bank:
+                    ev = fA + fB * beta
+                    eq = fB
+                else:
+                    ev = bv[T2]
+            rad = 1e300
+            if can_bank or not can_roll:
+                xv = bv[T2] if can_bank else forf
+                xq = 0.0 if can_bank else fq
+                if can_roll:
+                    dq = abs(eq - xq)
+                    if dq > 0.0:
+                        rad = abs(ev - xv) / dq
+                if xv >= ev or not can_roll:
+                    ev = xv
+                    eq = xq
+            A[r, k, T2] = ev
+            AQ[r, k, T2] = eq
+            if track:
+                AR[r, k, T2] = rad
 
 
 # ---------------------------------------------------------------------------- the 2-player game
@@ -1126,87 +1316,13 @@ _SF_ROLL, _SF_BANK, _SF_FORFEIT, _SF_FORCED = range(4)
 
 @njit(cache=True)
 def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
-    """``V[r, n, T]`` for T <= Tcap exactly as :func:`turn_dp` computes
-    it with ``choose_self`` (the same sums in the same order, so the same floats and the
-    optimal agent's same moves), several times faster for what the agents need.
-
-    ``turn_dp`` also computes the bust slope Q that the game solve needs, and re-derives the
-    best action after each keep inside its loop over the rolls' options. That action
-    depends only on (rolls used, dice left after the keep, total after it), so here it is
-    worked out once per total, as ``A[r, k, T2]`` (k dice left, 0 for hot dice), as soon
-    as the totals above it are done; a roll's options are then a max over ``A``.
-    ``A`` must cover totals up to ``Tcap + max_step``, ``bv`` the same.
-    """
-    N = prm[P_N]
-    maxr = prm[P_MAXROLLS]
-    nr = 1 if maxr == 0 else maxr
-    z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
-    hotmand = prm[P_HOTMAND] == 1
-    top = A.shape[2] - 1
-    for T2 in range(top, -1, -1):
-        if T2 <= Tcap:
-            # the rolls' values at T2, from the after-keep values above it
-            for n in range(1, N + 1):
-                for r in range(nr):
-                    r2 = r + 1
-                    can_roll = maxr == 0 or r2 < maxr
-                    r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
-                    v = 0.0
-                    for c in range(cstart[n], cstart[n + 1]):
-                        p = c_prob[c]
-                        kind = c_kind[c]
-                        if kind == BUST:
-                            v += p * beta
-                        elif kind == WIN:
-                            v += p
-                        elif kind == ZILCH:
-                            Tz = T2 + z
-                            if can_roll:
-                                if Tz <= Tcap:
-                                    v += p * V[r2i, N, Tz]
-                                elif fA >= 0.0:
-                                    v += p * (fA + fB * beta)
-                                else:
-                                    v += p * bv[Tz]
-                            elif (fa == 1 or Tz >= entry) and Tz >= minbank:
-                                v += p * bv[Tz]
-                            else:
-                                v += p * forf
-                        else:
-                            best = NEG
-                            for o in range(c_os[c], c_oe[c]):
-                                x = A[r, n - o_d[o], T2 + o_p[o]]
-                                if x > best:
-                                    best = x
-                            v += p * best
-                    V[r, n, T2] = v
-        # the best action after a keep that leaves T2 on the table (what turn_dp's option loop picks)
-        for r in range(nr):
-            r2 = r + 1
-            can_roll = maxr == 0 or r2 < maxr
-            r2i = 0 if maxr == 0 else (r2 if can_roll else 0)
-            for k in range(N):
-                hot = k == 0
-                n2 = N if hot else k
-                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
-                ev = NEG
-                cv = NEG
-                if can_roll:
-                    if T2 <= Tcap:
-                        ev = V[r2i, n2, T2]
-                    elif fA >= 0.0 and not can_bank:
-                        ev = fA + fB * beta
-                    else:
-                        ev = bv[T2]
-                    cv = ev
-                if can_bank:
-                    if bv[T2] >= cv or not can_roll:
-                        ev = bv[T2]
-                elif not can_roll:
-                    ev = forf
-                A[r, k, T2] = ev
+    """``V[r, n, T]`` for T <= Tcap exactly as :func:`turn_dp` computes it with ``choose_self``
+    (the same floats, so the optimal agent's same moves), and ``A[r, k, T2]``, the value of
+    the best action after a keep in roll r that leaves k dice (0 for hot dice) and the total
+    T2, from which the agents read their moves. ``A`` must cover totals up to
+    ``Tcap + max_step``, ``bv`` the same."""
+    _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, False, fA, fB, bv[:0],
+             V, np.empty_like(V), A, np.empty_like(A), np.empty((0, 0, 0)))
 
 
 @njit(cache=True)

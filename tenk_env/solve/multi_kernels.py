@@ -188,7 +188,12 @@ def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, t
         a = s[x]
         fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
         nb = (x + 1) % N
+        # the first guess of x's value, from the plane through three solved neighbours (x one
+        # unit up, the next player one up, both): half the states needed a second turn
+        # solve from the next player's neighbour alone, one in fifteen from the plane
         xv = U[x, idx + pw[nb]] if s[nb] + 1 < tu else 0.5
+        if s[nb] + 1 < tu and s[x] + 1 < tu:
+            xv += U[x, idx + pw[x]] - U[x, idx + pw[x] + pw[nb]]
         # sized for this state: the cap moves with beta only past the target
         bv = np.empty(tu - a + FB.shape[2] + max_step + 4 + bankable_from(prm, fa))
         V = np.empty((1, 1, 1))
