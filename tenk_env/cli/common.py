@@ -1,5 +1,6 @@
-"""What every subcommand shares: the console it prints to, and how an interrupted command
-ends (one line, exit code 130 for Ctrl-C and 143 for SIGTERM; see :mod:`tenk_env.cli.main`)."""
+"""What every subcommand shares: the console it prints to, how an interrupted command ends
+(one line, exit code 130 for Ctrl-C and 143 for SIGTERM; see :mod:`tenk_env.cli.main`), and
+what a command that may start a long exact solve tells the user it costs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import signal
 from rich.console import Console
 
 console = Console()
+
+#: the cost of a 3-player best response on the project's 2-core machine (`tenk bench solve
+#: --solve-players 3`), told before the commands that may start one
+BR3_COST = "at 3 players on 2 cores: seconds at 1,000, 5 minutes for classic to 5,000, 45 minutes to 10,000"
 
 #: exit codes of an interrupted command: 128 + the signal's number, as a shell reports it
 EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
