@@ -74,6 +74,29 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
                 choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv)
 
 
+@njit(cache=True, inline="always")
+def _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q):
+    """(value, slope in beta) of a roll that leaves no keep to choose: a bust, an instant win,
+    or a zilch pay-out, after which the same player must roll all dice again (Game.roll)."""
+    if kind == BUST:
+        return beta, 1.0
+    if kind == WIN:
+        return 1.0, 0.0
+    T2 = T + prm[P_ZILCH]
+    N = prm[P_N]
+    if can_roll:
+        if T2 <= Tcap:
+            return V[r2i, N, T2], Q[r2i, N, T2]
+        if rv.shape[0] > 0:
+            return rv[T2], 0.0
+        if fA >= 0.0:
+            return fA + fB * beta, fB
+        return bv[T2], 0.0
+    if (fa == 1 or T2 >= prm[P_ENTRY]) and T2 >= prm[P_MINBANK]:
+        return bv[T2], 0.0
+    return forf, fq
+
+
 @njit(cache=True)
 def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
                 choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv):
@@ -89,7 +112,6 @@ def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv,
         width = max(width, 2 * (c_oe[c] - c_os[c]))
     alt_v = np.empty(width)
     alt_q = np.empty(width)
-    z = prm[P_ZILCH]
     entry = prm[P_ENTRY]
     minbank = prm[P_MINBANK]
     hotmand = prm[P_HOTMAND] == 1
@@ -107,30 +129,10 @@ def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv,
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c]
                     kind = c_kind[c]
-                    if kind == BUST:
-                        v += p * beta
-                        q += p
-                    elif kind == WIN:
-                        v += p
-                    elif kind == ZILCH:
-                        # pays, and the same player must roll all dice again (Game.roll)
-                        T2 = T + z
-                        if can_roll:
-                            if T2 <= Tcap:
-                                v += p * V[r2i, N, T2]
-                                q += p * Q[r2i, N, T2]
-                            elif free:
-                                v += p * rv[T2]
-                            elif fA >= 0.0:
-                                v += p * (fA + fB * beta)
-                                q += p * fB
-                            else:
-                                v += p * bv[T2]
-                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
-                            v += p * bv[T2]
-                        else:
-                            v += p * forf
-                            q += p * fq
+                    if kind != NORMAL:
+                        ev, eq = _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q)
+                        v += p * ev
+                        q += p * eq
                     else:
                         bc = NEG
                         be = 0.0
@@ -232,11 +234,7 @@ def _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, be
     nr = 1 if maxr == 0 else maxr
     track = AR.size > 0
     rho = 1e300
-    z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
     fq = 1.0 if forf_is_beta else 0.0
-    free = rv.shape[0] > 0
     W = A.shape[2]
     Af = A.reshape(-1)
     AQf = AQ.reshape(-1)
@@ -265,30 +263,10 @@ def _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, be
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c]
                     kind = c_kind[c]
-                    if kind == BUST:
-                        v += p * beta
-                        q += p
-                    elif kind == WIN:
-                        v += p
-                    elif kind == ZILCH:
-                        # pays, and the same player must roll all dice again (Game.roll)
-                        T2 = T + z
-                        if can_roll:
-                            if T2 <= Tcap:
-                                v += p * V[r2i, N, T2]
-                                q += p * Q[r2i, N, T2]
-                            elif free:
-                                v += p * rv[T2]
-                            elif fA >= 0.0:
-                                v += p * (fA + fB * beta)
-                                q += p * fB
-                            else:
-                                v += p * bv[T2]
-                        elif (fa == 1 or T2 >= entry) and T2 >= minbank:
-                            v += p * bv[T2]
-                        else:
-                            v += p * forf
-                            q += p * fq
+                    if kind != NORMAL:
+                        ev, eq = _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q)
+                        v += p * ev
+                        q += p * eq
                     else:
                         o0 = c_os[c]
                         na = c_oe[c] - o0
@@ -360,7 +338,7 @@ def _after_keep(prm, fa, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, 
             if can_bank or not can_roll:
                 xv = bv[T2] if can_bank else forf
                 xq = 0.0 if can_bank else fq
-                if can_roll:
+                if track and can_roll:
                     dq = abs(eq - xq)
                     if dq > 0.0:
                         rad = abs(ev - xv) / dq
