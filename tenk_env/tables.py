@@ -344,7 +344,9 @@ class Tables:
         return out
 
 
-@functools.lru_cache(maxsize=64)
+# 256: a training run drawing its games from up to that many rulesets (a 200-ruleset suite
+# pool) keeps every table; rebuilding one takes about a second, longer than a game (1 MB each)
+@functools.lru_cache(maxsize=256)
 def get_tables(rules: Ruleset) -> Tables:
     """The (cached) scoring tables of a ruleset."""
     return Tables(rules)

@@ -12,6 +12,7 @@ from tenk_env.policies.exact import afterstate_policy, exact_eval, policy_key
 from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
 from tenk_env.rules import PRESETS
+from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.solve import SolverError, solve_game
 from tenk_env.solve.best_response import BestResponse
 
@@ -30,9 +31,9 @@ def _cache(tmp_path_factory):
         yield
 
 
-def weights(n_players: int, seed: int, hidden: int = 16) -> dict:
+def weights(n_players: int, seed: int, hidden: int = 16, rules_obs: int = 0) -> dict:
     rng = np.random.default_rng(seed)
-    F = n_features(n_players)
+    F = n_features(n_players, rules_obs)
     return {"w0": rng.normal(size=(F, hidden)), "b0": rng.normal(size=hidden),
             "w1": rng.normal(size=(hidden, n_players)), "b1": rng.normal(size=n_players)}
 
@@ -47,28 +48,42 @@ def agent(rules, seed: int, learn: bool = True) -> AfterstateAgent:
 def test_the_evaluators_turn_values_are_the_agents_plan(rules, learn):
     """At every turn-start state the evaluator's backward induction on the value grid gives
     the agent's plan, entry by entry, so it follows the agent's moves."""
+    for seed in range(2):
+        check_follows(rules, agent(rules, seed, learn), learn)
+
+
+@pytest.mark.parametrize("rules", [FR2, FIN], ids=["fr2", "fin500"])
+def test_the_evaluator_follows_an_agent_that_reads_the_rules(rules):
+    """A net reading the rules observation (one net for every ruleset) is followed on each
+    ruleset it is asked about, with that ruleset's observation."""
+    ag = AfterstateAgent.from_weights(weights(2, 3, rules_obs=RULES_OBS_VERSION),
+                                      checkpoint_meta(None, 2, hidden=[16], opponents_learn=True, trained_on="test"),
+                                      "afterstate:any")
+    check_follows(rules, ag, True)
+
+
+def check_follows(rules, ag, learn):
+    """The evaluator's turn values from the value grid of ``ag`` equal its own plans."""
     sol = solve_game(rules, with_fair_komi=False)
     u, tu = sol.unit, sol.target_units
-    for seed in range(2):
-        ag = agent(rules, seed, learn)
-        pol = afterstate_policy(ag, sol)
-        view = BestResponse(rules, sol, "test", None, None, pol.W, pol.RF)
-        checked = 0
-        step = max(1, tu // 10)
-        for a in range(0, tu, step):
-            for b in range(0, tu, step):
-                for fa, fb in ((1, 1), (0, 1), (1, 0), (0, 0)):
-                    if (not fa and a) or (not fb and b):
-                        continue
-                    g = Game(rules, 2, record=False)
-                    g.scores, g.on_board = [a * u, b * u], [bool(fa), bool(fb)]
-                    plan = plan_turn(g, ag.net, (True, learn))
-                    V, bv, Tcap, beta, _ = view.turn_values(a, b, fa, fb)
-                    T = min(Tcap, plan.Tcap)
-                    np.testing.assert_allclose(V[:, :, :T + 1], plan.V[:, :, :T + 1], rtol=0, atol=1e-12)
-                    assert beta == pytest.approx(plan.bust, abs=1e-12)
-                    checked += 1
-        assert checked > 40
+    pol = afterstate_policy(ag, sol)
+    view = BestResponse(rules, sol, "test", None, None, pol.W, pol.RF)
+    checked = 0
+    step = max(1, tu // 10)
+    for a in range(0, tu, step):
+        for b in range(0, tu, step):
+            for fa, fb in ((1, 1), (0, 1), (1, 0), (0, 0)):
+                if (not fa and a) or (not fb and b):
+                    continue
+                g = Game(rules, 2, record=False)
+                g.scores, g.on_board = [a * u, b * u], [bool(fa), bool(fb)]
+                plan = plan_turn(g, ag.net, (True, learn))
+                V, bv, Tcap, beta, _ = view.turn_values(a, b, fa, fb)
+                T = min(Tcap, plan.Tcap)
+                np.testing.assert_allclose(V[:, :, :T + 1], plan.V[:, :, :T + 1], rtol=0, atol=1e-12)
+                assert beta == pytest.approx(plan.bust, abs=1e-12)
+                checked += 1
+    assert checked > 40
 
 
 def test_exact_win_rate_is_what_it_wins_in_play(tmp_path):

@@ -46,6 +46,12 @@ def _checkpoint(path: str) -> Path:
     return p
 
 
+def _trained_on(meta: dict) -> str:
+    if "rules_obs" in meta:
+        return f"{meta['trained_on']} (reads the rules: plays any ruleset)"
+    return f"{meta['ruleset_name']} (hash {meta['ruleset_hash']})"
+
+
 def _spec(arg: str) -> tuple[str, Path | None]:
     """(agent spec, checkpoint file or None) of the argument: an agent spec that names a
     trained agent (``ppo:PATH``, ``afterstate:PATH``, ``zoo:NAME``), a checkpoint (.zip: PPO,
@@ -86,7 +92,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     meta = agent.meta
     # PPO checkpoints count training steps, afterstate checkpoints learner turns
     trained, unit = (meta["turns"], "turns") if "turns" in meta else (meta.get("num_timesteps", 0), "steps")
-    rules = load_ruleset(args.rules) if args.rules else load_ruleset(meta["ruleset"])
+    # an agent that reads the rules plays any ruleset: classic unless --rules says otherwise
+    rules = load_ruleset(args.rules or meta.get("ruleset", "classic"))
     n_players = args.players or int(meta["n_players"])
     agent.check(rules, n_players)  # a mismatch fails here with the checkpoint's own message
     try:
@@ -106,7 +113,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     sha = f" (sha256 {file_sha256(path)})" if path else ""
     console.print(f"{path or spec}{sha}: trained {trained:,} {unit} on "
-                  f"{meta['ruleset_name']} (hash {meta['ruleset_hash']}), {n_players} players; {args.games:,} games per opponent, "
+                  f"{_trained_on(meta)}, {n_players} players; {args.games:,} games per opponent, "
                   f"seed {args.seed}, backend {args.backend} ({workers} worker(s) for scalar-engine games)",
                   highlight=False)
     note = solve_notice(rules) if regret or "optimal" in opponents else None

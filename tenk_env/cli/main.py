@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from tenk_env.cli import (cmd_analyze, cmd_bench, cmd_evaluate, cmd_ffa, cmd_play, cmd_plot, cmd_replay, cmd_rules,
                           cmd_serve, cmd_solve, cmd_suite, cmd_sweep, cmd_tournament, cmd_train, cmd_zoo, common)
+from tenk_env.threads import one_blas_thread
 from tenk_env.cli.common import EXIT_SIGTERM, Terminated, console, interrupted_exit_code, interrupted_line
 
 #: every subcommand, in the order ``tenk --help`` lists them
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     common.reset_interrupt()
+    one_blas_thread()
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         old = signal.signal(signal.SIGTERM, common.on_sigterm), signal.getsignal(signal.SIGINT)

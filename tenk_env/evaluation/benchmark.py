@@ -111,6 +111,8 @@ def _games(log: Callable[[str], None] = print) -> list[tuple[dict, int, list[str
     for err in bad:
         log(f"left out: {err}")
     for e in good:
+        if e.any_rules:  # ranked over rule variants by tenk suite, not by game here
+            continue
         m = e.meta
         key = (m["ruleset_hash"], int(m["n_players"]))
         g = out.setdefault(key, (m["ruleset"], int(m["n_players"]), [], {}))

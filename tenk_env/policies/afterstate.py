@@ -43,6 +43,7 @@ from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_bytes
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, rules_obs as rules_vector
 from tenk_env.solve import kernels as K
 from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
@@ -102,19 +103,22 @@ def check_rules(rules: Ruleset) -> None:
 
 
 # ----------------------------------------------------------------------------- features
-def n_features(n_players: int) -> int:
-    return 8 * n_players + 1
+def n_features(n_players: int, rules_obs: int = 0) -> int:
+    """Features of a position (:func:`features_of`), with the rules observation when ``rules_obs``."""
+    return 8 * n_players + 1 + (RULES_OBS_SIZE if rules_obs else 0)
 
 
 def features_of(rules: Ruleset, scores: np.ndarray, on_board: np.ndarray, busts: np.ndarray, final: np.ndarray,
-                to_play: np.ndarray, trigger: np.ndarray, learner: np.ndarray) -> np.ndarray:
+                to_play: np.ndarray, trigger: np.ndarray, learner: np.ndarray, rules_obs: int = 0) -> np.ndarray:
     """Features of B positions, seats in turn order from the player to move (arrays (B, N),
     ``final`` (B,)): per seat the score / target, the gap to the best other score / target,
     the distance still to the target (0 past it) / target, the on-board flag, the bust
     count / the count that costs a penalty, whether the seat still takes a turn (all of
     them until the final round, then the seats yet to take their last turn), whether it
     triggered the final round, and whether this learner plays it (1) or a fixed bot (0);
-    then the final-round flag. Version :data:`FEATURES_VERSION`."""
+    then the final-round flag. Version :data:`FEATURES_VERSION`. With ``rules_obs`` (a version
+    of :mod:`tenk_env.rules_obs`), the rules observation of ``rules`` follows: what an agent
+    that plays any ruleset reads."""
     t = float(rules.target)
     s = np.asarray(scores, dtype=np.float64)
     B, N = s.shape
@@ -124,6 +128,8 @@ def features_of(rules: Ruleset, scores: np.ndarray, on_board: np.ndarray, busts:
     after = float(rules.bust_penalty_after) if rules.bust_penalty else 1.0
     X = np.concatenate([s / t, (s - best_other) / t, np.maximum(t - s, 0.0) / t, on_board, np.asarray(busts) / after,
                         to_play, trigger, learner, np.asarray(final, dtype=np.float64).reshape(B, 1)], axis=1)
+    if rules_obs:
+        X = np.concatenate([X, np.broadcast_to(rules_vector(rules), (B, RULES_OBS_SIZE))], axis=1)
     return X.astype(np.float32)
 
 
@@ -149,14 +155,19 @@ class ValueNet:
     """An MLP from :func:`features_of` to win probabilities (softmax over seats), in numpy.
 
     ``weights``: ``w0, b0, w1, b1, ...`` with ``w`` of shape (in, out); SiLU between layers.
-    ``version``: the :data:`FEATURES_VERSION` it was trained with (how its plans read positions).
+    ``version``: the :data:`FEATURES_VERSION` it was trained with (how its plans read positions);
+    ``rules_obs``: the version of the rules observation it reads after them (0: none, the net
+    of one ruleset).
     """
 
-    def __init__(self, weights: Mapping[str, np.ndarray], version: int = FEATURES_VERSION):
+    def __init__(self, weights: Mapping[str, np.ndarray], version: int = FEATURES_VERSION, rules_obs: int = 0):
         if version not in SUPPORTED_VERSIONS:
             raise AfterstateError(f"afterstate features v{version}: this code reads "
                                   f"{', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}; retrain with this version")
-        self.version = int(version)
+        if rules_obs not in (0, RULES_OBS_VERSION):
+            raise AfterstateError(f"the value net reads rules observation v{rules_obs}; this code reads "
+                                  f"v{RULES_OBS_VERSION}: retrain it with this version")
+        self.version, self.rules_obs = int(version), int(rules_obs)
         n = len(weights) // 2
         if n < 1 or any(f"w{i}" not in weights or f"b{i}" not in weights for i in range(n)):
             raise AfterstateError(f"value net weights must be w0, b0, w1, b1, ... (got {sorted(weights)})")
@@ -239,7 +250,8 @@ def _bust_dice(game: Game) -> tuple[int, tuple[int, ...]] | None:
     return _BUST_DICE[h]
 
 
-def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], version: int) -> _Ends:
+def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], version: int,
+          rules_obs: int = 0) -> _Ends:
     """Every way the current turn of ``game`` (at its start) can end, asked of Game copies.
 
     Banking at totals that keep the mover below the target leads to positions that differ
@@ -320,8 +332,8 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], vers
         out[L + 1] = win_shares(c, p)
     else:
         add(c, [L + 1])
-    X = (features_of(game.rules, *(np.concatenate([r[i] for r in rows], axis=0) for i in range(7)))
-         if rows else np.zeros((0, n_features(N)), dtype=np.float32))
+    X = (features_of(game.rules, *(np.concatenate([r[i] for r in rows], axis=0) for i in range(7)), rules_obs)
+         if rows else np.zeros((0, n_features(N, rules_obs)), dtype=np.float32))
     return _Ends(X, row, out, shift)
 
 
@@ -483,19 +495,24 @@ def plan_turn(game: Game, net: ValueNet, learner: tuple[bool, ...], *, all_seats
     (:func:`_sure_bank_cap`).
     """
     N = game.n_players
+
+    def values(frame):
+        return _values(_ends(game, np.arange(frame[-1]), frame[0].unit, learner, net.version, net.rules_obs), net, N)
+
     frame = _frame(game)
-    vals = _values(_ends(game, np.arange(frame[-1]), frame[0].unit, learner, net.version), net, N)
+    vals = values(frame)
     if net.version >= 2 and N == 2 and not game.final_round:
         cap = _sure_bank_cap(game, float(vals[frame[-1], 0]))
         if cap > frame[3]:
             frame = _frame(game, cap)
-            vals = _values(_ends(game, np.arange(frame[-1]), frame[0].unit, learner, net.version), net, N)
+            vals = values(frame)
     return _plan(game, frame, vals, all_seats)
 
 
-def position_features(game: Game, learner: tuple[bool, ...], version: int = FEATURES_VERSION) -> np.ndarray:
+def position_features(game: Game, learner: tuple[bool, ...], version: int = FEATURES_VERSION,
+                      rules_obs: int = 0) -> np.ndarray:
     """(F,) features of ``game``'s current turn-start position."""
-    return features_of(game.rules, *_position(game, learner, version))[0]
+    return features_of(game.rules, *_position(game, learner, version), rules_obs)[0]
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -531,36 +548,47 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
     return data, meta
 
 
-def checkpoint_meta(rules: Ruleset, n_players: int, *, hidden: list[int], opponents_learn: bool,
-                    **extra: Any) -> dict[str, Any]:
-    return {"format": FORMAT, "features_version": FEATURES_VERSION, "ruleset": rules.to_dict(),
-            "ruleset_hash": rules.hash, "ruleset_name": rules.name, "n_players": n_players, "hidden": list(hidden),
-            "opponents_learn": bool(opponents_learn), **extra}
+def checkpoint_meta(rules: Ruleset | None, n_players: int, *, hidden: list[int], opponents_learn: bool,
+                    trained_on: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A checkpoint's metadata: the ruleset it plays, or (``rules`` None) the rules
+    observation it reads to play any ruleset and ``trained_on``, what it was trained on."""
+    game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": str(trained_on)} if rules is None else
+            {"ruleset": rules.to_dict(), "ruleset_hash": rules.hash, "ruleset_name": rules.name})
+    return {"format": FORMAT, "features_version": FEATURES_VERSION, **game, "n_players": n_players,
+            "hidden": list(hidden), "opponents_learn": bool(opponents_learn), **extra}
 
 
 # ----------------------------------------------------------------------------- the agent
 class AfterstateAgent:
     """Plays the turn planned against its value net (deterministic: ties go the solver
     kernels' way). ``opponents_learn``: whether the net was trained with the other seats
-    played by itself (self-play) or by fixed bots, which is how it models them."""
+    played by itself (self-play) or by fixed bots, which is how it models them. A net that
+    reads the rules observation (meta ``rules_obs``) plays every ruleset the planner covers;
+    any other plays the one ruleset it was trained on."""
 
     def __init__(self, net: ValueNet, meta: Mapping[str, Any], name: str = "afterstate"):
         self.net, self.meta, self.name = net, dict(meta), name
-        self.rules = load_ruleset(self.meta["ruleset"])
+        self.any_rules = bool(self.meta.get("rules_obs", 0))
+        self.rules = None if self.any_rules else load_ruleset(self.meta["ruleset"])
         n = int(self.meta["n_players"])
         if net.version != self.meta.get("features_version", 1):
             raise AfterstateError(f"{name}: a v{net.version} value net with a v{self.meta.get('features_version')} "
                                   "checkpoint's metadata")
-        if net.n_in != n_features(n) or net.n_out != n:
+        if net.rules_obs != self.meta.get("rules_obs", 0):
+            raise AfterstateError(f"{name}: a value net reading rules observation v{net.rules_obs} with metadata "
+                                  f"that says v{self.meta.get('rules_obs', 0)}")
+        F = n_features(n, net.rules_obs)
+        if net.n_in != F or net.n_out != n:
             raise AfterstateError(f"{name}: value net of shape {net.n_in} -> {net.n_out} does not fit "
-                                  f"{n} players ({n_features(n)} features -> {n})")
+                                  f"{n} players ({F} features -> {n})")
         self._key: tuple | None = None
         self._plan: TurnPlan | None = None
 
     @classmethod
     def from_weights(cls, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any], name: str) -> "AfterstateAgent":
         """The agent of a checkpoint's weights and meta (its features version included)."""
-        return cls(ValueNet(weights, int(meta.get("features_version", 1))), meta, name)
+        return cls(ValueNet(weights, int(meta.get("features_version", 1)), int(meta.get("rules_obs", 0))), meta,
+                   name)
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> "AfterstateAgent":
@@ -569,7 +597,11 @@ class AfterstateAgent:
 
     def check(self, rules: Ruleset, n_players: int) -> None:
         m = self.meta
-        if rules.hash != m["ruleset_hash"] or n_players != m["n_players"]:
+        if self.any_rules:
+            if n_players != m["n_players"]:
+                raise AfterstateError(f"{self.name} reads the rules and plays any ruleset, but with {m['n_players']} "
+                                      f"players; this game has {n_players}")
+        elif rules.hash != m["ruleset_hash"] or n_players != m["n_players"]:
             raise AfterstateError(
                 f"{self.name} was trained for ruleset {m['ruleset_name']!r} (hash {m['ruleset_hash']}) with "
                 f"{m['n_players']} players; this game is {rules.name!r} (hash {rules.hash}) with {n_players} players. "
@@ -588,14 +620,15 @@ class AfterstateAgent:
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         return self.plan(game).pick(game)
 
-    def value_grid(self, unit: int) -> np.ndarray:
+    def value_grid(self, unit: int, rules: Ruleset | None = None) -> np.ndarray:
         """``W[f, g, s, o]``: the win chance its plans read for the player to move at the start
         of a turn outside the final round, with s units against o (on-board flags f, g), in a
         2-player game, where the mover is its opponent and the other seat itself: every
         position its turns hand on below the target. With the exact last turns of features v2
         these values are its whole policy: the exact evaluator follows it through them
-        (:func:`tenk_env.policies.exact.exact_policy`). Scores run up to the target."""
-        rules, m = self.rules, self.meta
+        (:func:`tenk_env.policies.exact.exact_policy`). Scores run up to the target. ``rules``:
+        the game's (its own, for an agent of one ruleset)."""
+        rules, m = rules or self.rules, self.meta
         if m["n_players"] != 2 or self.net.version < 2 or rules.bust_penalty:
             raise AfterstateError(f"{self.name}: a value grid needs a 2-player, features-v2 agent on a ruleset "
                                   "without bust penalty (its moves then depend on the scores and flags alone)")
@@ -609,7 +642,7 @@ class AfterstateAgent:
                 on = np.tile([float(f or not entry), float(g or not entry)], (B, 1))
                 X = features_of(rules, np.stack([s, o], axis=1) * unit, on, np.zeros((B, 2)), np.zeros(B),
                                 np.ones((B, 2)), np.zeros((B, 2)),
-                                np.tile([float(m["opponents_learn"]), 1.0], (B, 1)))
+                                np.tile([float(m["opponents_learn"]), 1.0], (B, 1)), self.net.rules_obs)
                 # the plan reads its own share, which the evaluator takes as 1 - W
                 W[f, g] = (1.0 - self.net(X)[:, 1]).reshape(tu, tu)
         return W

@@ -269,7 +269,7 @@ def afterstate_policy(agent: AfterstateAgent, sol: GameSolution) -> SelfValued:
         agent.check(sol.rules, 2)
     except AgentError as e:
         raise SolverError(str(e)) from None
-    return SelfValued(agent.name, sol, agent.value_grid(sol.unit), optimal_policy(sol).RF, _afterstate_key(agent))
+    return SelfValued(agent.name, sol, agent.value_grid(sol.unit, sol.rules), optimal_policy(sol).RF, _afterstate_key(agent))
 
 
 # ---------------------------------------------------------------------- bots, asked move by move

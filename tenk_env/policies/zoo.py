@@ -72,8 +72,12 @@ _CARD = {"meta": (True, dict, "the checkpoint's metadata"),
          "command": (False, str, "the command that trained it"),
          "checkpoint": (False, dict, "the checkpoint's file and sha256"),
          "strength": (False, dict, "its measured strength")}
-_META = {"ruleset": (dict, "the ruleset's fields"), "ruleset_hash": (str, "the ruleset's hash"),
-         "ruleset_name": (str, "the ruleset's name"), "n_players": (int, "the player count")}
+_META = {"n_players": (int, "the player count")}
+#: the game of an agent of one ruleset
+_META_RULESET = {"ruleset": (dict, "the ruleset's fields"), "ruleset_hash": (str, "the ruleset's hash"),
+                 "ruleset_name": (str, "the ruleset's name")}
+#: an agent that reads the rules and plays any ruleset instead
+_META_ANY = {"rules_obs": (int, "the rules observation version"), "trained_on": (str, "what it was trained on")}
 _META_PPO = {"obs_version": (int, "the observation version"), "n_actions": (int, "the action count")}
 _META_AFTERSTATE = {"features_version": (int, "the afterstate features version"),
                     "hidden": (list, "the value net's layer widths"),
@@ -108,16 +112,18 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     if not afterstate and meta.get("format") != META_FORMAT:
         raise ZooError(f"{where}: meta.format is {meta.get('format')!r}: a card's meta is a PPO checkpoint's "
                        f"(format {META_FORMAT}) or an afterstate checkpoint's ({AFTERSTATE_FORMAT!r}): {_fix(name)}")
-    for k, (want, what) in {**_META, **(_META_AFTERSTATE if afterstate else _META_PPO)}.items():
+    any_rules = "rules_obs" in meta
+    for k, (want, what) in {**_META, **(_META_ANY if any_rules else _META_RULESET),
+                            **(_META_AFTERSTATE if afterstate else _META_PPO)}.items():
         if k not in meta:
             raise ZooError(f"{where} has no meta.{k} ({what}): {_fix(name)}")
         if not _check_type(meta[k], want):
             raise ZooError(f"{where}: meta.{k} is {meta[k]!r}, not {_TYPE_NAMES[want]} ({what}): {_fix(name)}")
     try:
-        rules = Ruleset.from_dict(meta["ruleset"], source=f"{where}: meta.ruleset")
+        rules = None if any_rules else Ruleset.from_dict(meta["ruleset"], source=f"{where}: meta.ruleset")
     except ValueError as e:
         raise ZooError(f"{e}; {_fix(name)}") from None
-    if rules.hash != meta["ruleset_hash"]:
+    if rules is not None and rules.hash != meta["ruleset_hash"]:
         # The hash is what a game checks the agent against: an edited ruleset under the old
         # hash would let the agent play a game it was not trained for.
         raise ZooError(f"{where}: meta.ruleset hashes to {rules.hash}, but meta.ruleset_hash records "
@@ -150,12 +156,18 @@ class ZooEntry:
     def afterstate(self) -> bool:
         return self.meta.get("format") == AFTERSTATE_FORMAT
 
+    @property
+    def any_rules(self) -> bool:
+        """Whether it reads the rules observation and plays any ruleset (else the one in its meta)."""
+        return "rules_obs" in self.meta
+
     def summary(self) -> str:
         m = self.meta
+        game = f"any ruleset (trained on {m['trained_on']})" if self.any_rules else m["ruleset_name"]
         if self.afterstate:
-            return (f"{m['ruleset_name']}, {m['n_players']} players, afterstate value net {m['hidden']} + turn "
+            return (f"{game}, {m['n_players']} players, afterstate value net {m['hidden']} + turn "
                     f"expectimax, {m.get('turns', 0):,} learner turns")
-        return (f"{m['ruleset_name']}, {m['n_players']} players, {m.get('policy', 'mlp')} head, "
+        return (f"{game}, {m['n_players']} players, {m.get('policy', 'mlp')} head, "
                 f"{m.get('num_timesteps', 0):,} steps")
 
 

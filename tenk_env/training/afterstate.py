@@ -33,9 +33,12 @@ from typing import Any, Callable, Union
 import numpy as np
 import yaml
 
+from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.policies.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
+from tenk_env import variants
 from tenk_env.evaluation.analysis import interval_text
+from tenk_env.evaluation.match import wilson
 from tenk_env.policies.base import make_agent
 from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
                                   check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
@@ -45,6 +48,7 @@ from tenk_env.training.rundir import (RunError, StopRequest, append_rows, check_
 from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
+from tenk_env.threads import one_blas_thread
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 from tenk_env.solve.game import is_solvable
 
@@ -54,7 +58,7 @@ ALGO = "afterstate"
 EVAL_FIELDS = ["turns", "opponent", "games", "win_rate", "ci_low", "ci_high", "seconds"]
 #: what an afterstate run directory holds (--force deletes only these)
 RUN_ENTRIES = {"config.yaml", "run.yaml", "tb", "eval.csv", "regret.csv", "best.npz", "last.npz", "state.pt",
-               "done.yaml", "paused.yaml"}
+               "done.yaml", "paused.yaml", "evals"}
 REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate", "seconds"]
 #: significant digits of the floats in eval.csv and regret.csv
 DIGITS = 6
@@ -72,6 +76,10 @@ class AfterstateEvalConfig:
     regret_games: int = config_field("games analysed against optimal at each evaluation (2 players, rulesets the game "
                               "solver plays; 0: off)", 200)
     seed: int = config_field("dice seed of the evaluation games (the same deals every time)", 2024)
+    keep: bool = config_field("also keep the net of every evaluation, as evals/turns_N.npz (for learning curves measured "
+                              "afterwards, e.g. by tenk suite evaluate)", False)
+    rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
+                                 "first ones; games per opponent on each)", 4)
 
 
 @dataclass
@@ -81,6 +89,8 @@ class AfterstateConfig(RunConfig):
     seed: int = config_field("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
     total_turns: int = config_field("learner turns to train for (one regression target each)", 300_000)
     max_minutes: float = config_field("end this session after this much wall time (0: no limit); --resume continues", 0.0)
+    rules_obs: bool = config_field("the value net also reads the rules observation (tenk_env.rules_obs), so it can play "
+                                   "any ruleset; required with rules drawn from the suite", False)
     opponents: Any = config_field("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
                            "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
     hidden: list[int] = config_field("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
@@ -105,6 +115,9 @@ class AfterstateConfig(RunConfig):
     eval: AfterstateEvalConfig = config_field("evaluation during training", factory=AfterstateEvalConfig)
 
     _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
+    #: the rulesets a game is drawn from (one: a game of ``_ruleset``), and their description
+    _rulesets: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
+    _trained_on: str = field(default="", repr=False, compare=False, metadata={"internal": True})
     parse_pool: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
     _eval_opponents: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
     _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
@@ -120,14 +133,40 @@ class AfterstateConfig(RunConfig):
         return "regret" if self._regret_on else self._eval_opponents[-1]
 
 
-def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
-    check_choice("algo", cfg.algo, (ALGO,))
+#: the keys of ``rules: {suite: train, count: N}``
+SUITE_KEYS = ("suite", "count")
+
+
+def _training_rules(spec: Any) -> tuple[list[Ruleset], str | None]:
+    """The rulesets training games are drawn from, and (rules drawn from the suite) what they are."""
+    if isinstance(spec, dict) and "suite" in spec:
+        extra = sorted(set(spec) - set(SUITE_KEYS))
+        if extra:
+            raise ConfigError(f"rules: {{suite: ...}} takes the keys {', '.join(SUITE_KEYS)}, not {', '.join(extra)}")
+        if spec["suite"] != "train":
+            raise ConfigError(f"rules.suite = {spec['suite']!r}: training draws from the suite's train split only "
+                              "(test and presets are what the agent is measured on); use suite: train")
+        count = spec.get("count", 100)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ConfigError(f"rules.count = {count!r}: give how many training rulesets to draw games from, e.g. 100")
+        return (variants.split("train", count),
+                f"the first {count} rulesets of the suite's train split (variant space v{variants.SPACE_VERSION})")
     try:
-        rules = load_ruleset(cfg.rules)
+        return [load_ruleset(spec)], None
     except (RulesetError, FileNotFoundError) as e:
         raise ConfigError(f"rules: {e}") from None
+
+
+def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
+    check_choice("algo", cfg.algo, (ALGO,))
+    pool_rules, suite = _training_rules(cfg.rules)
+    if suite and not cfg.rules_obs:
+        raise ConfigError("rules: {suite: train}: a net trained on many rulesets must be told which one it plays; "
+                          "set rules_obs: true")
+    rules = pool_rules[0]
     try:
-        check_rules(rules)
+        for r in pool_rules:
+            check_rules(r)
     except AfterstateError as e:
         raise ConfigError(f"rules: {e}") from None
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
@@ -147,7 +186,7 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
         check_unit("lam_end", cfg.lam_end)
     if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
         raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
-    F, N = n_features(cfg.n_players), cfg.n_players
+    F, N = n_features(cfg.n_players, cfg.rules_obs), cfg.n_players
     params = mlp_parameters([F, *cfg.hidden, N])
     check_memory("hidden", cfg.hidden, params * BYTES_PER_PARAMETER, f"the value net ({params:,} parameters)",
                  "hidden=[64, 64]")
@@ -158,7 +197,8 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     pool = parse_pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
-            check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
+            for r in pool_rules:
+                check_agent(f"opponents: {spec!r}", spec, r, cfg.n_players)
     ev = cfg.eval
     check_positive("eval.every", ev.every, zero_ok=True)
     check_positive("eval.games", ev.games)
@@ -166,17 +206,21 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     check_games("eval.games", ev.games)
     check_games("eval.regret_games", ev.regret_games)
     check_seed("eval.seed", ev.seed)
+    check_positive("eval.rulesets", ev.rulesets)
     opps = list(ev.opponents) if ev.opponents is not None else list(DEFAULT_EVAL_OPPONENTS)
     if not opps:
         raise ConfigError("eval.opponents: give at least one agent spec, e.g. [dicenow]")
     for spec in opps:
-        check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
-    cfg._regret_on = ev.regret_games > 0 and is_solvable(rules, cfg.n_players)
+        for r in pool_rules[:ev.rulesets]:
+            check_agent(f"eval.opponents: {spec!r}", spec, r, cfg.n_players)
+    # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
+    cfg._regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
     allowed = opps + (["regret"] if cfg._regret_on else [])
     if ev.best_by is not None and ev.best_by not in allowed:
         raise ConfigError(f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, allowed)}: choose one of "
                           f"{', '.join(allowed)}")
     cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
+    cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
     return cfg
 
 
@@ -200,7 +244,8 @@ def config_dict(cfg: AfterstateConfig) -> dict[str, Any]:
     for f in public_fields(AfterstateConfig):
         v = getattr(cfg, f.name)
         out[f.name] = {g.name: getattr(v, g.name) for g in public_fields(type(v))} if f.name == "eval" else v
-    out["rules"] = cfg.ruleset.to_dict()
+    if len(cfg._rulesets) == 1:
+        out["rules"] = cfg.ruleset.to_dict()
     return out
 
 
@@ -259,9 +304,10 @@ class AfterstateTrainer:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.rules, N = cfg.ruleset, cfg.n_players
-        self.F = n_features(N)
+        self.rules_obs = RULES_OBS_VERSION if cfg.rules_obs else 0
+        self.F = n_features(N, self.rules_obs)
         self.net = _Net(self.F, cfg.hidden, N, cfg.learning_rate)
-        self.value = ValueNet(self.net.weights())
+        self.value = self._value_net()
         self.rng = np.random.default_rng(cfg.seed)
         self.X = np.zeros((cfg.buffer, self.F), dtype=np.float32)
         self.Y = np.zeros((cfg.buffer, N), dtype=np.float32)
@@ -282,12 +328,15 @@ class AfterstateTrainer:
     # ------------------------------------------------------------------ state
     def meta(self) -> dict[str, Any]:
         cfg = self.cfg
-        return checkpoint_meta(self.rules, cfg.n_players, hidden=cfg.hidden,
-                               opponents_learn=all(s == SELF for s, _ in cfg._pool), turns=self.turns,
-                               run=cfg.name)
+        return checkpoint_meta(None if self.rules_obs else self.rules, cfg.n_players, hidden=cfg.hidden,
+                               opponents_learn=all(s == SELF for s, _ in cfg._pool), trained_on=cfg._trained_on,
+                               turns=self.turns, run=cfg.name)
+
+    def _value_net(self) -> ValueNet:
+        return ValueNet(self.net.weights(), FEATURES_VERSION, self.rules_obs)
 
     def agent(self) -> AfterstateAgent:
-        return AfterstateAgent(ValueNet(self.net.weights()), self.meta(), f"afterstate:{self.cfg.name}")
+        return AfterstateAgent(self._value_net(), self.meta(), f"afterstate:{self.cfg.name}")
 
     def save_state(self) -> None:
         torch = self.net.torch
@@ -310,12 +359,16 @@ class AfterstateTrainer:
         except Exception as e:
             raise RunError(f"{path}: cannot read the training state ({type(e).__name__}: {e}); start over with "
                            f"tenk train --config ... --force {self.run_dir}") from None
-        m = s["meta"]
-        if m["ruleset_hash"] != self.rules.hash or m["n_players"] != self.cfg.n_players or \
-                m["hidden"] != list(self.cfg.hidden):
-            raise RunError(f"{path} was trained for {m['ruleset_name']!r} ({m['ruleset_hash']}), {m['n_players']} "
-                           f"players, hidden {m['hidden']}; the config says otherwise. Keep the game and the net "
-                           "of a run when resuming it")
+        m, want = s["meta"], self.meta()
+        if m.get("rules_obs", 0) != want.get("rules_obs", 0):
+            raise RunError(f"{path} was trained {'with' if m.get('rules_obs') else 'without'} the rules observation; "
+                           f"the config sets rules_obs: {str(bool(want.get('rules_obs'))).lower()}. A net's inputs "
+                           "cannot change mid-run: keep rules_obs as it was, or start a new run")
+        game = ("ruleset_hash", "trained_on", "n_players", "hidden")
+        if any(m.get(k) != want.get(k) for k in game):
+            raise RunError(f"{path} was trained for {m.get('ruleset_name') or m.get('trained_on')!r} "
+                           f"({m.get('ruleset_hash', 'any ruleset')}), {m['n_players']} players, hidden {m['hidden']}; "
+                           "the config says otherwise. Keep the game and the net of a run when resuming it")
         if m.get("features_version") != FEATURES_VERSION:
             raise RunError(f"{path} was trained with afterstate features v{m.get('features_version')}; this tenk "
                            f"trains v{FEATURES_VERSION}, and a net cannot change versions mid-run. Its checkpoints "
@@ -334,7 +387,7 @@ class AfterstateTrainer:
             self.finished = done.get("turns") == self.turns
         self.rng.bit_generator.state = s["rng"]
         torch.set_rng_state(s["torch_rng"])
-        self.value = ValueNet(self.net.weights())
+        self.value = self._value_net()
 
     # ------------------------------------------------------------------ learning
     def _add(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -357,7 +410,7 @@ class AfterstateTrainer:
         for _ in range(cfg.grad_steps):
             idx = self.rng.integers(self.size, size=min(cfg.batch_size, self.size))
             self.losses.append(self.net.step(self.X[idx], self.Y[idx], lr))
-        self.value = ValueNet(self.net.weights())
+        self.value = self._value_net()
 
     def play_game(self) -> None:
         """One training game; its positions' targets go to the buffer when it ends."""
@@ -369,7 +422,10 @@ class AfterstateTrainer:
             if s != me:
                 seats[s] = specs[int(rng.choice(len(specs), p=probs))]
         learner = tuple(s == SELF for s in seats)
-        g = Game(self.rules, N, record=False)
+        pool = cfg._rulesets
+        # drawn only from a pool of many, so a one-ruleset run's dice are those it always had
+        rules = pool[int(rng.integers(len(pool)))] if len(pool) > 1 else self.rules
+        g = Game(rules, N, record=False)
         # (features, the plan's backup or None for a bot's turn, mover) of every turn start
         traj: list[tuple[np.ndarray, np.ndarray | None, int]] = []
         while not g.over and g.turn <= cfg.max_game_turns:
@@ -377,7 +433,7 @@ class AfterstateTrainer:
                 g.roll(rng.integers(1, 7, size=g.dice_to_roll))
                 continue
             p = g.current
-            x = position_features(g, learner)
+            x = position_features(g, learner, FEATURES_VERSION, self.rules_obs)
             if learner[p]:
                 plan = plan_turn(g, self.value, learner, all_seats=cfg.other_seats == "plan")
                 backup = plan.value
@@ -410,7 +466,7 @@ class AfterstateTrainer:
             G = win_shares(g, 0)
             self.games += 1
         else:
-            G = np.roll(self.value(position_features(g, learner)[None])[0], g.current)
+            G = np.roll(self.value(position_features(g, learner, FEATURES_VERSION, self.rules_obs)[None])[0], g.current)
             self.abandoned += 1
         lam = self._anneal(cfg.lam, cfg.lam_end)
         for x, backup, p in reversed(traj):
@@ -423,16 +479,24 @@ class AfterstateTrainer:
         cfg, N = self.cfg, self.cfg.n_players
         agent = self.agent()
         rows = []
+        rulesets = cfg._rulesets[:cfg.eval.rulesets]
         for opp in cfg._eval_opponents:
-            r = evaluate_agent(agent, self.rules, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
-            wr, lo, hi = r.win_rate, r.ci_low, r.ci_high
-            rows.append({"turns": self.turns, "opponent": opp, "games": r.games, "win_rate": wr, "ci_low": lo,
-                         "ci_high": hi, "seconds": round(r.seconds, 2)})
+            # over several rulesets: the win rate of all their games, with the interval of that many
+            rs = [evaluate_agent(agent, r, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar") for r in rulesets]
+            games = sum(r.games for r in rs)
+            wr = sum(r.win_rate * r.games for r in rs) / games
+            lo, hi = (rs[0].ci_low, rs[0].ci_high) if len(rs) == 1 else wilson(wr * games, games)
+            rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
+                         "ci_high": hi, "seconds": round(sum(r.seconds for r in rs), 2)})
             self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)
-            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {r.games} games")
+            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {games} games"
+                     + (f" on {len(rulesets)} rulesets" if len(rulesets) > 1 else ""))
         append_rows(self.run_dir / "eval.csv", EVAL_FIELDS, rows, digits=DIGITS)
+        if cfg.eval.keep:
+            (self.run_dir / "evals").mkdir(exist_ok=True)
+            save_checkpoint(self.run_dir / "evals" / f"turns_{self.turns}.npz", self.net.weights(), self.meta())
         regret = None
         if self.cfg._regret_on:
             t0 = time.perf_counter()
@@ -466,6 +530,7 @@ class AfterstateTrainer:
         start = session = time.perf_counter()
         t_last, turns_last = start, self.turns
         interrupted = False
+        one_blas_thread()
         with StopRequest(self.log) as stop:
             while self.turns < cfg.total_turns:
                 if self.next_eval is not None and self.turns >= self.next_eval:
@@ -527,7 +592,8 @@ def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, fo
     def setup() -> Callable[[], AfterstateResult]:
         atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
         atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
-            "algo": ALGO, "ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash, **run_record(argv)},
+            "algo": ALGO, **({"ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash}
+                             if len(cfg._rulesets) == 1 else {"rulesets": cfg._trained_on}), **run_record(argv)},
             sort_keys=False))
         return AfterstateTrainer(cfg, run_dir, log).run
 
