@@ -181,3 +181,31 @@ def test_the_zoo_keeps_an_agent_that_reads_the_rules(tmp_path):
     (root / "gen" / "weights.npz").write_bytes((root / "gen" / "weights.npz").read_bytes()[:-10] + b"0" * 10)
     good, bad = zoo.scan(root)
     assert not good and "sha256" in str(bad[0])
+
+
+def test_a_runs_kept_nets_make_its_learning_curve_on_a_split(tmp_path, monkeypatch, capsys):
+    from tenk_env.cli.main import main
+
+    run = train_afterstate(load_afterstate_config(gen_config(tmp_path, total_turns=160)), log=lambda s: None).run_dir
+    kept = sorted(int(p.stem[6:]) for p in (run / "evals").iterdir())
+    assert len(kept) >= 2
+    # two small held-out games stand in for the test split (its 10,000-point games take minutes to solve)
+    small = [C.replace(target=1000, multiples="flat", name="small-a"), C.replace(target=800, name="small-b")]
+    monkeypatch.setattr(variants, "split", lambda name, count=None: small)
+    assert main(["suite", "curve", str(run), "--games", "80", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    rows = (run / "suite_curve_test.csv").read_text().splitlines()
+    assert rows[0] == "turns,mean_regret,ci_low,ci_high,win_rate_vs_optimal"
+    assert [int(r.split(",")[0]) for r in rows[1:]] == kept
+    for r in rows[1:]:
+        turns, mean, lo, hi, wr = map(float, r.split(","))
+        assert lo <= mean <= hi and abs(wr - (0.5 - mean)) < 1e-6
+    assert (run / "plots" / "suite_test_regret.png").stat().st_size > 1000
+    assert out.count("learner turns on split 'test'") == len(kept)
+    # measured once: a second call reads the results back
+    assert main(["suite", "curve", str(run), "--games", "80", "--workers", "1"]) == 0
+    assert "learner turns on split" not in capsys.readouterr().out
+    assert (run / "suite_curve_test.csv").read_text().splitlines() == rows
+    # a folder with no kept nets is named, with the fix
+    assert main(["suite", "curve", str(tmp_path)]) == 2
+    assert "has no evals/ folder of kept nets" in capsys.readouterr().out

@@ -5,20 +5,22 @@
     tenk suite solve                      # solve and cache every test ruleset (minutes each)
     tenk suite evaluate dicenow           # its regret against optimal play on each, and the mean
     tenk suite leaderboard runs/suite/*.json   # the results ranked, as markdown
+    tenk suite curve runs/afterstate_generalist  # a run's kept nets on the test split: its learning curve
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
-from tenk_env.evaluation.suite import evaluate_suite, leaderboard, read_result, result_path, write_result
-from tenk_env.io import atomic_write_text
+from tenk_env.evaluation.suite import evaluate_suite, leaderboard, learning_curve, read_result, result_path, write_result
+from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console
 from tenk_env.rules import Ruleset
@@ -122,6 +124,65 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_curve(args: argparse.Namespace) -> int:
+    for k, least in (("games", 2), ("workers", 1)):
+        if getattr(args, k) < least:
+            raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
+    run = Path(args.run)
+    if not (run / "evals").is_dir():
+        raise ValueError(f"{args.run!r} has no evals/ folder of kept nets: give the directory of an afterstate run "
+                         "trained with eval.keep: true")
+    points = learning_curve(run, args.split, games=args.games, seed=args.seed, workers=args.workers,
+                            log=lambda m: console.print(m, highlight=False, markup=False))
+    rows = ["turns,mean_regret,ci_low,ci_high,win_rate_vs_optimal"]
+    t = Table(title=f"{run.name} on split {args.split!r}: mean regret per game against optimal play")
+    for col in ("learner turns", "mean regret [95%]", "vs optimal"):
+        t.add_column(col, justify="right")
+    for turns, r in points:
+        # no interval where a ruleset's games were too few for one: empty fields, and the reason
+        lo, hi = (f"{x:.6f}" for x in r.mean_regret_ci) if r.mean_regret_ci else ("", "")
+        ci = (f"[{r.mean_regret_ci[0]:.4f}, {r.mean_regret_ci[1]:.4f}]" if r.mean_regret_ci else
+              "(no interval: too few games on a ruleset; give more --games)")
+        rows.append(f"{turns},{r.mean_regret:.6f},{lo},{hi},{0.5 - r.mean_regret:.6f}")
+        t.add_row(f"{turns:,}", f"{r.mean_regret:.4f} {ci}", f"{0.5 - r.mean_regret:.2%}")
+    console.print(t)
+    csv = run / f"suite_curve_{args.split}.csv"
+    atomic_write_text(csv, "\n".join(rows) + "\n")
+    png = run / "plots" / f"suite_{args.split}_regret.png"
+    atomic_write_bytes(png, _curve_png(run.name, args.split, points))
+    console.print(f"wrote {csv} and {png}", highlight=False)
+    return 0
+
+
+def _curve_png(name: str, split: str, points: list) -> bytes:
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [t for t, _ in points]
+    y = [100 * r.mean_regret for _, r in points]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    (line,) = ax.plot(x, y, marker="o", ms=3, label="mean regret per game")
+    if all(r.mean_regret_ci for _, r in points):
+        ax.fill_between(x, [100 * r.mean_regret_ci[0] for _, r in points],
+                        [100 * r.mean_regret_ci[1] for _, r in points], color=line.get_color(), alpha=0.18, lw=0,
+                        label="95% interval (over these rulesets' games)")
+    ax.axhline(0, color="grey", lw=0.8, ls="--")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("learner turns")
+    ax.set_ylabel("win probability given away per game (points)")
+    ax.set_title(f"{name}: regret on the suite's {split} split")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=9)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("suite", help="the rule-variant benchmark: list its splits, solve them")
     ss = s.add_subparsers(dest="suite_command", required=True)
@@ -155,5 +216,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     lb.add_argument("results", nargs="+", help="result JSON files (runs/suite/*.json)")
     lb.add_argument("--out", help="also write the markdown to this file")
     lb.set_defaults(func=cmd_leaderboard)
+    cv = ss.add_parser("curve", help="a training run's learning curve on a split: every net it kept (eval.keep), "
+                                     "measured by regret")
+    cv.add_argument("run", help="an afterstate run directory trained with eval.keep: true")
+    cv.add_argument("--split", choices=variants.SPLITS, default="test", help="the split (default test)")
+    cv.add_argument("--games", type=int, default=200, help="analysed games per ruleset and net (default 200)")
+    cv.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")
+    cv.add_argument("--workers", type=int, default=2, help="worker processes (results do not depend on it)")
+    cv.set_defaults(func=cmd_curve)
     # an interruption's line (tenk_env/cli/main.py) says what is kept
     s.set_defaults(resume_hint="rerun it: solved rulesets are cached")

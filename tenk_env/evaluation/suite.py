@@ -30,7 +30,7 @@ from tenk_env.policies.base import AgentError, AgentSpec
 from tenk_env.solve.game import is_cached, solve_game
 
 __all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "read_result", "leaderboard",
-           "RESULT_FORMAT"]
+           "learning_curve", "RESULT_FORMAT"]
 
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
@@ -145,6 +145,33 @@ def read_result(path: str | Path) -> SuiteResult:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"suite result {str(path)!r} is not a result tenk suite evaluate wrote ({type(e).__name__}: "
                          f"{e}); evaluate the agent again") from None
+
+
+def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200, seed: int = 0, workers: int = 2,
+                   log: Callable[[str], None] = print) -> list[tuple[int, SuiteResult]]:
+    """Every net an afterstate run kept (``evals/turns_N.npz``, written with ``eval.keep``)
+    measured on ``split`` by regret over ``games`` analysed games a ruleset: (learner turns,
+    result) in training order. Each result is written to ``RUN/suite/`` and read back, not
+    measured again, when it is there for the same games and seed."""
+    run_dir = Path(run_dir)
+    nets = sorted((int(m.group(1)), p) for p in (run_dir / "evals").glob("turns_*.npz")
+                  if (m := re.fullmatch(r"turns_(\d+)\.npz", p.name)))
+    if not nets:
+        raise ValueError(f"{str(run_dir)!r} kept no nets to measure (evals/turns_N.npz): train it with eval.keep: true "
+                         "and eval.every > 0")
+    out = []
+    for k, (turns, path) in enumerate(nets, start=1):
+        spec = AgentSpec.parse(f"afterstate:{path}")
+        where = result_path(run_dir / "suite", spec.text, split, spec.sha256)
+        res = read_result(where) if where.is_file() else None
+        if res is None or (res.games, res.seed, res.agent_sha256) != (games, seed, spec.sha256):
+            log(f"{k}/{len(nets)}: the net at {turns:,} learner turns on split {split!r}")
+            res = evaluate_suite(spec.text, split, games=games, seed=seed, workers=workers, exact=False,
+                                 log=lambda m: None, command=f"tenk suite curve {run_dir} --split {split} "
+                                                            f"--games {games} --seed {seed}")
+            write_result(res, where)
+        out.append((turns, res))
+    return out
 
 
 def leaderboard(results: list[SuiteResult], describe: Callable[[str], str] = lambda a: "") -> str:
