@@ -50,6 +50,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from tenk_env.threads import one_blas_thread
 from tenk_env.policies.base import AgentError, Policy, make_agent
 from tenk_env.policies.batched import (BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
                             batched_agent)
@@ -315,8 +316,10 @@ def _start_pool_worker(parent: int, init: Callable[..., None], *args: Any) -> No
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     init(*args)
-    if "torch" in sys.modules:  # one thread each (a PPO agent's weights loaded it): the pool fills the cores
+    # one thread each for torch (a PPO agent's weights loaded it) and NumPy's BLAS: the pool fills the cores
+    if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
+    one_blas_thread()
 
 
 def _die_with_parent(parent: int) -> None:
