@@ -6,8 +6,9 @@ Each entry is a folder ``agents/NAME/`` with
   observation into action logits; no value network, no optimizer state); for an afterstate
   agent (:mod:`tenk_env.policies.afterstate`) its value net. An entry stays far below 1 MB and loads
   without torch;
-* ``agent.yaml``: what the agent plays (the checkpoint's metadata: ruleset and its hash,
-  player count, observation version, policy head), the sha256 of its ``weights.npz``
+* ``agent.yaml``: what the agent plays (the checkpoint's metadata: ruleset and its hash, or
+  for an agent that reads the rules, the rules observation's version and what it was
+  trained on; player count, observation version, policy head), the sha256 of its ``weights.npz``
   (``weights_sha256``), how it was trained (``command``, ``config``, steps, the
   checkpoint's sha256) and its measured strength, each figure with the command that
   produced it.
