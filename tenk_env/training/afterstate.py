@@ -77,7 +77,7 @@ class AfterstateEvalConfig:
                               "solver plays; 0: off)", 200)
     seed: int = config_field("dice seed of the evaluation games (the same deals every time)", 2024)
     keep: bool = config_field("also keep the net of every evaluation, as evals/turns_N.npz (for learning curves measured "
-                              "afterwards, e.g. by tenk suite evaluate)", False)
+                              "afterwards: tenk suite curve RUN)", False)
     rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
                                  "first ones; games per opponent on each)", 4)
 
