@@ -19,7 +19,7 @@ from tenk_env.policies.exact import seat_ceiling
 from tenk_env.policies.human import check_terminal
 from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.cli.args import seed_arg
-from tenk_env.cli.common import BR3_COST
+from tenk_env.cli.common import BR_COST
 from tenk_env.rules import load_ruleset
 from tenk_env.solve import SolverError
 
@@ -80,7 +80,8 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
         return
     if br is None:
         console.print(f"the exact ceiling of this seat is not solved yet: tenk ffa ... --exact, or tenk solve "
-                      f"best-response {rules.name} {' '.join(opponents)} ({BR3_COST}; once: cached)", highlight=False)
+                      f"best-response {rules.name} {' '.join(opponents)} ({BR_COST.get(args.players, BR_COST[4])}; "
+                      "once: cached)", highlight=False)
         return
     t = Table("in seat rotation", "win share", "exact", "below the ceiling",
               title=f"the most any agent can take in this seat: {br.p:.2%} (br:{','.join(opponents)}, exact)")
@@ -108,5 +109,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--workers", type=int, default=0, help="processes for scalar-engine tables (default: up to 2)")
     s.add_argument("--exact", action="store_true",
                    help="solve the seat's exact ceiling (the best response to the opponents) and each bot's exact "
-                        f"share where they are not cached, {BR3_COST} (without it they are shown when cached)")
+                        f"share where they are not cached, {BR_COST[3]}; {BR_COST[4]} "
+                        "(without it they are shown when cached)")
     s.set_defaults(func=cmd_ffa)

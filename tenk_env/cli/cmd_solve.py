@@ -12,7 +12,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from tenk_env.policies import exact
-from tenk_env.cli.common import BR3_COST, console
+from tenk_env.cli.common import BR_COST, console
 from tenk_env.cli.args import check_output_file, ruleset_at
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import load_ruleset
@@ -222,7 +222,7 @@ def _best_response_n(args: argparse.Namespace) -> int:
     n = len(bots) + 1
     solve.check_multi_rules(r, n)
     name = "br:" + ",".join(bots)
-    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly ({BR3_COST}; once: "
+    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly ({BR_COST[n]}; once: "
                   "cached)", highlight=False)
     t0 = time.perf_counter()
     with _progress("solving") as bar:
