@@ -46,15 +46,25 @@ index  name                          value
 
 Bump :data:`RULES_OBS_VERSION` on any change to this layout: agents record the version they
 read and refuse another.
+
+For the environments, :class:`RulesObservation` (Gymnasium) and :class:`RulesObservationVector`
+(Gymnasium's vector API) append the vector to every observation of an env: a network of any
+framework can then condition on the rules::
+
+    env = RulesObservation(gym.make("TenThousand-v0", rules="farkle_official"))
+    # Box(0, high, (56 + 5 * n_players + 33,)): the position (tenk_env.obs), then the rules
 """
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
 from tenk_env.rules import Ruleset
 
-__all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels"]
+__all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels", "RulesObservation",
+           "RulesObservationVector"]
 
 #: version of the layout above; agents that read it record it and refuse another
 RULES_OBS_VERSION = 1
@@ -113,3 +123,65 @@ def rules_obs(rules: Ruleset) -> np.ndarray:
         got.flags.writeable = False
         _CACHE[rules.hash] = got
     return got
+
+
+def _with_rules(space: spaces.Box) -> spaces.Box:
+    """``space`` (a flat Box) with the rules observation's bounds after it."""
+    high = np.concatenate([space.high, np.full(RULES_OBS_SIZE, 2.0, np.float32)]).astype(np.float32)
+    return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
+
+
+class RulesObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """A tenk env (``TenThousand-v0``) whose observations end with its ruleset's rules
+    observation (:func:`rules_obs`); ``metadata["rules_obs_version"]`` names the layout.
+
+    ## Observation Space
+    ``Box(0, high, (56 + 5 * n_players + 33,), float32)``: the env's own observation
+    (:mod:`tenk_env.obs`), then the 33 values of :func:`rules_obs` (in [0, 2])."""
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        self._rules = rules_obs(_rules_of(env))
+        self.observation_space = _with_rules(env.observation_space)
+        self.metadata = {**env.metadata, "rules_obs_version": RULES_OBS_VERSION}
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return np.concatenate([observation, self._rules])
+
+
+class RulesObservationVector(gym.vector.VectorWrapper):
+    """:class:`RulesObservation` for the vector env (``gym.make_vec("TenThousand-v0", ...)``):
+    every row of a batch ends with the rules observation, the last observation of a finished
+    game (``infos["final_obs"]``, same-step autoreset) included."""
+
+    def __init__(self, env: gym.vector.VectorEnv):
+        super().__init__(env)
+        self._rules = rules_obs(_rules_of(env))
+        self.single_observation_space = _with_rules(env.single_observation_space)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, env.num_envs)
+        self.metadata = {**env.metadata, "rules_obs_version": RULES_OBS_VERSION}
+
+    def _add(self, observations: np.ndarray) -> np.ndarray:
+        return np.concatenate([observations, np.broadcast_to(self._rules, (len(observations), RULES_OBS_SIZE))],
+                              axis=1)
+
+    def reset(self, *, seed=None, options=None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._add(obs), infos
+
+    def step(self, actions):
+        obs, rewards, terminated, truncated, infos = self.env.step(actions)
+        if "final_obs" in infos:
+            final = infos["final_obs"].copy()
+            for i in np.flatnonzero(infos["_final_obs"]):
+                final[i] = np.concatenate([final[i], self._rules])
+            infos = {**infos, "final_obs": final}
+        return self._add(obs), rewards, terminated, truncated, infos
+
+
+def _rules_of(env) -> Ruleset:
+    rules = getattr(env.unwrapped, "rules", None)
+    if not isinstance(rules, Ruleset):
+        raise TypeError(f"{env!r} is not a tenk env (it has no ruleset to describe): wrap TenThousand-v0")
+    return rules

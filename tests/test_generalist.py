@@ -209,3 +209,41 @@ def test_a_runs_kept_nets_make_its_learning_curve_on_a_split(tmp_path, monkeypat
     # a folder with no kept nets is named, with the fix
     assert main(["suite", "curve", str(tmp_path)]) == 2
     assert "has no evals/ folder of kept nets" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
+def test_the_envs_can_append_the_rules_observation():
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    import tenk_env  # noqa: F401  (registers TenThousand-v0)
+    from tenk_env.rules_obs import RulesObservation, RulesObservationVector
+
+    rules = variants.split("test")[4]
+    plain, wrapped = (gym.make("TenThousand-v0", rules=rules) for _ in range(2))
+    wrapped = RulesObservation(wrapped)
+    assert wrapped.observation_space.shape == (plain.observation_space.shape[0] + RULES_OBS_SIZE,)
+    assert wrapped.metadata["rules_obs_version"] == RULES_OBS_VERSION
+    (a, ia), (b, ib) = plain.reset(seed=3), wrapped.reset(seed=3)
+    for _ in range(200):  # the same game, the same position block, the rules after it
+        assert np.array_equal(b, np.concatenate([a, rules_obs(rules)])) and wrapped.observation_space.contains(b)
+        act = int(np.flatnonzero(ia["action_mask"])[-1])
+        (a, _, done, _, ia), (b, *_, ib) = plain.step(act), wrapped.step(act)
+        if done:
+            (a, ia), (b, ib) = plain.reset(), wrapped.reset()
+    check_env(RulesObservation(gym.make("TenThousand-v0", rules="farkle_official")), skip_render_check=True)
+    # the vector env: every row, and the last observation of each finished game
+    venv = RulesObservationVector(gym.make_vec("TenThousand-v0", num_envs=4, vectorization_mode="vector_entry_point",
+                                               rules=rules))
+    obs, info = venv.reset(seed=0)
+    finished = 0
+    for _ in range(400):
+        assert obs.shape == (4, plain.observation_space.shape[0] + RULES_OBS_SIZE)
+        assert np.array_equal(obs[:, -RULES_OBS_SIZE:], np.tile(rules_obs(rules), (4, 1)))
+        obs, _, term, _, info = venv.step(np.array([np.flatnonzero(m)[-1] for m in info["action_mask"]]))
+        for i in np.flatnonzero(term):
+            assert np.array_equal(info["final_obs"][i][-RULES_OBS_SIZE:], rules_obs(rules))
+            finished += 1
+    assert finished > 0
+    with pytest.raises(TypeError, match="not a tenk env"):
+        RulesObservation(gym.make("CartPole-v1"))
