@@ -230,7 +230,7 @@ def test_the_envs_can_append_the_rules_observation():
         act = int(np.flatnonzero(ia["action_mask"])[-1])
         (a, _, done, _, ia), (b, *_, ib) = plain.step(act), wrapped.step(act)
         if done:
-            (a, ia), (b, ib) = plain.reset(), wrapped.reset()
+            (a, ia), (b, _) = plain.reset(), wrapped.reset()
     check_env(RulesObservation(gym.make("TenThousand-v0", rules="farkle_official")), skip_render_check=True)
     # the vector env: every row, and the last observation of each finished game
     venv = RulesObservationVector(gym.make_vec("TenThousand-v0", num_envs=4, vectorization_mode="vector_entry_point",

@@ -19,7 +19,8 @@ from rich.table import Table
 
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
-from tenk_env.evaluation.suite import evaluate_suite, leaderboard, learning_curve, read_result, result_path, write_result
+from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, read_result, result_path,
+                                      write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console

@@ -76,8 +76,8 @@ class AfterstateEvalConfig:
     regret_games: int = config_field("games analysed against optimal at each evaluation (2 players, rulesets the game "
                               "solver plays; 0: off)", 200)
     seed: int = config_field("dice seed of the evaluation games (the same deals every time)", 2024)
-    keep: bool = config_field("also keep the net of every evaluation, as evals/turns_N.npz (for learning curves measured "
-                              "afterwards: tenk suite curve RUN)", False)
+    keep: bool = config_field("also keep the net of every evaluation, as evals/turns_N.npz (for learning curves "
+                              "measured afterwards: tenk suite curve RUN)", False)
     rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
                                  "first ones; games per opponent on each)", 4)
 
@@ -89,8 +89,8 @@ class AfterstateConfig(RunConfig):
     seed: int = config_field("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
     total_turns: int = config_field("learner turns to train for (one regression target each)", 300_000)
     max_minutes: float = config_field("end this session after this much wall time (0: no limit); --resume continues", 0.0)
-    rules_obs: bool = config_field("the value net also reads the rules observation (tenk_env.rules_obs), so it can play "
-                                   "any ruleset; required with rules drawn from the suite", False)
+    rules_obs: bool = config_field("the value net also reads the rules observation (tenk_env.rules_obs), so it can "
+                                   "play any ruleset; required with rules drawn from the suite", False)
     opponents: Any = config_field("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
                            "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
     hidden: list[int] = config_field("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
