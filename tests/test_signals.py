@@ -17,11 +17,12 @@ TENK = [sys.executable, "-c", "import sys; from tenk_env.cli.main import main; s
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _interrupt(argv: list[str], ready, sig: int, *, group: bool = True, timeout: float = 120.0
-               ) -> tuple[int, str, str]:
-    """Run `tenk ARGV`, wait until ``ready()`` holds, send ``sig``; (exit code, stdout, stderr)."""
+def _interrupt(argv: list[str], ready, sig: int, *, group: bool = True, timeout: float = 120.0,
+               env: dict | None = None) -> tuple[int, str, str]:
+    """Run `tenk ARGV` (``env``: variables to set), wait until ``ready()`` holds, send ``sig``;
+    (exit code, stdout, stderr)."""
     p = subprocess.Popen(TENK + argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+                         start_new_session=True, env={**os.environ, "COLUMNS": "200", **(env or {})})
     try:
         deadline = time.monotonic() + timeout
         while not ready():
@@ -62,12 +63,13 @@ def test_interrupted_tournament_ends_with_one_line_and_resumes(tmp_path, sig, co
     assert last == f"interrupted; {saved} of 1000 chunks saved; rerun the same command to resume", (out, err)
 
 
-def test_a_command_that_does_not_resume_says_only_interrupted():
+def test_a_command_that_does_not_resume_says_only_interrupted(tmp_path):
     """A long exact solve (nothing saved on the way) stopped by SIGTERM, as a service manager
-    sends it, to the process alone."""
+    sends it, to the process alone. Its own empty cache: another test of the run may have
+    solved classic into the shared one, and a cached solve ends before the signal."""
     t0 = time.monotonic()
     rc, out, err = _interrupt(["solve", "game", "classic"], lambda: time.monotonic() - t0 > 5, signal.SIGTERM,
-                              group=False)
+                              group=False, env={"TENK_CACHE": str(tmp_path / "cache")})
     assert rc == 143, (out, err)
     assert "Traceback" not in err, err
     assert out.strip().splitlines()[-1] == "interrupted", out
