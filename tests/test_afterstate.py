@@ -129,6 +129,26 @@ def test_turn_ends_agree_with_the_game(preset, n, version):
         assert lasts > 0  # a 2-player bank into the target hands on the game's last turn
 
 
+def test_a_bank_into_the_target_under_a_minimum_bank_wins_at_once():
+    """An immediate end with a 300 minimum bank: 2,900 against 2,550 to 3,000, every total of
+    300 or more ends the game in the mover's favour, and the totals below it are forfeited.
+    (A plan once valued all of them as the forfeit, the first of their range, and rolled on.)"""
+    rules = C.replace(target=3000, end="immediate", min_bank=300, name="immediate-300")
+    g = Game(rules, 2, record=False)
+    g.scores, g.on_board = [2900, 2550], [True, True]
+    unit = _spec(rules).unit
+    Ts = np.arange(40)
+    e = _ends(g, Ts, unit, (True, True), 2)
+    for T in Ts:
+        kind, want = brute_end(g, int(T), unit, (True, True), "bank", 2)
+        if kind == "over":
+            assert e.row[T] == -1 and np.array_equal(e.out[T], want), T
+        else:
+            assert e.row[T] >= 0 and np.array_equal(e.X[e.row[T]], want[0]), T
+    assert [bool(e.row[T] == -1) for T in (5, 6, 7)] == [False, True, True]
+    assert np.array_equal(e.out[6], [1.0, 0.0])
+
+
 def test_final_round_ends_are_exact_and_the_last_turn_plan_is_the_solvers():
     """In a 2-player final round every bank ends the game, so the plan needs no net: its value
     must be the game solver's final-turn chance (to float precision), whatever the net."""

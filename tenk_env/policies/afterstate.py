@@ -298,8 +298,12 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], vers
             # forfeited, which the plan never chooses over a roll
             add(c, idx, a + pts[idx] if c.scores[p] != a else None)
             continue
-        # a finished game: the result changes only where the mover's score meets another's
+        # a finished game: the result changes only where the mover's score meets another's,
+        # and where a total first may be banked (a minimum bank: Game forfeits the totals below)
         bounds = {int(idx[0])}
+        first = next((int(i) for i in idx if game._bankable(int(Ts[i]) * unit)), None)
+        if first is not None:
+            bounds.add(first)
         for o in {game.scores[j] for j in range(N) if j != p}:
             for hit in (a + pts[idx] >= o, a + pts[idx] > o):
                 if hit.any():
