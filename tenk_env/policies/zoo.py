@@ -113,7 +113,7 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     if not afterstate and meta.get("format") != META_FORMAT:
         raise ZooError(f"{where}: meta.format is {meta.get('format')!r}: a card's meta is a PPO checkpoint's "
                        f"(format {META_FORMAT}) or an afterstate checkpoint's ({AFTERSTATE_FORMAT!r}): {_fix(name)}")
-    any_rules = "rules_obs" in meta
+    any_rules = bool(meta.get("rules_obs"))  # as AfterstateAgent reads it
     for k, (want, what) in {**_META, **(_META_ANY if any_rules else _META_RULESET),
                             **(_META_AFTERSTATE if afterstate else _META_PPO)}.items():
         if k not in meta:
@@ -160,7 +160,7 @@ class ZooEntry:
     @property
     def any_rules(self) -> bool:
         """Whether it reads the rules observation and plays any ruleset (else the one in its meta)."""
-        return "rules_obs" in self.meta
+        return bool(self.meta.get("rules_obs"))
 
     def summary(self) -> str:
         m = self.meta
