@@ -57,6 +57,30 @@ def _steps_axis(ax, label: str = "training steps (learner decisions)") -> None:
     ax.grid(True, alpha=0.3)
 
 
+def regret_figure(x, y, band, *, title: str, xlabel: str, label: str = "regret per game",
+                  band_label: str = "95% interval (over deals)"):
+    """A regret curve (win probability per game, plotted in percentage points) with its 95%
+    band where ``band`` (low, high) is given: the run plots' regret panel and ``tenk suite
+    curve``'s. Returns the matplotlib figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    (line,) = ax.plot(x, 100 * np.asarray(y), marker="o", ms=3, label=label)
+    if band is not None:
+        ax.fill_between(x, 100 * np.asarray(band[0]), 100 * np.asarray(band[1]), color=line.get_color(), alpha=0.18,
+                        lw=0, label=band_label)
+    ax.axhline(0, color="grey", lw=0.8, ls="--")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("win probability given away per game (percentage points)")
+    ax.set_title(title)
+    ax.legend(fontsize=9)
+    _steps_axis(ax, xlabel)
+    return fig
+
+
 def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
     import matplotlib
 
@@ -118,20 +142,13 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
 
     if "eval/regret" in s:
         x, y = s["eval/regret"]
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        (line,) = ax.plot(x, 100 * y, marker="o", ms=3, label="regret per game")
+        band = None
         if "eval/regret_ci_low" in s and "eval/regret_ci_high" in s:
             (xl, lo), (xh, hi) = s["eval/regret_ci_low"], s["eval/regret_ci_high"]
             if len(xl) == len(x) == len(xh):
-                ax.fill_between(x, 100 * lo, 100 * hi, color=line.get_color(), alpha=0.18, lw=0,
-                                label="95% interval (over deals)")
-        ax.axhline(0, color="grey", lw=0.8, ls="--")
-        ax.set_ylim(bottom=0)
-        ax.set_ylabel("win probability given away per game (percentage points)")
-        ax.set_title(f"{name}: exact regret against perfect play")
-        ax.legend(fontsize=9)
-        _steps_axis(ax, xlabel)
-        save(fig, "regret.png")
+                band = (lo, hi)
+        save(regret_figure(x, y, band, title=f"{name}: exact regret against perfect play", xlabel=xlabel),
+             "regret.png")
 
     panels = [("game/points_per_turn", "points per turn"), ("game/bust_rate", "bust rate"),
               ("game/turns_per_game", "turns per game")]

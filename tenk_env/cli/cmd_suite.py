@@ -19,6 +19,7 @@ from rich.table import Table
 
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
+from tenk_env.cli.cmd_plot import regret_figure
 from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, read_result, result_path,
                                       write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
@@ -158,26 +159,14 @@ def cmd_curve(args: argparse.Namespace) -> int:
 def _curve_png(name: str, split: str, points: list) -> bytes:
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    x = [t for t, _ in points]
-    y = [100 * r.mean_regret for _, r in points]
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    (line,) = ax.plot(x, y, marker="o", ms=3, label="mean regret per game")
+    band = None
     if all(r.mean_regret_ci for _, r in points):
-        ax.fill_between(x, [100 * r.mean_regret_ci[0] for _, r in points],
-                        [100 * r.mean_regret_ci[1] for _, r in points], color=line.get_color(), alpha=0.18, lw=0,
-                        label="95% interval (over these rulesets' games)")
-    ax.axhline(0, color="grey", lw=0.8, ls="--")
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("learner turns")
-    ax.set_ylabel("win probability given away per game (points)")
-    ax.set_title(f"{name}: regret on the suite's {split} split")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=9)
+        band = ([r.mean_regret_ci[0] for _, r in points], [r.mean_regret_ci[1] for _, r in points])
+    fig = regret_figure([t for t, _ in points], [r.mean_regret for _, r in points], band,
+                        title=f"{name}: regret on the suite's {split} split", xlabel="learner turns",
+                        label="mean regret per game", band_label="95% interval (over these rulesets' games)")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
