@@ -120,6 +120,23 @@ def test_a_net_that_reads_the_rules_trains_on_the_suite_and_plays_held_out_rules
         agent.check(held, 3)
 
 
+def test_a_resumed_run_keeps_only_the_nets_of_its_state(tmp_path):
+    cfg = gen_config(tmp_path, total_turns=160)
+    run = train_afterstate(load_afterstate_config(cfg), log=lambda s: None).run_dir
+    import torch
+
+    state = torch.load(run / "state.pt", weights_only=False)
+    saved = state["turns"]
+    # a killed session's net, past the state the run resumes from
+    (run / "evals" / f"turns_{saved + 500}.npz").write_bytes((run / "last.npz").read_bytes())
+    before = sorted(p.name for p in (run / "evals").iterdir() if int(p.stem[6:]) <= saved)
+    resume_afterstate(run, [f"total_turns={saved + 1}"], log=lambda s: None)
+    after = sorted(p.name for p in (run / "evals").iterdir())
+    assert f"turns_{saved + 500}.npz" not in after and set(before) <= set(after)
+    rows = [r.split(",")[0] for r in (run / "eval.csv").read_text().splitlines()[1:]]
+    assert {f"turns_{t}.npz" for t in rows} == set(after)
+
+
 def test_inputs_a_run_was_not_trained_with_are_refused(tmp_path):
     run = train_afterstate(load_afterstate_config(gen_config(tmp_path, total_turns=80)), log=lambda s: None).run_dir
     before = (run / "last.npz").read_bytes()

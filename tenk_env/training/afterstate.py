@@ -630,5 +630,10 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
             kept = [r for r in old if saved and int(r[fields[0]]) <= t.turns]
             if len(kept) < len(old):
                 write_rows(path, fields, kept, digits=DIGITS)
+        # the nets a killed session kept past the state go with its rows: the resumed one keeps its own
+        for net in (run_dir / "evals").glob("turns_*.npz"):
+            turns = net.stem[len("turns_"):]
+            if not saved or (turns.isdigit() and int(turns) > t.turns):
+                net.unlink()
         t.resumed = True
         return t.run()
