@@ -245,7 +245,7 @@ def test_the_envs_can_append_the_rules_observation():
     for _ in range(200):  # the same game, the same position block, the rules after it
         assert np.array_equal(b, np.concatenate([a, rules_obs(rules)])) and wrapped.observation_space.contains(b)
         act = int(np.flatnonzero(ia["action_mask"])[-1])
-        (a, _, done, _, ia), (b, *_, ib) = plain.step(act), wrapped.step(act)
+        (a, _, done, _, ia), (b, *_) = plain.step(act), wrapped.step(act)
         if done:
             (a, ia), (b, _) = plain.reset(), wrapped.reset()
     check_env(RulesObservation(gym.make("TenThousand-v0", rules="farkle_official")), skip_render_check=True)
