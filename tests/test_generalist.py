@@ -241,7 +241,7 @@ def test_the_envs_can_append_the_rules_observation():
     wrapped = RulesObservation(wrapped)
     assert wrapped.observation_space.shape == (plain.observation_space.shape[0] + RULES_OBS_SIZE,)
     assert wrapped.metadata["rules_obs_version"] == RULES_OBS_VERSION
-    (a, ia), (b, ib) = plain.reset(seed=3), wrapped.reset(seed=3)
+    (a, ia), (b, _) = plain.reset(seed=3), wrapped.reset(seed=3)
     for _ in range(200):  # the same game, the same position block, the rules after it
         assert np.array_equal(b, np.concatenate([a, rules_obs(rules)])) and wrapped.observation_space.contains(b)
         act = int(np.flatnonzero(ia["action_mask"])[-1])
