@@ -64,7 +64,7 @@ from gymnasium import spaces
 from tenk_env.rules import Ruleset
 
 __all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels", "RulesObservation",
-           "RulesObservationVector"]
+           "RulesObservationVector", "with_rules_space"]
 
 #: version of the layout above; agents that read it record it and refuse another
 RULES_OBS_VERSION = 1
@@ -125,7 +125,7 @@ def rules_obs(rules: Ruleset) -> np.ndarray:
     return got
 
 
-def _with_rules(space: spaces.Box) -> spaces.Box:
+def with_rules_space(space: spaces.Box) -> spaces.Box:
     """``space`` (a flat Box) with the rules observation's bounds after it."""
     high = np.concatenate([space.high, np.full(RULES_OBS_SIZE, 2.0, np.float32)]).astype(np.float32)
     return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
@@ -143,7 +143,7 @@ class RulesObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.ObservationWrapper.__init__(self, env)
         self._rules = rules_obs(_rules_of(env))
-        self.observation_space = _with_rules(env.observation_space)
+        self.observation_space = with_rules_space(env.observation_space)
         self.metadata = {**env.metadata, "rules_obs_version": RULES_OBS_VERSION}
 
     def observation(self, observation: np.ndarray) -> np.ndarray:
@@ -158,7 +158,7 @@ class RulesObservationVector(gym.vector.VectorWrapper):
     def __init__(self, env: gym.vector.VectorEnv):
         super().__init__(env)
         self._rules = rules_obs(_rules_of(env))
-        self.single_observation_space = _with_rules(env.single_observation_space)
+        self.single_observation_space = with_rules_space(env.single_observation_space)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, env.num_envs)
         self.metadata = {**env.metadata, "rules_obs_version": RULES_OBS_VERSION}
 

@@ -482,6 +482,8 @@ class BatchedPPO(_BatchedForm):
         if not len(games):
             return
         obs = encode_batch(engine, engine.current[games], games)
+        if getattr(self.scalar, "any_rules", False):
+            obs = self.scalar.with_rules(obs, engine.rules)
         masks = engine.legal_mask()[games]
         out[games] = self.scalar.act(obs, masks)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
 
 import numpy as np
 import onnxruntime as ort
@@ -129,7 +128,7 @@ class OnnxAgent(PPOAgent):
         super().__init__(actor, meta, name)
 
     def check(self, rules: Ruleset, n_players: int) -> None:
-        if "ruleset" in self.meta:
+        if "ruleset" in self.meta or "rules_obs" in self.meta:
             check_meta(self.meta, rules, n_players, where=f"agent {self.name!r}")
             return
         want_obs, want_act = obs_size(n_players), n_actions(rules)

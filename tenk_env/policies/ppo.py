@@ -25,7 +25,9 @@ are worth in the current situation.
 
 A checkpoint refuses, with a message naming both sides and the fix, to play another
 ruleset (by hash: the name does not matter), another player count or another observation
-layout.
+layout. A policy trained with the rules observation (``rules_obs`` in its metadata, the
+version of :mod:`tenk_env.rules_obs`) reads the ruleset from its observation instead: it
+plays any ruleset with its action count (``trained_on`` says what it learned from).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from tenk_env.io import atomic_write_bytes
 from tenk_env.obs import OBS_VERSION, PIGGYBACK_TAKE, decode_action, encode, legal_mask, obs_size
 from tenk_env.obs import n_actions as _n_actions  # checkpoint_meta has an argument of that name
 from tenk_env.rules import Ruleset, load_ruleset
+from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION
+from tenk_env.rules_obs import rules_obs as rules_vector
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector.sb3 import sb3_vec_env
 
@@ -72,15 +76,21 @@ class CheckpointError(AgentError):
     """A checkpoint that cannot be read, or that was trained for another game."""
 
 
-def checkpoint_meta(rules: Ruleset, n_players: int, *, activation: str, n_actions: int,
-                    policy: str = "mlp", num_timesteps: int = 0, **extra: Any) -> dict[str, Any]:
-    """The ``tenk.json`` of a checkpoint trained on ``rules`` with ``n_players`` players."""
+def checkpoint_meta(rules: Ruleset | None, n_players: int, *, activation: str, n_actions: int,
+                    policy: str = "mlp", num_timesteps: int = 0, trained_on: str | None = None,
+                    **extra: Any) -> dict[str, Any]:
+    """The ``tenk.json`` of a checkpoint trained on ``rules`` with ``n_players`` players; with
+    ``rules`` None, of a policy that reads the rules observation (``trained_on`` says what it
+    was trained on)."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation {activation!r}: the ppo agent implements {', '.join(ACTIVATIONS)}")
     if policy not in POLICY_HEADS:
         raise ValueError(f"policy {policy!r}: the ppo agent implements {', '.join(POLICY_HEADS)}")
-    meta = {"format": META_FORMAT, "ruleset_name": rules.name, "ruleset_hash": rules.hash,
-            "ruleset": rules.to_dict(), "n_players": int(n_players), "obs_version": OBS_VERSION,
+    if rules is None and policy == "keep_aware":
+        raise ValueError("the keep-aware head reads one ruleset's tables: a policy for any ruleset uses the mlp head")
+    game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": trained_on or "rule variants"} if rules is None else
+            {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "ruleset": rules.to_dict()})
+    meta = {"format": META_FORMAT, **game, "n_players": int(n_players), "obs_version": OBS_VERSION,
             "n_actions": int(n_actions), "activation": activation, "policy": policy,
             "num_timesteps": int(num_timesteps), **extra}
     if policy == "keep_aware":
@@ -283,8 +293,31 @@ def _describe(meta: Mapping[str, Any]) -> str:
             f"observation version {meta['obs_version']}")
 
 
+def any_rules(meta: Mapping[str, Any]) -> bool:
+    """Whether a checkpoint's policy reads the rules observation (and so plays any ruleset)."""
+    return bool(meta.get("rules_obs"))
+
+
+def _check_any_rules(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str) -> None:
+    if meta["rules_obs"] != RULES_OBS_VERSION:
+        raise CheckpointError(f"{where} reads rules observation version {meta['rules_obs']!r}; this tenk writes "
+                              f"version {RULES_OBS_VERSION}: retrain it with `tenk train`")
+    if int(meta["obs_version"]) != OBS_VERSION:
+        raise CheckpointError(f"{where} was trained on observation version {meta['obs_version']}, this tenk encodes "
+                              f"version {OBS_VERSION}: retrain it with `tenk train`")
+    if int(meta["n_players"]) != n_players:
+        raise CheckpointError(f"{where} plays any ruleset, but {meta['n_players']} players; this game has "
+                              f"{n_players}: play it with --players {meta['n_players']}")
+    if int(meta["n_actions"]) != _n_actions(rules):
+        raise CheckpointError(f"{where} has {meta['n_actions']} actions; ruleset {rules.name!r} has "
+                              f"{_n_actions(rules)} (piggyback adds two): train a policy on rulesets like it")
+
+
 def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str = "checkpoint") -> None:
-    """Raise :class:`CheckpointError` unless ``meta`` was trained for this game."""
+    """Raise :class:`CheckpointError` unless ``meta`` was trained for this game (a policy that
+    reads the rules observation: for this player count and action count)."""
+    if any_rules(meta):
+        return _check_any_rules(meta, rules, n_players, where)
     want = {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "n_players": n_players,
             "obs_version": OBS_VERSION}
     problems = []
@@ -380,6 +413,7 @@ class PPOAgent:
         self.name = name
         self.n_players = int(meta["n_players"])
         self.n_actions = int(meta["n_actions"])
+        self.any_rules = any_rules(self.meta)
         self._obs = np.zeros(obs_size(self.n_players), dtype=np.float32)
 
     # ------------------------------------------------------------------ construction
@@ -407,6 +441,8 @@ class PPOAgent:
             # check() refuses this before a game starts; this guards direct use
             check_meta(self.meta, game.rules, game.n_players, where=f"agent {self.name!r}")
         obs = encode(game, game.current, self._obs)
+        if self.any_rules:
+            obs = np.concatenate([obs, rules_vector(game.rules)])
         mask = legal_mask(game)
         logits = self.logits(obs[None, :], mask[None, :])[0, :mask.shape[0]]
         return int(np.argmax(np.where(mask > 0, logits, -np.inf)))
@@ -423,13 +459,21 @@ class PPOAgent:
         read them (:class:`~tenk_env.policies.onnx_agent.OnnxAgent`'s), this one does not."""
         return self._actor.logits(np.asarray(obs, dtype=np.float32))
 
+    def with_rules(self, obs: np.ndarray, rules: Ruleset) -> np.ndarray:
+        """Observations (B, D) of the env as this policy reads them: with the rules observation
+        of ``rules`` appended where it was trained with it."""
+        if not self.any_rules:
+            return obs
+        return np.concatenate([obs, np.broadcast_to(rules_vector(rules), (len(obs), RULES_OBS_SIZE))], axis=1)
+
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Greedy actions (B,) for observations (B, D) and legal masks (B, A)."""
         logits = self.logits(obs, masks)[:, :masks.shape[1]]
         return np.argmax(np.where(np.asarray(masks, dtype=bool), logits, -np.inf), axis=1)
 
     def __repr__(self) -> str:
-        return (f"PPOAgent({self.name!r}: {self.meta['ruleset_name']}, {self.n_players} players, "
+        game = "any ruleset" if self.any_rules else self.meta["ruleset_name"]
+        return (f"PPOAgent({self.name!r}: {game}, {self.n_players} players, "
                 f"{self.meta.get('num_timesteps', 0):,} steps)")
 
 

@@ -36,20 +36,18 @@ import yaml
 from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.policies.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
-from tenk_env import variants
 from tenk_env.evaluation.analysis import interval_text
-from tenk_env.evaluation.match import wilson
 from tenk_env.policies.base import make_agent
 from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
                                   check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
-                                  apply_overrides, check_games, check_memory, mlp_parameters, read_yaml)
+                                  apply_overrides, check_games, check_memory, mlp_parameters, read_yaml, training_rules)
 from tenk_env.training.rundir import (RunError, StopRequest, append_rows, check_run_dir, read_rows, run_record,
                                       start_run, write_rows)
-from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, tag_name
+from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, pooled_row, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
 from tenk_env.threads import one_blas_thread
-from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
+from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.solve.game import is_solvable
 
 __all__ = ["AfterstateConfig", "load_afterstate_config", "train_afterstate", "resume_afterstate", "ALGO"]
@@ -133,33 +131,9 @@ class AfterstateConfig(RunConfig):
         return "regret" if self._regret_on else self._eval_opponents[-1]
 
 
-#: the keys of ``rules: {suite: train, count: N}``
-SUITE_KEYS = ("suite", "count")
-
-
-def _training_rules(spec: Any) -> tuple[list[Ruleset], str | None]:
-    """The rulesets training games are drawn from, and (rules drawn from the suite) what they are."""
-    if isinstance(spec, dict) and "suite" in spec:
-        extra = sorted(set(spec) - set(SUITE_KEYS))
-        if extra:
-            raise ConfigError(f"rules: {{suite: ...}} takes the keys {', '.join(SUITE_KEYS)}, not {', '.join(extra)}")
-        if spec["suite"] != "train":
-            raise ConfigError(f"rules.suite = {spec['suite']!r}: training draws from the suite's train split only "
-                              "(test and presets are what the agent is measured on); use suite: train")
-        count = spec.get("count", 100)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ConfigError(f"rules.count = {count!r}: give how many training rulesets to draw games from, e.g. 100")
-        return (variants.split("train", count),
-                f"the first {count} rulesets of the suite's train split (variant space v{variants.SPACE_VERSION})")
-    try:
-        return [load_ruleset(spec)], None
-    except (RulesetError, FileNotFoundError) as e:
-        raise ConfigError(f"rules: {e}") from None
-
-
 def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     check_choice("algo", cfg.algo, (ALGO,))
-    pool_rules, suite = _training_rules(cfg.rules)
+    pool_rules, suite = training_rules(cfg.rules)
     if suite and not cfg.rules_obs:
         raise ConfigError("rules: {suite: train}: a net trained on many rulesets must be told which one it plays; "
                           "set rules_obs: true")
@@ -482,12 +456,11 @@ class AfterstateTrainer:
         rulesets = cfg._rulesets[:cfg.eval.rulesets]
         for opp in cfg._eval_opponents:
             # over several rulesets: the win rate of all their games, with the interval of that many
-            rs = [evaluate_agent(agent, r, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar") for r in rulesets]
-            games = sum(r.games for r in rs)
-            wr = sum(r.win_rate * r.games for r in rs) / games
-            lo, hi = (rs[0].ci_low, rs[0].ci_high) if len(rs) == 1 else wilson(wr * games, games)
+            r = pooled_row([evaluate_agent(agent, r, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
+                            for r in rulesets])
+            games, wr, lo, hi = r.games, r.win_rate, r.ci_low, r.ci_high
             rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
-                         "ci_high": hi, "seconds": round(sum(r.seconds for r in rs), 2)})
+                         "ci_high": hi, "seconds": round(r.seconds, 2)})
             self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)

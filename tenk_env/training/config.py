@@ -25,7 +25,9 @@ from tenk_env.policies.base import AGENTS, make_agent
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import find_config, read_yaml_mapping, shipped_configs
 from tenk_env.obs import n_actions, obs_size
+from tenk_env import variants
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
+from tenk_env.rules_obs import RULES_OBS_SIZE
 # the dialect's machinery; its names stay importable from here for the trainers
 from tenk_env.schema import ConfigError, build_section, coerce, config_field, public_fields
 from tenk_env.schema import describe_fields as _describe_fields
@@ -33,7 +35,7 @@ from tenk_env.solve.game import is_solvable
 
 __all__ = ["ConfigError", "RunConfig", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
            "CheckpointConfig", "load_config", "parse_config", "apply_overrides", "config_to_dict",
-           "SELF", "DEFAULT_EVAL_OPPONENTS", "BACKENDS"]
+           "SELF", "DEFAULT_EVAL_OPPONENTS", "BACKENDS", "SUITE_KEYS", "training_rules"]
 
 #: the opponent-pool entry that stands for frozen snapshots of the learner
 SELF = "self"
@@ -116,6 +118,9 @@ class EvalConfig:
                          "maxscore, random, PPO), the scalar engine against the rest; scalar / batched: force one. "
                          "Both play the same games", "auto")
     seed: int = config_field("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
+    rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
+                                 "win rate of all their games; the held-out splits are measured afterwards with tenk "
+                                 "suite evaluate)", 4)
     regret_games: int = config_field(
         "games analysed against optimal at each evaluation (tenk analyze): eval/regret is the exact win probability "
         "the learner gives away per game, with a 95% interval, in regret.csv and TensorBoard; 0: off. Only where "
@@ -142,6 +147,9 @@ class RunConfig:
 @dataclass
 class TrainConfig(RunConfig):
     seed: int = config_field("seed of the networks, the training dice and the opponent draws", 0)
+    rules_obs: bool = config_field("the policy also reads the rules observation (tenk_env.rules_obs), so it can play "
+                                   "any ruleset; required with rules drawn from the suite (rules: {suite: train, "
+                                   "count: N}); needs ppo.policy: mlp and env.backend dummy or subproc", False)
     total_steps: int = config_field("learner decisions to train for", 1_000_000)
     opponents: Any = config_field("opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
                            "spec: weight; 'self' draws a frozen snapshot of the learner (see selfplay)",
@@ -160,11 +168,25 @@ class TrainConfig(RunConfig):
     _eval_opponents: list[str] = field(default_factory=list, repr=False, compare=False,
                                        metadata={"internal": True})
     _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
+    #: the rulesets a game is drawn from (one: a game of ``_ruleset``), and their description
+    _rulesets: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
+    _trained_on: str = field(default="", repr=False, compare=False, metadata={"internal": True})
 
     @property
     def ruleset(self) -> Ruleset:
+        """The ruleset of the games; with rules drawn from the suite, the first of them."""
         assert self._ruleset is not None, "use parse_config / load_config"
         return self._ruleset
+
+    @property
+    def rulesets(self) -> list[Ruleset]:
+        """Every ruleset a training game may be drawn from."""
+        return self._rulesets
+
+    @property
+    def from_suite(self) -> bool:
+        """Whether each game draws its ruleset from the suite's train split."""
+        return isinstance(self.rules, dict) and "suite" in self.rules
 
     @property
     def pool(self) -> list[tuple[str, float]]:
@@ -236,6 +258,30 @@ def check_choice(key: str, v: str, allowed) -> None:
         raise ConfigError(f"{key} = {v!r}{did_you_mean(str(v), allowed)}: choose one of {', '.join(allowed)}")
 
 
+#: the keys of ``rules: {suite: train, count: N}``
+SUITE_KEYS = ("suite", "count")
+
+
+def training_rules(spec: Any) -> tuple[list[Ruleset], str | None]:
+    """The rulesets training games are drawn from, and (rules drawn from the suite) what they are."""
+    if isinstance(spec, dict) and "suite" in spec:
+        extra = sorted(set(spec) - set(SUITE_KEYS))
+        if extra:
+            raise ConfigError(f"rules: {{suite: ...}} takes the keys {', '.join(SUITE_KEYS)}, not {', '.join(extra)}")
+        if spec["suite"] != "train":
+            raise ConfigError(f"rules.suite = {spec['suite']!r}: training draws from the suite's train split only "
+                              "(test and presets are what the agent is measured on); use suite: train")
+        count = spec.get("count", 100)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ConfigError(f"rules.count = {count!r}: give how many training rulesets to draw games from, e.g. 100")
+        return (variants.split("train", count),
+                f"the first {count} rulesets of the suite's train split (variant space v{variants.SPACE_VERSION})")
+    try:
+        return [load_ruleset(spec)], None
+    except (RulesetError, FileNotFoundError) as e:
+        raise ConfigError(f"rules: {e}") from None
+
+
 def check_agent(key: str, spec: str, rules: Ruleset, n_players: int) -> None:
     try:
         make_agent(spec).check(rules, n_players)
@@ -292,10 +338,18 @@ def default_eval_opponents(rules: Ruleset, n_players: int) -> list[str]:
 
 def validate(cfg: TrainConfig) -> TrainConfig:
     """Range and cross-field checks; builds the ruleset, the pool and the eval opponents."""
-    try:
-        rules = load_ruleset(cfg.rules)
-    except (RulesetError, FileNotFoundError) as e:
-        raise ConfigError(f"rules: {e}") from None
+    pool_rules, suite = training_rules(cfg.rules)
+    rules = pool_rules[0]
+    if suite and not cfg.rules_obs:
+        raise ConfigError("rules: {suite: train}: a policy trained on many rulesets must be told which one it plays; "
+                          "set rules_obs: true")
+    if cfg.rules_obs:
+        if cfg.ppo.policy == "keep_aware":
+            raise ConfigError("rules_obs: true with ppo.policy = keep_aware: the keep-aware head reads one ruleset's "
+                              "scoring tables, fixed when the policy is built; set ppo.policy: mlp")
+        if cfg.env.backend == "vector":
+            raise ConfigError("rules_obs: true with env.backend = vector: the batched engine steps one ruleset, "
+                              "without the rules observation; set env.backend: dummy (or auto)")
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
         raise ConfigError(f"n_players = {cfg.n_players}: choose {MIN_PLAYERS} to {MAX_PLAYERS}")
     if cfg.name is not None and (not cfg.name or "/" in cfg.name or cfg.name in (".", "..")):
@@ -335,7 +389,10 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         check_positive("ppo.target_kl", p.target_kl)
     if not p.net_arch or any(h <= 0 for h in p.net_arch):
         raise ConfigError(f"ppo.net_arch = {p.net_arch!r}: give one or more positive layer sizes, e.g. [128, 128]")
-    n_obs, n_act = obs_size(cfg.n_players), n_actions(rules)
+    n_obs, n_act = obs_size(cfg.n_players) + (RULES_OBS_SIZE if cfg.rules_obs else 0), n_actions(rules)
+    if any(n_actions(r) != n_act for r in pool_rules):
+        raise ConfigError("rules: the drawn rulesets differ in their action count (piggyback adds two actions); "
+                          "one policy needs one action space")
     params = 2 * mlp_parameters([n_obs, *p.net_arch]) + p.net_arch[-1] * (n_act + 1)  # policy and value nets
     check_memory("ppo.net_arch", p.net_arch, params * BYTES_PER_PARAMETER,
                  f"the policy and value networks ({params:,} parameters)", "ppo.net_arch=[128, 128]")
@@ -366,12 +423,17 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     check_positive("checkpoint.every", c.every)
     check_positive("checkpoint.keep", c.keep)
 
+    check_positive("eval.rulesets", ev.rulesets)
+
     pool = parse_pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
-            check_agent(f"opponents: {spec!r}", spec, rules, cfg.n_players)
+            for r in pool_rules:
+                check_agent(f"opponents: {spec!r}", spec, r, cfg.n_players)
+    eval_rules = pool_rules[:ev.rulesets]
     if ev.opponents is None:
-        opps = default_eval_opponents(rules, cfg.n_players)
+        # optimal would solve each evaluation ruleset first; the suite measures a generalist against it
+        opps = list(DEFAULT_EVAL_OPPONENTS) if suite else default_eval_opponents(rules, cfg.n_players)
     else:
         if not ev.opponents:
             raise ConfigError("eval.opponents is empty; name at least one agent, or null for the default")
@@ -379,7 +441,8 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         for spec in opps:
             if spec == SELF:
                 raise ConfigError("eval.opponents: 'self' is a training-pool entry; evaluate against agent specs")
-            check_agent(f"eval.opponents: {spec!r}", spec, rules, cfg.n_players)
+            for r in eval_rules:
+                check_agent(f"eval.opponents: {spec!r}", spec, r, cfg.n_players)
         dup = next((o for o in opps if opps.count(o) > 1), None)
         if dup:
             raise ConfigError(f"eval.opponents: {dup!r} is listed twice")
@@ -387,7 +450,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, opps)}: it must be one of "
                           f"the evaluation opponents ({', '.join(opps)})")
     cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
-    cfg._regret_on = ev.regret_games > 0 and is_solvable(rules, cfg.n_players)
+    cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
+    # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
+    cfg._regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
     return cfg
 
 
@@ -473,7 +538,7 @@ def config_to_dict(cfg: TrainConfig, *, expand_rules: bool = True) -> dict[str, 
         return out
 
     d = conv(cfg)
-    if expand_rules:
+    if expand_rules and not cfg.from_suite:
         d["rules"] = cfg.ruleset.to_dict()
     return d
 

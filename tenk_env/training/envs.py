@@ -9,7 +9,9 @@ agent from the weighted pool when the game starts):
   game; :class:`VectorPoolInfo` adds the ``opponent`` label to finished games' infos.
 * ``dummy`` / ``subproc``: :class:`PoolEnv` wraps one :class:`~tenk_env.env.TenThousandEnv`
   and, before each reset, seats a fresh draw in every other seat (the env reads its
-  ``opponents`` list at every reset).
+  ``opponents`` list at every reset). With ``rules_obs``, the env under it is a
+  :class:`RulesPoolEnv`: each game draws its ruleset too, and every observation ends with
+  the rules observation.
 
 The :class:`League` (the last snapshots of the learner, plus best.zip) is refreshed by
 the trainer every ``selfplay.snapshot_every`` steps. :class:`ShapedVecEnv` adds
@@ -34,9 +36,12 @@ from tenk_env.policies.batched import BatchedPPO
 from tenk_env.policies.ppo import PPOAgent
 from tenk_env.training.config import SELF, TrainConfig
 from tenk_env.env import TenThousandEnv
+from tenk_env.obs import n_actions
+from tenk_env.rules import Ruleset
+from tenk_env.rules_obs import rules_obs, with_rules_space
 from tenk_env.vector.sb3 import sb3_vec_env
 
-__all__ = ["League", "PoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env", "vector_backend_available"]
+__all__ = ["League", "PoolEnv", "RulesPoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env", "vector_backend_available"]
 
 
 class League:
@@ -74,6 +79,89 @@ class League:
         if not self.agents:
             return None
         return self.agents[int(rng.integers(len(self.agents)))]
+
+
+class RulesPoolEnv(gym.Env):
+    """Ten Thousand with the ruleset drawn per game from ``rulesets``, the rules observation
+    appended to every observation.
+
+    Each game is played by a :class:`~tenk_env.env.TenThousandEnv` of its ruleset (built when
+    the ruleset is first drawn, kept after), so spaces, rewards, infos and masks are that
+    env's (see its docstring), except:
+
+    ## Observation Space
+    ``Box(0, high, (56 + 5 * n_players + 33,), float32)``: the env's observation, then the
+    rules observation of the game's ruleset (:mod:`tenk_env.rules_obs`), as
+    :class:`~tenk_env.rules_obs.RulesObservation` lays it out.
+
+    ## Starting State
+    A ruleset drawn uniformly from ``rulesets`` (by this env's seeded generator), then that
+    env's starting state. ``info["rules"]`` names the ruleset at every reset. The
+    ``opponents`` attribute (agent objects, one per other seat) is handed to the game's env
+    at every reset, as :class:`PoolEnv` sets it.
+
+    ## Arguments
+    ``rulesets`` (a non-empty list of :class:`~tenk_env.rules.Ruleset` with the same action
+    count), ``n_players``, ``seed`` (the ruleset draws and every inner env's dice), and the
+    keyword arguments of :class:`~tenk_env.env.TenThousandEnv` but ``rules`` and ``opponents``.
+    """
+
+    metadata = TenThousandEnv.metadata
+
+    def __init__(self, rulesets: Sequence[Ruleset], n_players: int = 2, seed: int = 0, **env_kwargs: Any):
+        if not rulesets:
+            raise ValueError("rulesets is empty: give at least one ruleset to draw games from")
+        if len({n_actions(r) for r in rulesets}) > 1:
+            raise ValueError("rulesets differ in their action count (piggyback adds two actions): one policy "
+                             "needs one action space; draw from rulesets that all have piggyback, or none")
+        self.rulesets = list(rulesets)
+        self.n_players = n_players
+        self._kwargs = env_kwargs
+        self._envs: dict[int, TenThousandEnv] = {}
+        self._seeds = np.random.default_rng([seed, 0])
+        self._draw = np.random.default_rng([seed, 1])
+        first = self._env(0)
+        self.opponents: list[Any] = list(first.opponents)
+        self.action_space = first.action_space
+        self.observation_space = with_rules_space(first.observation_space)
+        self.env: TenThousandEnv = first
+        self._seeded: set[int] = set()
+        self._rules_obs = rules_obs(self.rulesets[0])
+
+    def _env(self, i: int) -> TenThousandEnv:
+        env = self._envs.get(i)
+        if env is None:
+            env = self._envs[i] = TenThousandEnv(rules=self.rulesets[i], n_players=self.n_players,
+                                                 opponents=["random"], **self._kwargs)
+        return env
+
+    @property
+    def rules(self) -> Ruleset:
+        """The current game's ruleset."""
+        return self.env.rules
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seeds, self._draw = np.random.default_rng([seed, 0]), np.random.default_rng([seed, 1])
+            self._seeded = set()
+        i = int(self._draw.integers(len(self.rulesets)))
+        self.env = env = self._env(i)
+        env.opponents = self.opponents
+        self._rules_obs = rules_obs(env.rules)
+        # a game env is seeded when first drawn after a seeded reset (or ever), then its dice stream runs on
+        inner = None if i in self._seeded else int(self._seeds.integers(2 ** 63))
+        self._seeded.add(i)
+        obs, info = env.reset(seed=inner, options=options)
+        info["rules"] = env.rules.name
+        return np.concatenate([obs, self._rules_obs]), info
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return np.concatenate([obs, self._rules_obs]), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.action_masks()
 
 
 class PoolEnv(gym.Wrapper):
@@ -188,8 +276,11 @@ class ShapedVecEnv(VecEnvWrapper):
 
 def _env_factory(cfg: TrainConfig, i: int, seed: int, league: League | None):
     def make():
-        env = TenThousandEnv(rules=cfg.ruleset, n_players=cfg.n_players, opponents=["random"],
-                             seat=cfg.env.seat, reward=cfg.env.reward, tie_reward=cfg.env.tie_reward)
+        kw = dict(seat=cfg.env.seat, reward=cfg.env.reward, tie_reward=cfg.env.tie_reward)
+        if cfg.rules_obs:
+            env = RulesPoolEnv(cfg.rulesets, cfg.n_players, seed=seed + 7919 * (i + 1), **kw)
+        else:
+            env = TenThousandEnv(rules=cfg.ruleset, n_players=cfg.n_players, opponents=["random"], **kw)
         # a subprocess builds its own league; in-process envs share one
         return PoolEnv(env, cfg.pool, league if league is not None else League(cfg.ruleset, cfg.n_players),
                        seed=seed + 7919 * (i + 1))
@@ -291,6 +382,8 @@ def _vector_env(cfg: TrainConfig, seed: int) -> VecEnv:
 def make_vec_env(cfg: TrainConfig, seed: int) -> tuple[VecEnv, str]:
     """The training VecEnv for ``cfg`` and the backend name it uses."""
     backend = cfg.env.backend
+    if cfg.rules_obs and backend == "auto":
+        backend = "dummy"  # the batched engine steps one ruleset, without the rules observation
     if backend in ("auto", "vector"):
         ok, why = vector_backend_available(cfg)
         if ok:

@@ -51,17 +51,18 @@ import numpy as np
 import yaml
 
 from tenk_env.evaluation.analysis import analyse, interval_text
-from tenk_env.evaluation.match import play_match, play_table
+from tenk_env.evaluation.match import play_match, play_table, wilson
 from tenk_env.policies.optimal import game_solution, solution_source
-from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta, read_meta,
+from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, any_rules, check_meta, checkpoint_meta, read_meta,
                         verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
                                       write_rows)
 from tenk_env.obs import OBS_VERSION, n_actions
+from tenk_env.rules_obs import RULES_OBS_VERSION
 
-__all__ = ["train", "resume", "Trainer", "evaluate_agent", "EvalRow", "tag_name", "LinearSchedule", "log_regret"]
+__all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule", "log_regret"]
 
 REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
                  "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
@@ -129,6 +130,24 @@ def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int,
     return EvalRow(opponent, t.games, wins, t.games - wins, 0, t.win_rate[0], t.ci_low[0], t.ci_high[0],
                    float(t.mean_score[0] - np.mean(t.mean_score[1:])), t.points_per_turn[0], float(others),
                    t.bust_rate[0], t.mean_turns, time.perf_counter() - t0)
+
+
+def pooled_row(rows: list[EvalRow]) -> EvalRow:
+    """One opponent's matches on several rulesets as one row: counts and times summed, rates
+    and means weighted by games, the win rate's interval that of all the games (Wilson)."""
+    if len(rows) == 1:
+        return rows[0]
+    n = sum(r.games for r in rows)
+
+    def mean(attr: str) -> float:
+        return float(sum(getattr(r, attr) * r.games for r in rows) / n)
+
+    win_rate = mean("win_rate")
+    lo, hi = wilson(win_rate * n, n)
+    return EvalRow(rows[0].opponent, n, sum(r.wins for r in rows), sum(r.losses for r in rows),
+                   sum(r.ties for r in rows), win_rate, lo, hi, mean("mean_margin"), mean("points_per_turn"),
+                   mean("opp_points_per_turn"), mean("bust_rate"), mean("turns_per_game"),
+                   sum(r.seconds for r in rows))
 
 
 def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int):
@@ -256,10 +275,10 @@ class Trainer:
                 "best": d / "best.zip", "last": d / "last.zip"}
 
     def meta(self, **extra: Any) -> dict[str, Any]:
-        return checkpoint_meta(self.cfg.ruleset, self.cfg.n_players, activation=self.cfg.ppo.activation,
-                               n_actions=n_actions(self.cfg.ruleset), policy=self.cfg.ppo.policy,
-                               num_timesteps=self.step,
-                               run=self.cfg.name, **extra)
+        cfg = self.cfg
+        return checkpoint_meta(None if cfg.rules_obs else cfg.ruleset, cfg.n_players, activation=cfg.ppo.activation,
+                               n_actions=n_actions(cfg.ruleset), policy=cfg.ppo.policy, num_timesteps=self.step,
+                               trained_on=cfg._trained_on if cfg.rules_obs else None, run=cfg.name, **extra)
 
     @property
     def step(self) -> int:
@@ -269,9 +288,13 @@ class Trainer:
     def _write_snapshot_files(self, argv: list[str]) -> None:
         p = self.paths
         atomic_write_text(p["config"], _config_text(self.cfg, p["config"]))
-        r = self.cfg.ruleset
-        info = {"run": self.cfg.name, "ruleset_name": r.name, "ruleset_hash": r.hash, "n_players": self.cfg.n_players,
-                "obs_version": OBS_VERSION, "n_actions": n_actions(r), **run_record(argv), "ruleset": r.to_dict()}
+        cfg, r = self.cfg, self.cfg.ruleset
+        game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": cfg._trained_on} if cfg.rules_obs else
+                {"ruleset_name": r.name, "ruleset_hash": r.hash})
+        info = {"run": cfg.name, **game, "n_players": cfg.n_players, "obs_version": OBS_VERSION,
+                "n_actions": n_actions(r), **run_record(argv)}
+        if not cfg.rules_obs:
+            info["ruleset"] = r.to_dict()
         atomic_write_text(p["run"], yaml.safe_dump(info, sort_keys=False))
 
     def _save_state(self) -> None:
@@ -354,12 +377,13 @@ class Trainer:
         if solve is not None:
             self.phase(solve, log=solve.startswith("solving"))
             game_solution(cfg.ruleset)
+        rulesets = cfg.rulesets[:cfg.eval.rulesets] if cfg.from_suite else [cfg.ruleset]
         for opp in cfg.eval_opponents:
             if stop is not None and stop.requested:
                 break
             self.phase(f"{'compiling kernels, ' if not self._evaluated else ''}evaluating vs {opp}")
-            row = evaluate_agent(agent, cfg.ruleset, cfg.n_players, opp, games or cfg.eval.games, cfg.eval.seed,
-                                 workers=cfg.eval.workers, backend=cfg.eval.backend)
+            row = pooled_row([evaluate_agent(agent, r, cfg.n_players, opp, games or cfg.eval.games, cfg.eval.seed,
+                                             workers=cfg.eval.workers, backend=cfg.eval.backend) for r in rulesets])
             rows.append(row)
             self.latest[opp] = row
             self.rows.append(row.csv_row(step, kind))
@@ -569,8 +593,9 @@ class Trainer:
         }
         self.writer.add_custom_scalars(layout)
         flat = _flatten(config_to_dict(cfg, expand_rules=False))
-        flat["rules"] = cfg.ruleset.name
-        flat["ruleset_hash"] = cfg.ruleset.hash
+        if not cfg.from_suite:
+            flat["rules"] = cfg.ruleset.name
+            flat["ruleset_hash"] = cfg.ruleset.hash
         hp = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in flat.items()
               if v is not None}
         metrics = {f"eval/win_rate/{o}": 0.0 for o in opps}
@@ -958,7 +983,7 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     cfg_path, state_path = run_dir / "config.yaml", run_dir / "state.json"
     raw = read_yaml(cfg_path)
     new = apply_overrides(raw, overrides)
-    for key in ("rules", "n_players", "name"):
+    for key in ("rules", "n_players", "name", "rules_obs"):
         if new.get(key) != raw.get(key):
             raise RunError(f"--set {key}: a resumed run keeps its {key}; start a new run for another one "
                            f"({_new_run_hint(run_dir)} --set {key}=...)")
@@ -990,6 +1015,11 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
         step = 0
     else:
         meta = start.meta
+        if any_rules(meta) != cfg.rules_obs:
+            raise RunError(f"checkpoint {str(start.path)!r} was trained {'with' if any_rules(meta) else 'without'} "
+                           f"the rules observation; the config sets rules_obs: {str(cfg.rules_obs).lower()}. A "
+                           "policy's inputs cannot change mid-run: keep rules_obs as it was, or start a new run "
+                           f"({_new_run_hint(run_dir)})")
         check_meta(meta, cfg.ruleset, cfg.n_players, where=f"checkpoint {str(start.path)!r}")
         if meta.get("policy") == "keep_aware" and meta.get("keep_features_version") != KEEP_FEATURES_VERSION:
             raise RunError(f"checkpoint {str(start.path)!r} has keep-aware features version "
