@@ -11,6 +11,9 @@ from gymnasium.utils.env_checker import check_env
 from tenk_env import variants
 from tenk_env.evaluation.match import play_match
 from tenk_env.obs import decode_action, obs_size
+from tenk_env.policies import zoo
+from tenk_env.policies.base import make_agent
+from tenk_env.policies.onnx_export import export_actor
 from tenk_env.policies.ppo import CheckpointError, PPOAgent, read_meta
 from tenk_env.rules import PRESETS
 from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, rules_obs
@@ -129,3 +132,28 @@ def test_a_checkpoint_of_one_ruleset_refuses_a_run_that_reads_the_rules(tmp_path
     cfg.write_text(text)
     with pytest.raises(RunError, match="trained without the rules observation; the config sets rules_obs: true"):
         resume(tmp_path / "gen", ["total_steps=1024"], progress=False, log=lambda s: None)
+
+
+def test_the_zoo_and_onnx_carry_a_policy_for_any_ruleset(gen_run, tmp_path):
+    out = zoo.export(gen_run / "last.zip", "gen", command="tenk train", root=tmp_path)
+    entry = zoo.entries(tmp_path)[0]
+    assert entry.any_rules and entry.summary().startswith("any ruleset (trained on the first 3 rulesets")
+    z = zoo.load("gen", root=tmp_path)
+    assert z.any_rules and out.name == "gen"
+    onnx_agent = make_agent(f"onnx:{export_actor(z._actor, z.meta, tmp_path / 'gen.onnx')}")
+    env = RulesPoolEnv(TRAIN3 + [variants.split("test")[2]], 2, seed=4)
+    env.opponents = [make_agent("dicenow")]
+    obs_seen, moves = [], 0
+    for _ in range(8):
+        obs, _ = env.reset()
+        done = False
+        while not done:
+            game = env.env.game
+            assert onnx_agent.decide(game, None) == z.decide(game, None)
+            obs_seen.append(obs)
+            a = int(z.act(obs[None], env.action_masks()[None])[0])
+            obs, _, done, _, _ = env.step(a)
+            moves += 1
+    obs = np.stack(obs_seen)
+    np.testing.assert_allclose(onnx_agent.logits(obs), z.logits(obs), rtol=1e-5, atol=1e-5)
+    assert moves > 20
