@@ -122,6 +122,11 @@ def test_interval_never_goes_above_optimals_win_rate():
     r = _synthetic_report([3.0] * 10 + [0.0] * 20)
     b = sum(r.optimal_seat) / 2
     assert r.regret_ci[1] == b and r.implied_ci[0] == 0.0
+    # the estimate too: a few unlucky games average 0.67 a game here, past optimal's 0.5; the
+    # report says 0.5 (an implied win rate of 0), not a win rate below 0 outside its interval
+    r = _synthetic_report([4.0] * 10 + [0.0] * 20)
+    assert r.regret_per_game == b and r.implied_win_rate == 0.0
+    assert r.regret_seat == [r.optimal_seat[0], 0.0] and r.implied_seat == [0.0, r.optimal_seat[1]]
 
 
 def test_report_json_writes_null_for_no_interval(tmp_path):

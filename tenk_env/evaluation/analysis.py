@@ -156,8 +156,9 @@ class AnalysisReport:
     fractions (0.01 = one percentage point); intervals are 95%, over deals.
 
     * ``regret_per_game``: mean over games of the agent's summed regret, the win
-      probability it gives away against perfect play; ``regret_ci`` its t-interval over
-      the deals' sums (two games each), never below 0. ``regret_per_decision``: the mean
+      probability it gives away against perfect play, cut to [0, optimal's win rate] where
+      dice luck on a few games takes it past; ``regret_ci`` its t-interval over the deals'
+      sums (two games each), cut to the same range. ``regret_per_decision``: the mean
       over decisions.
     * ``optimal_seat``: optimal's own win probability in seat 0 / seat 1 against itself
       (the baseline of the identity in :mod:`tenk_env.evaluation.analysis`).
@@ -463,7 +464,11 @@ def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarra
     base = seat_baselines(sol, rules)
     r_deal = r2.mean(axis=1)
     w_deal = w2.mean(axis=1)
-    rm = float(r_deal.mean())
+    b = 0.5 * (base[0] + base[1])
+    # A game's summed regrets carry its dice luck, so on a few games their mean can pass
+    # optimal's win rate (an implied win rate below 0). The true mean lies in [0, b]: the
+    # estimate is cut to that range, as its interval is, and never lies outside the interval.
+    rm = min(float(r_deal.mean()), b)
     notes: dict[str, str] = {}
 
     def note(key: str, got: tuple[tuple[float, float], str | None]) -> tuple[float, float]:
@@ -471,15 +476,14 @@ def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarra
             notes[key] = got[1]
         return got[0]
 
-    b = 0.5 * (base[0] + base[1])
     # the mean regret is optimal's win rate less the agent's (the identity), so it lies in [0, b]
     regret_ci = note("regret", _interval(r_deal, 0.0, b, mistakes=int((r_deal > 0).sum())))
     imp_seat, imp_seat_ci, reg_seat, emp_seat, emp_seat_ci = [], [], [], [], []
     for q in (0, 1):
         rq, wq = by_seat(r2, q), by_seat(w2, q)
         ci = note(f"regret seat {q + 1}", _interval(rq, 0.0, base[q], mistakes=int((rq > 0).sum())))
-        reg_seat.append(float(rq.mean()))
-        imp_seat.append(base[q] - float(rq.mean()))
+        reg_seat.append(min(float(rq.mean()), base[q]))
+        imp_seat.append(base[q] - reg_seat[-1])
         imp_seat_ci.append(_implied(base[q], ci))
         emp_seat.append(float(wq.mean()))
         # one game per deal in each seat: independent games, Wilson's interval at any count
