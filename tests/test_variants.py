@@ -139,6 +139,17 @@ def test_suite_evaluate_by_regret_where_the_evaluator_cannot_follow(small_split)
     half = [(s.ci[1] - s.ci[0]) / 2 for s in res.rulesets]
     assert hi - res.mean_regret == pytest.approx((half[0] ** 2 + half[1] ** 2) ** 0.5 / 2, rel=1e-9)
     assert res.mean_regret > 0.2  # random play gives away most games
+    # what it gets wrong: each ruleset's regret split by kind of mistake, the kinds adding up to it
+    from tenk_env.evaluation.analysis import KINDS
+    from tenk_env.evaluation.suite import mistakes_by_kind
+
+    for s in res.rulesets:
+        assert set(s.by_kind) == set(KINDS) and all(v >= 0 for v in s.by_kind.values())
+        total = sum(s.by_kind.values())
+        # the kinds add up to the regret (which is cut at optimal's win rate, 0.5 here)
+        assert total == pytest.approx(s.regret, abs=1e-12) if s.regret < 0.5 else total >= 0.5
+    means = mistakes_by_kind(res)
+    assert means == pytest.approx({k: sum(s.by_kind[k] for s in res.rulesets) / 2 for k in KINDS})
     # too few games for an interval on a ruleset: none for the mean either, and said so
     few = evaluate_suite("random", "test", games=20, log=lambda m: None)
     assert few.mean_regret_ci is None and "at least 30 deals" in few.rulesets[0].note

@@ -20,8 +20,8 @@ from rich.table import Table
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
 from tenk_env.cli.cmd_plot import regret_figure
-from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, read_result, result_path,
-                                      write_result)
+from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, mistakes_by_kind, read_result,
+                                      result_path, write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console
@@ -104,6 +104,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                   f"mean regret {res.mean_regret:.4f} per game {ci}, "
                   f"{0.5 - res.mean_regret:.2%} against optimal on average ({res.seconds:,.0f} s); written to {path}",
                   highlight=False)
+    kinds = mistakes_by_kind(res)
+    if kinds:
+        console.print("what it gets wrong, regret per game by kind of mistake (mean over the rulesets measured by "
+                      "regret): " + "; ".join(f"{k} {v:.4f}" for k, v in kinds.items()), highlight=False)
     return 0
 
 

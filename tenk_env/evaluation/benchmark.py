@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -62,6 +62,8 @@ class Strength:
     ci_high: float
     how: str                      #: "exact" or "regret over N games"
     note: str = ""                #: why there is no interval (too few games), if there is none
+    #: by regret: the regret per game of each kind of mistake (tenk_env.evaluation.analysis.KINDS)
+    by_kind: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -90,7 +92,7 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
         return Strength(e.p_a, e.p_a, e.p_a, "exact")
     rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
     return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
-                    rep.interval_notes.get("regret", ""))
+                    rep.interval_notes.get("regret", ""), dict(rep.by_kind))
 
 
 def _followed(spec: str, rules: Ruleset) -> bool:

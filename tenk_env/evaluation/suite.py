@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Callable
 
 from tenk_env import variants
+from tenk_env.evaluation.analysis import KINDS
 from tenk_env.evaluation.benchmark import vs_optimal
 from tenk_env.io import atomic_write_text
 from tenk_env.policies.base import AgentError, AgentSpec
 from tenk_env.solve.game import is_cached, solve_game
 
 __all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "read_result", "leaderboard",
-           "learning_curve", "RESULT_FORMAT"]
+           "learning_curve", "mistakes_by_kind", "RESULT_FORMAT"]
 
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
@@ -47,6 +48,8 @@ class RulesetScore:
     how: str                 #: "exact" or "regret over N games"
     regret: float            #: 0.5 - win_rate: win probability given away per game
     note: str = ""           #: why there is no interval, where there is none
+    #: measured by regret: that regret by kind of mistake (tenk_env.evaluation.analysis.KINDS); exact: empty
+    by_kind: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -114,7 +117,7 @@ def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: 
             solve_game(r)
         s = vs_optimal(spec.text, r, regret_games=games, seed=seed, workers=workers, exact=exact)
         ci = None if math.isnan(s.ci_low) else (s.ci_low, s.ci_high)
-        scores.append(RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note))
+        scores.append(RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note, s.by_kind))
         log(f"{k}/{len(rulesets)} {r.name}: {s.win_rate:.2%} against optimal ({s.how}), regret "
             f"{0.5 - s.win_rate:.4f} per game")
     mean, ci = _mean_ci(scores)
@@ -127,6 +130,13 @@ def write_result(res: SuiteResult, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, res.to_json())
     return path
+
+
+def mistakes_by_kind(res: SuiteResult) -> dict[str, float]:
+    """The mean over the split's rulesets of each kind of mistake's regret per game (what the
+    agent gets wrong), from the rulesets measured by regret; empty where none was."""
+    kinds = [r.by_kind for r in res.rulesets if r.by_kind]
+    return {k: sum(d.get(k, 0.0) for d in kinds) / len(kinds) for k in KINDS} if kinds else {}
 
 
 def read_result(path: str | Path) -> SuiteResult:
