@@ -225,7 +225,7 @@ def test_a_runs_kept_nets_make_its_learning_curve_on_a_split(tmp_path, monkeypat
     assert (run / "suite_curve_test.csv").read_text().splitlines() == rows
     # a folder with no kept nets is named, with the fix
     assert main(["suite", "curve", str(tmp_path)]) == 2
-    assert "has no evals/ folder of kept nets" in capsys.readouterr().out
+    assert "kept no nets to measure: an afterstate run keeps them with eval.keep: true" in capsys.readouterr().out
 
 
 @pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")

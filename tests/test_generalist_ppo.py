@@ -157,3 +157,18 @@ def test_the_zoo_and_onnx_carry_a_policy_for_any_ruleset(gen_run, tmp_path):
     obs = np.stack(obs_seen)
     np.testing.assert_allclose(onnx_agent.logits(obs), z.logits(obs), rtol=1e-5, atol=1e-5)
     assert moves > 20
+
+
+def test_a_ppo_runs_checkpoints_make_its_learning_curve(gen_run, monkeypatch, capsys):
+    from tenk_env.cli.main import main
+
+    kept = sorted(int(p.stem[5:]) for p in (gen_run / "checkpoints").iterdir())
+    assert len(kept) >= 2
+    small = [PRESETS["classic"].replace(target=800, name="small-b")]  # solved in a second, unlike the test split
+    monkeypatch.setattr(variants, "split", lambda name, count=None: small)
+    assert main(["suite", "curve", str(gen_run), "--games", "60", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    rows = (gen_run / "suite_curve_test.csv").read_text().splitlines()
+    assert rows[0] == "steps,mean_regret,ci_low,ci_high,win_rate_vs_optimal"
+    assert [int(r.split(",")[0]) for r in rows[1:]] == kept
+    assert out.count("learner steps on split 'test'") == len(kept)

@@ -20,8 +20,8 @@ from rich.table import Table
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
 from tenk_env.cli.cmd_plot import regret_figure
-from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, mistakes_by_kind, read_result,
-                                      result_path, write_result)
+from tenk_env.evaluation.suite import (evaluate_suite, kept_nets, leaderboard, learning_curve, mistakes_by_kind,
+                                      read_result, result_path, write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console
@@ -135,14 +135,12 @@ def cmd_curve(args: argparse.Namespace) -> int:
         if getattr(args, k) < least:
             raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
     run = Path(args.run)
-    if not (run / "evals").is_dir():
-        raise ValueError(f"{args.run!r} has no evals/ folder of kept nets: give the directory of an afterstate run "
-                         "trained with eval.keep: true")
+    unit, _ = kept_nets(run)  # before any work: a run that kept nothing is refused, saying how to keep nets
     points = learning_curve(run, args.split, games=args.games, seed=args.seed, workers=args.workers,
                             log=lambda m: console.print(m, highlight=False, markup=False))
-    rows = ["turns,mean_regret,ci_low,ci_high,win_rate_vs_optimal"]
+    rows = [f"{unit.split()[-1]},mean_regret,ci_low,ci_high,win_rate_vs_optimal"]
     t = Table(title=f"{run.name} on split {args.split!r}: mean regret per game against optimal play")
-    for col in ("learner turns", "mean regret [95%]", "vs optimal"):
+    for col in (unit, "mean regret [95%]", "vs optimal"):
         t.add_column(col, justify="right")
     for turns, r in points:
         # no interval where a ruleset's games were too few for one: empty fields, and the reason
@@ -155,12 +153,12 @@ def cmd_curve(args: argparse.Namespace) -> int:
     csv = run / f"suite_curve_{args.split}.csv"
     atomic_write_text(csv, "\n".join(rows) + "\n")
     png = run / "plots" / f"suite_{args.split}_regret.png"
-    atomic_write_bytes(png, _curve_png(run.name, args.split, points))
+    atomic_write_bytes(png, _curve_png(run.name, args.split, points, unit))
     console.print(f"wrote {csv} and {png}", highlight=False)
     return 0
 
 
-def _curve_png(name: str, split: str, points: list) -> bytes:
+def _curve_png(name: str, split: str, points: list, unit: str) -> bytes:
     import io
 
     import matplotlib.pyplot as plt
@@ -169,7 +167,7 @@ def _curve_png(name: str, split: str, points: list) -> bytes:
     if all(r.mean_regret_ci for _, r in points):
         band = ([r.mean_regret_ci[0] for _, r in points], [r.mean_regret_ci[1] for _, r in points])
     fig = regret_figure([t for t, _ in points], [r.mean_regret for _, r in points], band,
-                        title=f"{name}: regret on the suite's {split} split", xlabel="learner turns",
+                        title=f"{name}: regret on the suite's {split} split", xlabel=unit,
                         label="mean regret per game", band_label="95% interval (over these rulesets' games)")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
@@ -210,9 +208,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     lb.add_argument("results", nargs="+", help="result JSON files (runs/suite/*.json)")
     lb.add_argument("--out", help="also write the markdown to this file")
     lb.set_defaults(func=cmd_leaderboard)
-    cv = ss.add_parser("curve", help="a training run's learning curve on a split: every net it kept (eval.keep), "
-                                     "measured by regret")
-    cv.add_argument("run", help="an afterstate run directory trained with eval.keep: true")
+    cv = ss.add_parser("curve", help="a training run's learning curve on a split: every net it kept (an afterstate "
+                                     "run's eval.keep nets, a PPO run's step checkpoints), measured by regret")
+    cv.add_argument("run", help="the run directory of an agent that plays any ruleset: afterstate (trained with "
+                                "eval.keep: true) or PPO (its checkpoints/step_N.zip)")
     cv.add_argument("--split", choices=variants.SPLITS, default="test", help="the split (default test)")
     cv.add_argument("--games", type=int, default=200, help="analysed games per ruleset and net (default 200)")
     cv.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")

@@ -31,7 +31,7 @@ from tenk_env.policies.base import AgentError, AgentSpec
 from tenk_env.solve.game import is_cached, solve_game
 
 __all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "result_path", "write_result", "read_result", "leaderboard",
-           "learning_curve", "mistakes_by_kind", "RESULT_FORMAT"]
+           "learning_curve", "kept_nets", "mistakes_by_kind", "RESULT_FORMAT"]
 
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
@@ -157,30 +157,42 @@ def read_result(path: str | Path) -> SuiteResult:
                          f"{e}); evaluate the agent again") from None
 
 
+def kept_nets(run_dir: str | Path) -> tuple[str, list[tuple[int, str]]]:
+    """What a run kept to measure, in training order: (the unit it counts in, [(count, agent
+    spec)]). An afterstate run keeps the net of every evaluation (``evals/turns_N.npz``,
+    written with ``eval.keep``), a PPO run its step checkpoints (``checkpoints/step_N.zip``,
+    ``checkpoint.keep`` of them)."""
+    run_dir = Path(run_dir)
+    for folder, pattern, kind, unit in (("evals", r"turns_(\d+)\.npz", "afterstate", "learner turns"),
+                                        ("checkpoints", r"step_(\d+)\.zip", "ppo", "learner steps")):
+        nets = sorted((int(m.group(1)), f"{kind}:{p}") for p in (run_dir / folder).glob("*")
+                      if (m := re.fullmatch(pattern, p.name)))
+        if nets:
+            return unit, nets
+    raise ValueError(f"{str(run_dir)!r} kept no nets to measure: an afterstate run keeps them with eval.keep: true "
+                     "(evals/turns_N.npz), a PPO run its step checkpoints (checkpoints/step_N.zip)")
+
+
 def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200, seed: int = 0, workers: int = 2,
                    log: Callable[[str], None] = print) -> list[tuple[int, SuiteResult]]:
-    """Every net an afterstate run kept (``evals/turns_N.npz``, written with ``eval.keep``)
-    measured on ``split`` by regret over ``games`` analysed games a ruleset: (learner turns,
-    result) in training order. Each result is written to ``RUN/suite/`` and read back, not
-    measured again, when it is there for the same games and seed."""
+    """Every net a run kept (:func:`kept_nets`) measured on ``split`` by regret over ``games``
+    analysed games a ruleset: (learner turns or steps, result) in training order. Each result
+    is written to ``RUN/suite/`` and read back, not measured again, when it is there for the
+    same games and seed."""
     run_dir = Path(run_dir)
-    nets = sorted((int(m.group(1)), p) for p in (run_dir / "evals").glob("turns_*.npz")
-                  if (m := re.fullmatch(r"turns_(\d+)\.npz", p.name)))
-    if not nets:
-        raise ValueError(f"{str(run_dir)!r} kept no nets to measure (evals/turns_N.npz): train it with eval.keep: true "
-                         "and eval.every > 0")
+    unit, nets = kept_nets(run_dir)
     out = []
-    for k, (turns, path) in enumerate(nets, start=1):
-        spec = AgentSpec.parse(f"afterstate:{path}")
+    for k, (n, text) in enumerate(nets, start=1):
+        spec = AgentSpec.parse(text)
         where = result_path(run_dir / "suite", spec.text, split, spec.sha256)
         res = read_result(where) if where.is_file() else None
         if res is None or (res.games, res.seed, res.agent_sha256) != (games, seed, spec.sha256):
-            log(f"{k}/{len(nets)}: the net at {turns:,} learner turns on split {split!r}")
+            log(f"{k}/{len(nets)}: the net at {n:,} {unit} on split {split!r}")
             res = evaluate_suite(spec.text, split, games=games, seed=seed, workers=workers, exact=False,
                                  log=lambda m: None, command=f"tenk suite curve {run_dir} --split {split} "
                                                             f"--games {games} --seed {seed}")
             write_result(res, where)
-        out.append((turns, res))
+        out.append((n, res))
     return out
 
 
