@@ -41,7 +41,8 @@ from tenk_env.rules import Ruleset
 from tenk_env.rules_obs import rules_obs, with_rules_space
 from tenk_env.vector.sb3 import sb3_vec_env
 
-__all__ = ["League", "PoolEnv", "RulesPoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env", "vector_backend_available"]
+__all__ = ["League", "PoolEnv", "RulesPoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env",
+           "vector_backend_available"]
 
 
 class League:

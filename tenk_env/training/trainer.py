@@ -53,8 +53,8 @@ import yaml
 from tenk_env.evaluation.analysis import analyse, interval_text
 from tenk_env.evaluation.match import play_match, play_table, wilson
 from tenk_env.policies.optimal import game_solution, solution_source
-from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, any_rules, check_meta, checkpoint_meta, read_meta,
-                        verify_checkpoint, write_checkpoint)
+from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, any_rules, check_meta,
+                                   checkpoint_meta, read_meta, verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
@@ -62,7 +62,8 @@ from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read
 from tenk_env.obs import OBS_VERSION, n_actions
 from tenk_env.rules_obs import RULES_OBS_VERSION
 
-__all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule", "log_regret"]
+__all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule",
+           "log_regret"]
 
 REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
                  "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
