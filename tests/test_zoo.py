@@ -43,7 +43,7 @@ def test_every_zoo_agent_loads_plays_and_is_small(entry):
         assert r.games == 40 and r.win_rate_a > 0.5  # a trained agent, not noise
     else:
         t = play_table(rules, [agent] + ["hold:300"] * (n - 1), 2 * n, seed=1)
-        assert t.games == 2 * n and t.mean_score[0] > 5000  # it banks and scores like a player, not noise
+        assert t.games == 2 * n and t.mean_score[0] > rules.target / 2  # it banks and scores like a player
     for key in ("command", "strength", "checkpoint"):
         assert entry.card.get(key), f"{entry.name}: agent.yaml lacks {key!r}"
 
