@@ -63,7 +63,7 @@ from gymnasium import spaces
 
 from tenk_env.rules import Ruleset
 
-__all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels", "RulesObservation",
+__all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels", "reads_rules", "game_meta", "RulesObservation",
            "RulesObservationVector", "with_rules_space"]
 
 #: version of the layout above; agents that read it record it and refuse another
@@ -123,6 +123,21 @@ def rules_obs(rules: Ruleset) -> np.ndarray:
         got.flags.writeable = False
         _CACHE[rules.hash] = got
     return got
+
+
+def reads_rules(meta) -> bool:
+    """Whether a checkpoint's metadata says its agent reads the rules observation, and so plays
+    any ruleset (``rules_obs``: the version it reads, set and not 0); every agent kind asks this."""
+    return bool(meta.get("rules_obs"))
+
+
+def game_meta(rules: Ruleset | None, trained_on: str | None = None) -> dict:
+    """The keys of a checkpoint's metadata that say which game it plays, for every agent kind:
+    one ruleset (its name, hash and fields), or with ``rules`` None any ruleset, read from the
+    rules observation (its version, and ``trained_on``: what the agent learned from)."""
+    if rules is None:
+        return {"rules_obs": RULES_OBS_VERSION, "trained_on": trained_on or "rule variants"}
+    return {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "ruleset": rules.to_dict()}
 
 
 def with_rules_space(space: spaces.Box) -> spaces.Box:

@@ -20,8 +20,8 @@ from rich.table import Table
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
 from tenk_env.cli.cmd_plot import regret_figure
-from tenk_env.evaluation.suite import (evaluate_suite, kept_nets, leaderboard, learning_curve, mistakes_by_kind,
-                                      read_result, result_path, write_result)
+from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, mistakes_by_kind, read_result,
+                                      result_path, write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console
@@ -135,9 +135,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
         if getattr(args, k) < least:
             raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
     run = Path(args.run)
-    unit, _ = kept_nets(run)  # before any work: a run that kept nothing is refused, saying how to keep nets
-    points = learning_curve(run, args.split, games=args.games, seed=args.seed, workers=args.workers,
-                            log=lambda m: console.print(m, highlight=False, markup=False))
+    unit, points = learning_curve(run, args.split, games=args.games, seed=args.seed, workers=args.workers,
+                                  log=lambda m: console.print(m, highlight=False, markup=False))
     rows = [f"{unit.split()[-1]},mean_regret,ci_low,ci_high,win_rate_vs_optimal"]
     t = Table(title=f"{run.name} on split {args.split!r}: mean regret per game against optimal play")
     for col in (unit, "mean regret [95%]", "vs optimal"):

@@ -174,11 +174,12 @@ def kept_nets(run_dir: str | Path) -> tuple[str, list[tuple[int, str]]]:
 
 
 def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200, seed: int = 0, workers: int = 2,
-                   log: Callable[[str], None] = print) -> list[tuple[int, SuiteResult]]:
+                   log: Callable[[str], None] = print) -> tuple[str, list[tuple[int, SuiteResult]]]:
     """Every net a run kept (:func:`kept_nets`) measured on ``split`` by regret over ``games``
-    analysed games a ruleset: (learner turns or steps, result) in training order. Each result
-    is written to ``RUN/suite/`` and read back, not measured again, when it is there for the
-    same games and seed."""
+    analysed games a ruleset: (the unit the run counts in, [(learner turns or steps, result)] in
+    training order). Each result is written to ``RUN/suite/`` and read back, not measured again,
+    when it is there for the same games and seed. ValueError, before any work, for a run that
+    kept nothing."""
     run_dir = Path(run_dir)
     unit, nets = kept_nets(run_dir)
     out = []
@@ -193,7 +194,7 @@ def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200
                                                             f"--games {games} --seed {seed}")
             write_result(res, where)
         out.append((n, res))
-    return out
+    return unit, out
 
 
 def leaderboard(results: list[SuiteResult], describe: Callable[[str], str] = lambda a: "") -> str:

@@ -43,7 +43,8 @@ from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_bytes
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, rules_obs as rules_vector
+from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, game_meta, reads_rules
+from tenk_env.rules_obs import rules_obs as rules_vector
 from tenk_env.solve import kernels as K
 from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
@@ -556,10 +557,8 @@ def checkpoint_meta(rules: Ruleset | None, n_players: int, *, hidden: list[int],
                     trained_on: str | None = None, **extra: Any) -> dict[str, Any]:
     """A checkpoint's metadata: the ruleset it plays, or (``rules`` None) the rules
     observation it reads to play any ruleset and ``trained_on``, what it was trained on."""
-    game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": str(trained_on)} if rules is None else
-            {"ruleset": rules.to_dict(), "ruleset_hash": rules.hash, "ruleset_name": rules.name})
-    return {"format": FORMAT, "features_version": FEATURES_VERSION, **game, "n_players": n_players,
-            "hidden": list(hidden), "opponents_learn": bool(opponents_learn), **extra}
+    return {"format": FORMAT, "features_version": FEATURES_VERSION, **game_meta(rules, trained_on),
+            "n_players": n_players, "hidden": list(hidden), "opponents_learn": bool(opponents_learn), **extra}
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -572,7 +571,7 @@ class AfterstateAgent:
 
     def __init__(self, net: ValueNet, meta: Mapping[str, Any], name: str = "afterstate"):
         self.net, self.meta, self.name = net, dict(meta), name
-        self.any_rules = bool(self.meta.get("rules_obs", 0))
+        self.any_rules = reads_rules(self.meta)
         self.rules = None if self.any_rules else load_ruleset(self.meta["ruleset"])
         n = int(self.meta["n_players"])
         if net.version != self.meta.get("features_version", 1):

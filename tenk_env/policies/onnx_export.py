@@ -18,7 +18,7 @@ from tenk_env.io import atomic_write_bytes
 from tenk_env.obs import obs_size
 from tenk_env.policies.onnx_agent import META_KEY
 from tenk_env.policies.ppo import POW7, TABLE_FEATURES, NumpyActor
-from tenk_env.rules_obs import RULES_OBS_SIZE
+from tenk_env.rules_obs import RULES_OBS_SIZE, reads_rules
 
 __all__ = ["export_actor", "OPSET"]
 
@@ -67,7 +67,7 @@ def export_actor(actor: NumpyActor, meta: Mapping[str, Any], path: str | Path) -
     g = _Graph()
     helper = g.helper
     # the rules observation follows the env's where the policy reads it
-    D = obs_size(int(meta["n_players"])) + (RULES_OBS_SIZE if meta.get("rules_obs") else 0)
+    D = obs_size(int(meta["n_players"])) + (RULES_OBS_SIZE if reads_rules(meta) else 0)
     h = "obs"
     act = "Tanh" if actor.activation == "tanh" else "Relu"
     for w, b in actor.layers:  # stored transposed: (in, out)

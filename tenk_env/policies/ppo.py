@@ -47,14 +47,14 @@ from tenk_env.io import atomic_write_bytes
 from tenk_env.obs import OBS_VERSION, PIGGYBACK_TAKE, decode_action, encode, legal_mask, obs_size
 from tenk_env.obs import n_actions as _n_actions  # checkpoint_meta has an argument of that name
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION
+from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, game_meta, reads_rules
 from tenk_env.rules_obs import rules_obs as rules_vector
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector.sb3 import sb3_vec_env
 
 __all__ = ["PPOAgent", "CheckpointError", "META_NAME", "META_FORMAT", "read_meta", "verify_checkpoint",
-           "write_checkpoint", "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS", "keep_features",
-           "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES", "untrained_ppo"]
+           "write_checkpoint", "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS",
+           "keep_features", "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES", "untrained_ppo"]
 
 #: the zip member holding our metadata
 META_NAME = "tenk.json"
@@ -88,10 +88,8 @@ def checkpoint_meta(rules: Ruleset | None, n_players: int, *, activation: str, n
         raise ValueError(f"policy {policy!r}: the ppo agent implements {', '.join(POLICY_HEADS)}")
     if rules is None and policy == "keep_aware":
         raise ValueError("the keep-aware head reads one ruleset's tables: a policy for any ruleset uses the mlp head")
-    game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": trained_on or "rule variants"} if rules is None else
-            {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "ruleset": rules.to_dict()})
-    meta = {"format": META_FORMAT, **game, "n_players": int(n_players), "obs_version": OBS_VERSION,
-            "n_actions": int(n_actions), "activation": activation, "policy": policy,
+    meta = {"format": META_FORMAT, **game_meta(rules, trained_on), "n_players": int(n_players),
+            "obs_version": OBS_VERSION, "n_actions": int(n_actions), "activation": activation, "policy": policy,
             "num_timesteps": int(num_timesteps), **extra}
     if policy == "keep_aware":
         meta["keep_features_version"] = KEEP_FEATURES_VERSION
@@ -293,11 +291,6 @@ def _describe(meta: Mapping[str, Any]) -> str:
             f"observation version {meta['obs_version']}")
 
 
-def any_rules(meta: Mapping[str, Any]) -> bool:
-    """Whether a checkpoint's policy reads the rules observation (and so plays any ruleset)."""
-    return bool(meta.get("rules_obs"))
-
-
 def _check_any_rules(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str) -> None:
     if meta["rules_obs"] != RULES_OBS_VERSION:
         raise CheckpointError(f"{where} reads rules observation version {meta['rules_obs']!r}; this tenk writes "
@@ -316,7 +309,7 @@ def _check_any_rules(meta: Mapping[str, Any], rules: Ruleset, n_players: int, wh
 def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str = "checkpoint") -> None:
     """Raise :class:`CheckpointError` unless ``meta`` was trained for this game (a policy that
     reads the rules observation: for this player count and action count)."""
-    if any_rules(meta):
+    if reads_rules(meta):
         return _check_any_rules(meta, rules, n_players, where)
     want = {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "n_players": n_players,
             "obs_version": OBS_VERSION}
@@ -413,7 +406,7 @@ class PPOAgent:
         self.name = name
         self.n_players = int(meta["n_players"])
         self.n_actions = int(meta["n_actions"])
-        self.any_rules = any_rules(self.meta)
+        self.any_rules = reads_rules(self.meta)
         self._obs = np.zeros(obs_size(self.n_players), dtype=np.float32)
 
     # ------------------------------------------------------------------ construction

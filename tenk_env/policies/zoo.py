@@ -46,6 +46,7 @@ from tenk_env.policies.ppo import META_FORMAT, CheckpointError, PPOAgent, NumpyA
 from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, did_you_mean
+from tenk_env.rules_obs import reads_rules
 
 __all__ = ["ZOO_DIR", "ZooError", "ZooEntry", "entries", "scan", "load", "export", "make_zoo"]
 
@@ -113,7 +114,7 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     if not afterstate and meta.get("format") != META_FORMAT:
         raise ZooError(f"{where}: meta.format is {meta.get('format')!r}: a card's meta is a PPO checkpoint's "
                        f"(format {META_FORMAT}) or an afterstate checkpoint's ({AFTERSTATE_FORMAT!r}): {_fix(name)}")
-    any_rules = bool(meta.get("rules_obs"))  # as AfterstateAgent reads it
+    any_rules = reads_rules(meta)
     for k, (want, what) in {**_META, **(_META_ANY if any_rules else _META_RULESET),
                             **(_META_AFTERSTATE if afterstate else _META_PPO)}.items():
         if k not in meta:
@@ -160,7 +161,7 @@ class ZooEntry:
     @property
     def any_rules(self) -> bool:
         """Whether it reads the rules observation and plays any ruleset (else the one in its meta)."""
-        return bool(self.meta.get("rules_obs"))
+        return reads_rules(self.meta)
 
     def summary(self) -> str:
         m = self.meta

@@ -456,11 +456,11 @@ class AfterstateTrainer:
         rulesets = cfg._rulesets[:cfg.eval.rulesets]
         for opp in cfg._eval_opponents:
             # over several rulesets: the win rate of all their games, with the interval of that many
-            r = pooled_row([evaluate_agent(agent, r, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
-                            for r in rulesets])
-            games, wr, lo, hi = r.games, r.win_rate, r.ci_low, r.ci_high
+            row = pooled_row([evaluate_agent(agent, rules, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
+                              for rules in rulesets])
+            games, wr, lo, hi = row.games, row.win_rate, row.ci_low, row.ci_high
             rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
-                         "ci_high": hi, "seconds": round(r.seconds, 2)})
+                         "ci_high": hi, "seconds": round(row.seconds, 2)})
             self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)

@@ -420,10 +420,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     check_positive("eval.regret_games", ev.regret_games, zero_ok=True)
     check_games("eval.regret_games", ev.regret_games)
     check_choice("eval.backend", ev.backend, ("scalar", "batched", "auto"))
+    check_positive("eval.rulesets", ev.rulesets)
     check_positive("checkpoint.every", c.every)
     check_positive("checkpoint.keep", c.keep)
-
-    check_positive("eval.rulesets", ev.rulesets)
 
     pool = parse_pool(cfg.opponents)
     for spec, _ in pool:

@@ -53,14 +53,14 @@ import yaml
 from tenk_env.evaluation.analysis import analyse, interval_text
 from tenk_env.evaluation.match import play_match, play_table, wilson
 from tenk_env.policies.optimal import game_solution, solution_source
-from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, any_rules, check_meta,
-                                   checkpoint_meta, read_meta, verify_checkpoint, write_checkpoint)
+from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta,
+                                   read_meta, verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
                                       write_rows)
 from tenk_env.obs import OBS_VERSION, n_actions
-from tenk_env.rules_obs import RULES_OBS_VERSION
+from tenk_env.rules_obs import game_meta, reads_rules
 
 __all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule",
            "log_regret"]
@@ -279,7 +279,7 @@ class Trainer:
         cfg = self.cfg
         return checkpoint_meta(None if cfg.rules_obs else cfg.ruleset, cfg.n_players, activation=cfg.ppo.activation,
                                n_actions=n_actions(cfg.ruleset), policy=cfg.ppo.policy, num_timesteps=self.step,
-                               trained_on=cfg._trained_on if cfg.rules_obs else None, run=cfg.name, **extra)
+                               trained_on=cfg._trained_on, run=cfg.name, **extra)
 
     @property
     def step(self) -> int:
@@ -290,12 +290,12 @@ class Trainer:
         p = self.paths
         atomic_write_text(p["config"], _config_text(self.cfg, p["config"]))
         cfg, r = self.cfg, self.cfg.ruleset
-        game = ({"rules_obs": RULES_OBS_VERSION, "trained_on": cfg._trained_on} if cfg.rules_obs else
-                {"ruleset_name": r.name, "ruleset_hash": r.hash})
+        game = game_meta(None if cfg.rules_obs else r, cfg._trained_on)
+        fields = game.pop("ruleset", None)  # written last: the long part
         info = {"run": cfg.name, **game, "n_players": cfg.n_players, "obs_version": OBS_VERSION,
                 "n_actions": n_actions(r), **run_record(argv)}
-        if not cfg.rules_obs:
-            info["ruleset"] = r.to_dict()
+        if fields is not None:
+            info["ruleset"] = fields
         atomic_write_text(p["run"], yaml.safe_dump(info, sort_keys=False))
 
     def _save_state(self) -> None:
@@ -1016,8 +1016,8 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
         step = 0
     else:
         meta = start.meta
-        if any_rules(meta) != cfg.rules_obs:
-            raise RunError(f"checkpoint {str(start.path)!r} was trained {'with' if any_rules(meta) else 'without'} "
+        if reads_rules(meta) != cfg.rules_obs:
+            raise RunError(f"checkpoint {str(start.path)!r} was trained {'with' if reads_rules(meta) else 'without'} "
                            f"the rules observation; the config sets rules_obs: {str(cfg.rules_obs).lower()}. A "
                            "policy's inputs cannot change mid-run: keep rules_obs as it was, or start a new run "
                            f"({_new_run_hint(run_dir)})")
