@@ -153,8 +153,10 @@ class _BotTurns:
         self.t, self.spec, self.share = table, spec, share
         self.agent = make_agent(spec)
         self.kind = spec.partition(":")[0]
-        if self.kind not in BOTS:
-            raise ValueError(f"reference_multi plays the deterministic bots {', '.join(BOTS)}, not {spec!r}")
+        # any deterministic agent can be asked move by move; the shared turns rest on what the bots document
+        if self.kind not in BOTS and (share or self.kind != "equilibrium"):
+            raise ValueError(f"reference_multi plays the deterministic bots {', '.join(BOTS)}, and 'equilibrium' "
+                             f"with share_turns=False, not {spec!r}")
         self.agent.check(table.rules, table.n)
         self.rng = np.random.default_rng(0)
         self.memo: dict = {}

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tenk_env.policies.base import AgentSpec
-from tenk_env.policies.exact import seat_ceiling
+from tenk_env.policies.exact import check_multi_spec, exact_eval_beside_equilibrium, seat_ceiling
 from tenk_env.policies.human import check_terminal
 from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.cli.args import seed_arg
@@ -72,6 +72,9 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
     """The exact best response in the agent's place, beside each agent's share (3-4 players)."""
     if args.players < 3:
         return
+    if all(o == "equilibrium" for o in opponents):
+        _beside_equilibrium(console, rules, args, rows)
+        return
     seated = [label for label, _ in rows]
     try:
         br, exact_shares = seat_ceiling(rules, opponents, seated, compute=args.exact)
@@ -94,6 +97,34 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
     console.print(t)
 
 
+def _beside_equilibrium(console: Console, rules, args: argparse.Namespace, rows) -> None:
+    """Each share beside what an equilibrium player takes in that place (1/N), with the bots'
+    exact shares (solved with --exact, else shown when cached)."""
+    n = args.players
+    exact: dict[str, float] = {}
+    for label, _ in rows:
+        try:
+            check_multi_spec(label)
+        except SolverError:
+            continue  # not a bot the evaluator follows: sampled only
+        try:
+            e = exact_eval_beside_equilibrium(rules, label, n, cached_only=not args.exact)
+        except SolverError as err:
+            console.print(f"no exact shares beside the equilibrium: {err}", highlight=False)
+            break
+        if e is not None:
+            exact[label] = e.p
+    t = Table("in seat rotation", "win share", "exact", "below an equilibrium player",
+              title=f"against equilibrium play: an equilibrium player in this seat takes 1/{n} = {1 / n:.2%}")
+    for label, r in rows:
+        x = exact.get(label)
+        lo, hi = r.ci_low[0], r.ci_high[0]
+        gap = (f"{100 * (1 / n - x):.2f} points (exact)" if x is not None else
+               f"{100 * (1 / n - r.win_rate[0]):.2f} [{100 * (1 / n - hi):.2f}, {100 * (1 / n - lo):.2f}] points")
+        t.add_row(label, f"{r.win_rate[0]:.2%} [{lo:.2%}, {hi:.2%}]", f"{x:.2%}" if x is not None else "-", gap)
+    console.print(t)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("ffa", help="an agent against the best bots in a free-for-all, beside each bot in its place",
                        description=__doc__.split("\n\n")[1])
@@ -110,5 +141,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--exact", action="store_true",
                    help="solve the seat's exact ceiling (the best response to the opponents) and each bot's exact "
                         f"share where they are not cached, {BR_COST[3]}; {BR_COST[4]} "
-                        "(without it they are shown when cached)")
+                        "(without it they are shown when cached); against equilibrium opponents, each bot's "
+                        "exact share beside them")
     s.set_defaults(func=cmd_ffa)

@@ -165,6 +165,8 @@ def _seat_table(title: str, n: int) -> Table:
 
 
 def _eval_n(args: argparse.Namespace) -> int:
+    if "equilibrium" in args.agents:
+        return _eval_beside_equilibrium(args)
     for p in args.agents:
         exact.check_multi_spec(p)
     r = ruleset_at(args.ruleset, args.target)
@@ -181,6 +183,35 @@ def _eval_n(args: argparse.Namespace) -> int:
     console.print(t)
     console.print(f"each rotation keeps the order {' -> '.join(e.names)} round the table "
                   f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})", highlight=False)
+    return 0
+
+
+def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
+    n = len(args.agents)
+    others = [a for a in args.agents if a != "equilibrium"]
+    if len(others) != 1:
+        raise solve.SolverError(f"seat one agent beside the equilibrium, every other seat playing it (got "
+                          f"{', '.join(args.agents)}): tenk solve eval RULES BOT "
+                          + " ".join(["equilibrium"] * (n - 1)))
+    bot = others[0]
+    exact.check_multi_spec(bot)
+    r = ruleset_at(args.ruleset, args.target)
+    solve.check_equilibrium_rules(r, n)
+    if solve.solve_equilibrium(r, n, cached_only=True) is None:
+        console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
+                      "equilibrium: 5 minutes at 3,000 on 2 cores; once: cached)", highlight=False)
+    console.print(f"evaluating {bot} beside {n - 1} equilibrium players exactly (seconds at a small target, "
+                  "minutes at 3,000; once: cached)", highlight=False)
+    t0 = time.perf_counter()
+    with _progress("evaluating") as bar:
+        e = exact.exact_eval_beside_equilibrium(r, bot, n, progress=bar)
+    t = _seat_table(f"exact P({bot} wins), {r.name}, {n} players, every other seat playing the equilibrium "
+                    "(seat 1 moves first)", n)
+    t.add_row(bot, *(f"{x:.6f}" for x in e.p_seat), f"{e.p:.6f}")
+    console.print(t)
+    console.print(f"an equilibrium player in its place takes {e.fair:.6f}: {bot} gives away "
+                  f"{100 * (e.fair - e.p):.2f} points against equilibrium play ({time.perf_counter() - t0:.1f} s; "
+                  f"cached in {_cache()})", highlight=False)
     return 0
 
 

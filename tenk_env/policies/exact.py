@@ -56,6 +56,7 @@ from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued,
                                      code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
 from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
+from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
 from tenk_env.solve.policy import choose, move_values
@@ -67,7 +68,7 @@ from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_
 
 __all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
            "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent",
-           "EquilibriumAgent", "policy_key", "afterstate_policy"]
+           "EquilibriumAgent", "policy_key", "afterstate_policy", "exact_eval_beside_equilibrium"]
 
 #: what the exact evaluator can follow, for error messages
 EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
@@ -81,8 +82,9 @@ _WHY_NOT = {
     "onnx": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
     "cmd": "its moves come from another process, which the evaluator cannot tabulate",
     "equilibrium": ("its moves read every player's score, and the evaluator tabulates agents that read their own "
-                    "and the leader's; measure an agent against it in matches (tenk ffa AGENT --opponents "
-                    "equilibrium equilibrium)"),
+                    "and the leader's; at 2 players it plays as optimal does (tenk solve eval RULES BOT optimal); at "
+                    "3, seat one bot beside it (tenk solve eval RULES BOT equilibrium equilibrium), or measure any "
+                    "agent in matches (tenk ffa AGENT --opponents equilibrium equilibrium)"),
 }
 #: what an agent the evaluator has no word on is told
 _NOT_TABULATED = "the evaluator cannot tabulate its moves"
@@ -173,6 +175,23 @@ def exact_eval_n(rules: "Ruleset | str", specs: list[str], *, cache: bool = True
                          progress=progress, cached_only=cached_only)
     if res is not None:
         res.names = list(specs)
+    return res
+
+
+def exact_eval_beside_equilibrium(rules: "Ruleset | str", bot: str, n_players: int = 3, *, cache: bool = True,
+                                  theta: float = THETA, progress=None,
+                                  cached_only: bool = False) -> SeatVsEquilibrium | None:
+    """Exact P(win) of ``bot`` (:data:`MULTI_AGENTS`) from every seat of an ``n_players`` game
+    (2 or 3) whose other seats play the symmetric equilibrium
+    (:class:`~tenk_env.solve.eq_seat.SeatVsEquilibrium`); the equilibrium is solved first if it
+    is not cached; cached on disk (``cached_only``: None unless cached)."""
+    check_multi_spec(bot)
+    rules = load_ruleset(rules)
+    check_equilibrium_rules(rules, n_players)
+    res = evaluate_beside_equilibrium(rules, BotPolicy(make_agent(bot), rules), n_players, cache=cache, theta=theta,
+                                      progress=progress, cached_only=cached_only)
+    if res is not None:
+        res.name = bot
     return res
 
 
