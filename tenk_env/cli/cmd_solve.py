@@ -319,7 +319,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     g.set_defaults(func=cmd_game)
     who = (f"2 players: one of {exact.EXACT_AGENTS}; 3 or 4 players (seated in this order): one of "
-           f"{exact.MULTI_AGENTS}")
+           f"{exact.MULTI_AGENTS}; or one of those bots and 'equilibrium' in every other seat (3 players)")
     e = ss.add_parser("eval", help="exact win probability of 2 to 4 agents, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
     e.add_argument("agents", nargs="+", metavar="AGENT", help=who)

@@ -11,7 +11,7 @@ complement, the chance that someone else wins, which is 1 on an instant win and 
 turn's cap (the mover's bank then wins surely, to the solver's truncation): that is how the
 kernel values a carried total there.
 
-Three equilibrium players take 1/N of the wins each over the seat rotations, so the bot's
+N equilibrium players take 1/N of the wins each over the seat rotations, so the bot's
 shortfall from 1/N is what it gives away against equilibrium play, exactly. The final
 round is played backward from the last player, as in the N-player evaluator, with the
 equilibrium's final turns chosen as :func:`tenk_env.solve.multi.final_turn_values` chooses them.
@@ -32,7 +32,7 @@ from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash
 from tenk_env.solve.game import EPS
 from tenk_env.solve.kernels import bankable_from, self_eval_dp
 from tenk_env.solve.multi import _setup
-from tenk_env.solve.multi_kernels import _digits, eq_turn_inputs, final_bank_values, final_cap, final_fixed
+from tenk_env.solve.multi_kernels import _digits, eq_cap, eq_turn_inputs, final_bank_values, final_cap, final_fixed
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 __all__ = ["SeatVsEquilibrium", "evaluate_beside_equilibrium"]
@@ -233,9 +233,30 @@ class SeatVsEquilibrium:
         return 1.0 / self.n_players
 
 
-def _chain(st, eq, t: int) -> np.ndarray:
+@njit(cache=True)
+def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
+    """The most units past the target an equilibrium player's regular turn banks: at every
+    score vector (read from the mover), its cap (:func:`eq_cap`) plus one keep."""
+    top = 0
+    d = np.empty(N, np.int64)
+    for idx in range(tu ** N):
+        _digits(idx, tu, N, d)
+        bust = 0
+        mult = 1
+        for k in range(N):
+            bust += d[(k + 1) % N] * mult
+            mult *= tu
+        bo = 1.0
+        for c in range(N - 1):
+            bo -= E[c, bust]
+        top = max(top, d[0] + eq_cap(prm, tu, N, d, TW, pbmin, eps, bo) + max_step + 1 - tu)
+    return top
+
+
+def _chain(st, eq, t: int, J1: int) -> np.ndarray:
     """The final round after player t starts it, played backward from the last player:
-    player 0's chance with the first player after t to move, ``[hx, bar - target, rest]``."""
+    player 0's chance with the first player after t to move, ``[hx, bar - target, rest]``
+    for the ``J1`` bars the trigger's bank reaches."""
     s, N, tu = st.spec, st.N, st.tu
     JE = eq.LB.shape[0]
     phi = np.zeros((2, st.J, 1))
@@ -243,10 +264,13 @@ def _chain(st, eq, t: int) -> np.ndarray:
     for k in range(N - 1, 0, -1):
         i = (t + k) % N
         Pk = tu ** (N - k)
-        out = np.zeros((2, st.J, Pk))
+        # the first to play after the trigger faces the trigger's bank; later ones, a bar a
+        # final turn may have raised
+        Jk = J1 if k == 1 else st.J
+        out = np.zeros((2, Jk, Pk))
         if i == 0:
             f = st.fixed[0]
-            final_fixed(tu, N, 1, st.J, Pk, f.FKID, f.FDIST, f.FW, phi, out)
+            final_fixed(tu, N, 1, Jk, Pk, f.FKID, f.FDIST, f.FW, phi, out)
         else:
             # its own chance once it beats the bar, as Equilibrium.final_values has it
             if k == N - 1:
@@ -255,7 +279,7 @@ def _chain(st, eq, t: int) -> np.ndarray:
             else:
                 own = np.zeros((2, JE, tu))
                 own[1] = 1.0 - eq.LB
-            final_eq(st.prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, st.J,
+            final_eq(st.prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, Jk,
                      Pk // tu, own, phi, st.pbmin, EPS, st.fAf, st.fBf, out)
         phi = out
     return phi
@@ -292,8 +316,12 @@ def evaluate_beside_equilibrium(rules: "Ruleset | str", policy: Tabulated, n_pla
     if s.prm[P_END] == END_IMMEDIATE:
         TRIG[0] = 1.0  # a bank to the target wins at once
     else:
+        # the bars a trigger's bank reaches: the bot's from its tables, the equilibrium's from its caps
+        reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
         for t in range(N):
-            TRIG[t] = _chain(st, eq, t)[1 if t == 0 else 0]
+            J1 = st.J1 if t == 0 else reach
+            TRIG[t, :J1] = _chain(st, eq, t, J1)[1 if t == 0 else 0]
+            TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
     KID, DIST, DW, DQ, _ = st.stacked
     order, bounds = st.levels
     U = np.zeros((N, tu ** N))
