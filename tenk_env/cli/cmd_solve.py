@@ -191,17 +191,18 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
     others = [a for a in args.agents if a != "equilibrium"]
     if len(others) != 1:
         raise solve.SolverError(f"seat one agent beside the equilibrium, every other seat playing it (got "
-                          f"{', '.join(args.agents)}): tenk solve eval RULES BOT "
-                          + " ".join(["equilibrium"] * (n - 1)))
+                                f"{', '.join(args.agents)}): tenk solve eval RULES BOT "
+                                + " ".join(["equilibrium"] * (n - 1)))
     bot = others[0]
     exact.check_multi_spec(bot)
     r = ruleset_at(args.ruleset, args.target)
     solve.check_equilibrium_rules(r, n)
     if solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
-                      "equilibrium: 5 minutes at 3,000 on 2 cores; once: cached)", highlight=False)
-    console.print(f"evaluating {bot} beside {n - 1} equilibrium players exactly (seconds at a small target, "
-                  "minutes at 3,000; once: cached)", highlight=False)
+                      "equilibrium, on 2 cores: 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; "
+                      "once: cached)", highlight=False)
+    console.print(f"evaluating {bot} beside {n - 1} equilibrium players exactly (about as long as the equilibrium: "
+                  "seconds at a small target, a quarter of an hour at 3,000; once: cached)", highlight=False)
     t0 = time.perf_counter()
     with _progress("evaluating") as bar:
         e = exact.exact_eval_beside_equilibrium(r, bot, n, progress=bar)
@@ -280,7 +281,8 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     solve.check_equilibrium_rules(r, n)
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
-                      "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000; once: cached)", highlight=False)
+                      "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; once: "
+                      "cached)", highlight=False)
     t0 = time.perf_counter()
     with _progress("solving") as bar:
         eq = solve.solve_equilibrium(r, n, cache=not args.no_cache, progress=bar)
