@@ -86,15 +86,8 @@ def _ceiling(console: Console, rules, args: argparse.Namespace, opponents: list[
                       f"best-response {rules.name} {' '.join(opponents)} ({BR_COST.get(args.players, BR_COST[4])}; "
                       "once: cached)", highlight=False)
         return
-    t = Table("in seat rotation", "win share", "exact", "below the ceiling",
-              title=f"the most any agent can take in this seat: {br.p:.2%} (br:{','.join(opponents)}, exact)")
-    for label, r in rows:
-        x = exact_shares.get(label)
-        lo, hi = r.ci_low[0], r.ci_high[0]
-        gap = (f"{100 * (br.p - x):.2f} points (exact)" if x is not None else
-               f"{100 * (br.p - r.win_rate[0]):.2f} [{100 * (br.p - hi):.2f}, {100 * (br.p - lo):.2f}] points")
-        t.add_row(label, f"{r.win_rate[0]:.2%} [{lo:.2%}, {hi:.2%}]", f"{x:.2%}" if x is not None else "-", gap)
-    console.print(t)
+    console.print(_gaps(rows, exact_shares, br.p, "below the ceiling",
+                        f"the most any agent can take in this seat: {br.p:.2%} (br:{','.join(opponents)}, exact)"))
 
 
 def _beside_equilibrium(console: Console, rules, args: argparse.Namespace, rows) -> None:
@@ -114,15 +107,21 @@ def _beside_equilibrium(console: Console, rules, args: argparse.Namespace, rows)
             break
         if e is not None:
             exact[label] = e.p
-    t = Table("in seat rotation", "win share", "exact", "below an equilibrium player",
-              title=f"against equilibrium play: an equilibrium player in this seat takes 1/{n} = {1 / n:.2%}")
+    console.print(_gaps(rows, exact, 1 / n, "below an equilibrium player",
+                        f"against equilibrium play: an equilibrium player in this seat takes 1/{n} = {1 / n:.2%}"))
+
+
+def _gaps(rows, exact: dict[str, float], ref: float, below: str, title: str) -> Table:
+    """Each agent's share, exact where known, and how far it is below ``ref`` (exact, or the
+    sampled share with its interval)."""
+    t = Table("in seat rotation", "win share", "exact", below, title=title)
     for label, r in rows:
         x = exact.get(label)
         lo, hi = r.ci_low[0], r.ci_high[0]
-        gap = (f"{100 * (1 / n - x):.2f} points (exact)" if x is not None else
-               f"{100 * (1 / n - r.win_rate[0]):.2f} [{100 * (1 / n - hi):.2f}, {100 * (1 / n - lo):.2f}] points")
+        gap = (f"{100 * (ref - x):.2f} points (exact)" if x is not None else
+               f"{100 * (ref - r.win_rate[0]):.2f} [{100 * (ref - hi):.2f}, {100 * (ref - lo):.2f}] points")
         t.add_row(label, f"{r.win_rate[0]:.2%} [{lo:.2%}, {hi:.2%}]", f"{x:.2%}" if x is not None else "-", gap)
-    console.print(t)
+    return t
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -32,10 +32,26 @@ from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash
 from tenk_env.solve.game import EPS
 from tenk_env.solve.kernels import bankable_from, self_eval_dp
 from tenk_env.solve.multi import _setup
-from tenk_env.solve.multi_kernels import _digits, eq_cap, eq_turn_inputs, final_bank_values, final_cap, final_fixed
+from tenk_env.solve.multi_kernels import (_digits, eq_cap, eq_index, eq_turn_inputs, final_bank_values, final_cap,
+                                         final_fixed)
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 __all__ = ["SeatVsEquilibrium", "evaluate_beside_equilibrium"]
+
+
+@njit(cache=True)
+def bust_value(tu, N, d, E):
+    """An equilibrium mover's own chance, at scores d read from it, after a turn that banks
+    nothing: the next player moves at the same scores, with the mover last."""
+    bust = 0
+    mult = 1
+    for k in range(N):
+        bust += d[(k + 1) % N] * mult
+        mult *= tu
+    v = 1.0
+    for c in range(N - 1):
+        v -= E[c, bust]
+    return v
 
 
 @njit(cache=True, parallel=True)
@@ -140,11 +156,7 @@ def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu
         for k in range(1, N):
             lead = max(lead, s[k])
         key = KID[0, s[0], lead]
-        rest0 = 0
-        mult = 1
-        for k in range(1, N):
-            rest0 += s[k] * mult
-            mult *= tu
+        rest0 = eq_index(tu, N, s, 1)
         cm = DW[key]
         for T in range(1, Lr):
             pr = DIST[key, T]
@@ -168,22 +180,11 @@ def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu
         for m in range(1, N):
             for k in range(N):
                 d[k] = s[(m + k) % N]
-            bust = 0
-            mult = 1
-            for k in range(N):
-                bust += d[(k + 1) % N] * mult
-                mult *= tu
-            bo = 1.0
-            for cc in range(N - 1):
-                bo -= E[cc, bust]  # the mover is last once the next player moves
+            bo = bust_value(tu, N, d, E)
             fa = 1 if (prm[P_ENTRY] == 0 or d[0] > 0) else 0
             Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bx)
             nxt = (m + 1) % N
-            rest = 0
-            mult = 1
-            for k in range(1, N):
-                rest += d[k] * mult
-                mult *= tu
+            rest = eq_index(tu, N, d, 1)
             for T in range(Tcap + max_step + 2):
                 y = d[0] + T
                 if y < tu:
@@ -241,15 +242,7 @@ def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     d = np.empty(N, np.int64)
     for idx in range(tu ** N):
         _digits(idx, tu, N, d)
-        bust = 0
-        mult = 1
-        for k in range(N):
-            bust += d[(k + 1) % N] * mult
-            mult *= tu
-        bo = 1.0
-        for c in range(N - 1):
-            bo -= E[c, bust]
-        top = max(top, d[0] + eq_cap(prm, tu, N, d, TW, pbmin, eps, bo) + max_step + 1 - tu)
+        top = max(top, d[0] + eq_cap(prm, tu, N, d, TW, pbmin, eps, bust_value(tu, N, d, E)) + max_step + 1 - tu)
     return top
 
 
