@@ -31,9 +31,8 @@ from tenk_env.solve.equilibrium import EQ_VERSION, check_equilibrium_rules, solv
 from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash
 from tenk_env.solve.game import EPS
 from tenk_env.solve.kernels import bankable_from, self_eval_dp
-from tenk_env.solve.multi import _setup
-from tenk_env.solve.multi_kernels import (_digits, eq_cap, eq_index, eq_turn_inputs, final_bank_values, final_cap,
-                                         final_fixed)
+from tenk_env.solve.multi import setup_players
+from tenk_env.solve.multi_kernels import eq_cap, eq_index, eq_turn_inputs, final_bank_values, final_cap, final_fixed
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 __all__ = ["SeatVsEquilibrium", "evaluate_beside_equilibrium"]
@@ -149,7 +148,8 @@ def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu
         i = np.int64(iq)
         idx = states[i]
         s = np.empty(N, np.int64)
-        _digits(idx, tu, N, s)
+        for k in range(N):
+            s[k] = idx // tu ** k % tu
         c = np.zeros(N)
         q = np.zeros(N)
         lead = 0
@@ -241,7 +241,8 @@ def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     top = 0
     d = np.empty(N, np.int64)
     for idx in range(tu ** N):
-        _digits(idx, tu, N, d)
+        for k in range(N):
+            d[k] = idx // tu ** k % tu
         top = max(top, d[0] + eq_cap(prm, tu, N, d, TW, pbmin, eps, bust_value(tu, N, d, E)) + max_step + 1 - tu)
     return top
 
@@ -303,7 +304,7 @@ def evaluate_beside_equilibrium(rules: "Ruleset | str", policy: Tabulated, n_pla
         return None
     t0 = time.perf_counter()
     eq = solve_equilibrium(rules, N, cache=cache)
-    st = _setup(rules, [policy] + [None] * (N - 1), theta)
+    st = setup_players(rules, [policy] + [None] * (N - 1), theta)
     s, tu = st.spec, st.tu
     TRIG = np.zeros((N, st.J, tu ** (N - 1)))
     if s.prm[P_END] == END_IMMEDIATE:

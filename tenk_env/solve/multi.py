@@ -47,7 +47,7 @@ from tenk_env.solve.game import (EPS, TOL, check_exact_rules, final_prm, final_t
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
 __all__ = ["MultiEval", "MultiBestResponse", "evaluate_multi", "best_response_multi", "check_multi_rules",
-           "multi_estimate", "turn_tables", "final_turn_values", "MULTI_VERSION", "MAX_BYTES"]
+           "setup_players", "multi_estimate", "turn_tables", "final_turn_values", "MULTI_VERSION", "MAX_BYTES"]
 
 #: bump when results change, to invalidate cached ones
 MULTI_VERSION = 1
@@ -224,7 +224,10 @@ def multi_estimate(rules: Ruleset, n_players: int) -> float:
     return (n_players + 3) * states * 8
 
 
-def _setup(rules: Ruleset, players: list, theta: float) -> _Setup:
+def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
+    """Everything a solve over ``players`` shares: each fixed player's outcome tables (regular
+    and final turns, kept for the next solve in this process), the bars the final round follows,
+    and the level order of the score vectors; ``None`` marks a seat another solver plays."""
     N = len(players)
     check_multi_rules(rules, N)
     spec = build_spec(rules, for_game=True)
@@ -407,7 +410,7 @@ def evaluate_multi(rules: "Ruleset | str", policies: list, *, cache: bool = True
     if cached_only:
         return None
     t0 = time.perf_counter()
-    st = _setup(rules, list(policies), theta)
+    st = setup_players(rules, list(policies), theta)
     N = st.N
     P = np.zeros((N, N))
     for x in range(N):
@@ -553,7 +556,7 @@ def best_response_multi(rules: "Ruleset | str", opponents: list, *, cache: bool 
     if cached_only:
         return None
     t0 = time.perf_counter()
-    st = _setup(rules, [None] + list(opponents), theta)
+    st = setup_players(rules, [None] + list(opponents), theta)
     N = st.N
     U, chains, FB, stats = _pass(st, 0, progress)
     if stats["residual"] > 1e3 * TOL:
