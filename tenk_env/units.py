@@ -1,0 +1,39 @@
+"""How tenk prints a regret: one unit in every command, table, log and CSV file.
+
+A regret is the win probability an agent gives away per game against perfect play (a
+probability between 0 and 1, as the solvers and the JSON result files hold it). Everything
+a person reads prints it in percentage points of win probability per game, "pp/game", with
+two decimals: a regret of 0.0187 prints as ``1.87``, under a header that names the unit, so a
+0.0187 beside a 1.87 (a 100x misreading) cannot happen.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+__all__ = ["REGRET_UNIT", "REGRET_HEADER", "pp", "regret_text", "pp_interval"]
+
+#: the unit, as a table header or a sentence names it
+REGRET_UNIT = "pp/game"
+#: a table column of regrets
+REGRET_HEADER = f"regret ({REGRET_UNIT})"
+
+
+def pp(x: float, digits: int = 2) -> str:
+    """A probability (0.0187) as percentage points ("1.87"); "n/a" for NaN."""
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}"
+
+
+def pp_interval(ci: Sequence[float] | None, digits: int = 2) -> str:
+    """An interval of probabilities as percentage points, "[1.70, 2.04]"; "(no interval)"
+    when there is none."""
+    if ci is None or len(ci) != 2 or any(c is None or math.isnan(c) for c in ci):
+        return "(no interval)"
+    return f"[{pp(ci[0], digits)}, {pp(ci[1], digits)}]"
+
+
+def regret_text(x: float, ci: Sequence[float] | None = None, digits: int = 2) -> str:
+    """A regret with its unit, and its interval when given: "1.87 pp/game [1.70, 2.04]"."""
+    out = f"{pp(x, digits)} {REGRET_UNIT}"
+    return out if ci is None else f"{out} {pp_interval(ci, digits)}"
