@@ -30,7 +30,7 @@ from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 
-__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "GameTooLongError",
+__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "DiceRanOut", "GameTooLongError",
            "play_terminal"]
 
 
@@ -114,8 +114,12 @@ class KeyedDice:
         return np.random.default_rng([self.key, self.game, 1])
 
 
+class DiceRanOut(ValueError):
+    """A :class:`ScriptedDice` source was asked for more rolls than it was given."""
+
+
 class ScriptedDice:
-    """The given rolls, in order. Raises ValueError when the game asks for more."""
+    """The given rolls, in order. Raises :class:`DiceRanOut` when the game asks for more."""
 
     def __init__(self, rolls: Sequence[Sequence[int]]):
         self.rolls = [list(r) for r in rolls]
@@ -123,7 +127,7 @@ class ScriptedDice:
 
     def draw(self, game: Game) -> list[int]:
         if self._i >= len(self.rolls):
-            raise ValueError(f"the scripted dice ran out after {len(self.rolls)} rolls; the game wants "
+            raise DiceRanOut(f"the scripted dice ran out after {len(self.rolls)} rolls; the game wants "
                              f"{game.dice_to_roll} more dice ({game!r})")
         self._i += 1
         return self.rolls[self._i - 1]

@@ -540,6 +540,12 @@ class BestResponseAgent(_TableAgent):
         except SolverError as e:
             raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
 
+    def prepare(self, rules: Ruleset, n_players: int) -> None:
+        """Solve (or read from the disk cache) the best response it plays from, which its first
+        move would otherwise do: a server runs this aside, in its solver's queue."""
+        self.check(rules, n_players)
+        self._solution(rules)
+
     def _solution(self, rules: Ruleset):
         br = self._br.get(rules.hash)
         if br is None:
@@ -588,14 +594,20 @@ class EquilibriumAgent(_TableAgent):
         except SolverError as e:
             raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
 
-    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
-        key = (game.rules.hash, game.n_players)
+    def prepare(self, rules: Ruleset, n_players: int):
+        """Solve (or read from the disk cache) the equilibrium it plays from, which its first
+        move would otherwise do: a server runs this aside, in its solver's queue."""
+        key = (rules.hash, n_players)
         eq = self._eq.get(key)
         if eq is None:
             try:
-                eq = self._eq[key] = solve_equilibrium(game.rules, game.n_players)
+                eq = self._eq[key] = solve_equilibrium(rules, n_players)
             except SolverError as e:
                 raise AgentError(f"agent {self.name!r} cannot play: {e}") from None
+        return eq
+
+    def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
+        eq = self.prepare(game.rules, game.n_players)
         return choose(self._rows(game, eq.unit, self._seat_tables(game, eq)))
 
 

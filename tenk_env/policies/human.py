@@ -61,6 +61,9 @@ class HumanAgent:
     """A person at the terminal. ``names`` labels the seats in what is printed."""
 
     name = "human"
+    #: it answers at the terminal of the process that plays it: a server or a batch job,
+    #: whose terminal nobody watches, refuses it
+    interactive = True
 
     def __init__(self, input_fn: InputFn | None = None, print_fn: PrintFn | None = None,
                  names: Sequence[str] | None = None):

@@ -114,6 +114,11 @@ class OptimalAgent:
         except SolverError as e:
             raise AgentError(f"agent 'optimal' cannot play: {e}") from None
 
+    def prepare(self, rules: Ruleset, n_players: int) -> None:
+        """Solve (or read from the disk cache) the game solution it plays from, which its first
+        move would otherwise do: a server runs this aside, in its solver's queue."""
+        game_solution(rules)
+
     def tables(self, game: Game):
         """The :class:`~tenk_env.solve.regret.TurnTables` of ``game``'s current turn, from this
         agent's cache: the regret analysis (:mod:`tenk_env.evaluation.analysis`) reads the same tables, so

@@ -17,13 +17,21 @@ path                      method  what
 ========================  ======  ===========================================================
 
 Every refusal is a 4xx with ``{"error": "..."}`` naming the problem, and leaves the game as
-it was. Requests for another host than the one served are refused (a page elsewhere cannot
-reach this server through a DNS name of its own), and ``cmd:`` agents, which run commands,
-only with ``allow_cmd``.
+it was. :mod:`tenk_env.web.guard` refuses, before any route, requests for another host than
+the ones served (a page elsewhere cannot reach this server through a DNS name of its own),
+from another origin, with a body that is not JSON or larger than it takes. ``cmd:`` agents,
+which run commands, are served only with ``allow_cmd``; ``human`` (a terminal's) never.
+
+Solves run one at a time in the server's queue (:class:`~tenk_env.web.games.Solver`). A
+request that needs one not yet done (a new game against ``optimal`` on an unsolved ruleset,
+a watch, an analysis) is answered ``202 {"pending": [...], "note": "..."}`` with where each
+solve stands; asking again keeps it wanted, and a solve nobody asks for within 20 seconds is
+dropped.
 """
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,13 +42,14 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from tenk_env.records import load_jsonl
 from tenk_env.registry import AGENTS
 from tenk_env.rules import PRESETS, Ruleset, RulesetError, load_ruleset
 from tenk_env.policies.base import ZOO_DIR
-from tenk_env.web.games import MAX_WEB_PLAYERS, GameStore, PlayGame, Solver, WebError, analyse, check_record, watch
+from tenk_env.web.games import (MAX_SCRIPTED_ROLLS, MAX_WEB_PLAYERS, GameStore, Pending, PlayGame, Solver, WebError,
+                                analyse, analysis_jobs, check_record, wait_for, watch)
+from tenk_env.web.guard import MAX_BODY, Guard
 
 __all__ = ["create_app", "STATIC"]
 
@@ -59,14 +68,15 @@ class NewGame(_Body):
     rules: str = "classic"
     players: int = Field(2, ge=2, le=MAX_WEB_PLAYERS)
     seat: int = Field(1, ge=1, le=MAX_WEB_PLAYERS, description="your seat, 1 moves first")
-    opponents: list[str] = Field(default_factory=lambda: ["dicenow"])
+    opponents: list[str] = Field(default_factory=lambda: ["dicenow"], max_length=MAX_WEB_PLAYERS - 1)
     seed: int | None = Field(None, ge=0, lt=2**63)
-    dice: list[list[int]] | None = Field(None, description="scripted rolls, in order, instead of a seed")
+    dice: list[list[int]] | None = Field(None, max_length=MAX_SCRIPTED_ROLLS,
+                                         description="scripted rolls, in order, instead of a seed")
 
 
 class Act(_Body):
     action: int | None = Field(None, ge=0)
-    keep: list[int] | None = None
+    keep: list[int] | None = Field(None, max_length=8)
     end: bool | None = None
     piggyback: bool | None = None
 
@@ -80,7 +90,7 @@ class Watch(_Body):
 
 class Analyse(_Body):
     record: str | list[dict[str, Any]]
-    names: list[str] | None = None
+    names: list[str] | None = Field(None, max_length=MAX_WEB_PLAYERS)
 
 
 def _field(loc: Sequence[Any]) -> str:
@@ -89,11 +99,13 @@ def _field(loc: Sequence[Any]) -> str:
 
 def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | Path] = (), *,
                allow_cmd: bool = False, hosts: Sequence[str] = ("127.0.0.1", "localhost"),
-               solve_in_background: bool = True, max_games: int = 64, ttl: float = 3600.0) -> FastAPI:
+               solve_in_background: bool = True, max_games: int = 64, ttl: float = 3600.0,
+               max_body: int = MAX_BODY) -> FastAPI:
     """The app. ``rules_files``: YAML rulesets offered beside the presets (by their name);
     ``records``: game records to open in the page (``/?record=ID``); ``hosts``: the Host
-    headers accepted; ``solve_in_background``: solve a 2-player ruleset's game in a child
-    process (else in the request)."""
+    names accepted (``"*"``: any); ``solve_in_background``: solve in the server's queue, a
+    child process at a time (else in the request); ``max_body``: the largest request body,
+    in bytes."""
     user_rules: dict[str, tuple[Ruleset, str]] = {}
     for f in rules_files:
         r = load_ruleset(str(f))          # RulesetError names the file and the field
@@ -108,9 +120,16 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
 
     store = GameStore(max_games, ttl)
     solver = Solver() if solve_in_background else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        if solver is not None:
+            solver.stop()
+
     app = FastAPI(title="tenk", description="Play, watch and analyse Ten Thousand, every move scored exactly.",
-                  docs_url=None, redoc_url=None)      # their pages load scripts from a CDN
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+                  docs_url=None, redoc_url=None, lifespan=lifespan)      # their pages load scripts from a CDN
+    app.add_middleware(Guard, hosts=list(hosts), max_body=max_body)
     app.state.store, app.state.solver = store, solver
 
     def rules_of(name: str) -> Ruleset:
@@ -125,6 +144,10 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
     @app.exception_handler(WebError)
     async def _web_error(request: Request, e: WebError):
         return JSONResponse({"error": str(e)}, status_code=e.status)
+
+    @app.exception_handler(Pending)
+    async def _pending(request: Request, e: Pending):
+        return JSONResponse({"pending": e.waits, "note": str(e)}, status_code=202)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(request: Request, e: RequestValidationError):
@@ -180,13 +203,15 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
 
     @app.post("/api/watch")
     def watch_game(body: Watch) -> dict[str, Any]:
-        return watch(rules_of(body.rules), body.agents, body.seed, allow_cmd=allow_cmd)
+        return watch(rules_of(body.rules), body.agents, body.seed, allow_cmd=allow_cmd, solver=solver)
 
     @app.post("/api/analyse")
     def analyse_record(body: Analyse) -> dict[str, Any]:
         events = check_record(body.record)
         if body.names is not None and events and len(body.names) != events[0].get("players"):
             raise WebError(f"names: {len(body.names)} names for a {events[0].get('players')}-player game")
+        if events:
+            wait_for(solver, analysis_jobs(events))
         return analyse(events, body.names)
 
     @app.get("/api/records/{rid}")

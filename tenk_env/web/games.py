@@ -11,30 +11,44 @@ feedback is ``solving`` until it is ready, then every decision made meanwhile is
 
 from __future__ import annotations
 
+import copy
+import ctypes
+import ctypes.util
 import json
 import multiprocessing
+import os
 import secrets
+import signal
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from tenk_env.evaluation.annotate import Annotator, Scorer, move_rows, scorer_for, summarise
-from tenk_env.evaluation.play import GameTooLongError, RngDice, ScriptedDice, advance, play_game
+from tenk_env.evaluation.play import DiceRanOut, GameTooLongError, RngDice, ScriptedDice, advance, play_game
 from tenk_env.game import MAX_PLAYERS, Game, IllegalMoveError, Phase
 from tenk_env.obs import action_table, decode_action
 from tenk_env.policies.base import AgentError, Policy, make_agent
+from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import ReplayError, dumps_jsonl, event_problem, replay
 from tenk_env.rules import Ruleset, RulesetError
-from tenk_env.solve.game import is_cached, is_solvable, solve_game
+from tenk_env.solve.game import is_cached, is_solvable, solve_game, solve_minutes
 from tenk_env.solve.spec import SolverError
 
-__all__ = ["WebError", "PlayGame", "GameStore", "Solver", "watch", "analyse", "check_record", "rules_json", "MAX_WEB_PLAYERS"]
+__all__ = ["WebError", "PlayGame", "GameStore", "Solver", "SolveJob", "Pending", "watch", "analyse", "check_record",
+           "analysis_jobs", "wait_for", "rules_json", "MAX_WEB_PLAYERS", "MAX_SCRIPTED_ROLLS", "ANALYSE_MAX_MINUTES"]
 
 #: the page seats 2 to 4 players (the engine plays up to 8; a page of 8 boards is unreadable)
 MAX_WEB_PLAYERS = min(4, MAX_PLAYERS)
+#: the most rolls a game may script (a long game takes a few hundred)
+MAX_SCRIPTED_ROLLS = 5_000
+#: a record's ruleset is solved for its analysis only if the solver estimates at most this
+#: many minutes; larger ones are for `tenk solve game`, offline
+ANALYSE_MAX_MINUTES = 5.0
+_PR_SET_PDEATHSIG = 1      # linux/prctl.h
 
 
 class WebError(ValueError):
@@ -51,48 +65,171 @@ def rules_json(rules: Ruleset) -> dict[str, Any]:
             "fields": rules.to_dict()}
 
 
-def _solve_in_child(rules: dict) -> None:
-    solve_game(Ruleset.from_dict(rules))
+def _end_with_parent(parent: int) -> None:
+    """In a solver's child: die with the server, however it ends (SIGKILL included), and leave
+    Ctrl-C to the server, which ends its children itself (a child's KeyboardInterrupt would
+    print a traceback per solve)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):      # not Linux: the server's stop() and atexit still end it
+        pass
+    if os.getppid() != parent:             # the server died before the line above
+        os._exit(1)
+
+
+def _solve_in_child(kind: str, rules: dict, n_players: int, spec: str | None, parent: int) -> None:
+    _end_with_parent(parent)
+    r = Ruleset.from_dict(rules)
+    if kind == "game":
+        solve_game(r)
+    else:
+        make_agent(spec).prepare(r, n_players)
+
+
+@dataclass
+class SolveJob:
+    """A solve the server runs for requests: the 2-player game solution of a ruleset
+    (``kind`` "game") or the tables an agent plays from (``kind`` "agent", ``spec``)."""
+
+    kind: str
+    rules: Ruleset
+    n_players: int = 2
+    spec: str | None = None
+    wanted: float = 0.0                    # when a request last waited for it (monotonic)
+    proc: Any = None
+    started: float | None = None
+
+    @property
+    def key(self) -> tuple:
+        return self.kind, self.rules.hash, self.n_players, self.spec
+
+    @property
+    def title(self) -> str:
+        what = "the game solution" if self.kind == "game" else f"{self.spec}'s tables"
+        return f"{what} of {self.rules.name} ({self.n_players} players)"
 
 
 class Solver:
-    """Solves 2-player game solutions in child processes, one per ruleset, so that no request
-    waits minutes; a solution is ready once it is in the disk cache."""
+    """The server's solves, one at a time, each in a child process (the page stays responsive,
+    and two cores are not split five ways), in the order requested.
 
-    def __init__(self) -> None:
-        self._jobs: dict[str, multiprocessing.Process] = {}
+    A solve goes on only while a request waits for it: each request that needs it (a poll of
+    a game's state, a watch or analysis asked again) marks it wanted, and one not wanted for
+    ``idle`` seconds is dropped from the queue or, running, ended. :meth:`stop` ends the running
+    child with the server; a child also dies with the server if the server is killed."""
+
+    def __init__(self, idle: float = 20.0, poll: float = 0.25):
+        self.idle, self.poll = idle, poll
+        self._queue: list[SolveJob] = []
+        self._done: set[tuple] = set()
+        self._failed: dict[tuple, str] = {}
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
 
+    # ------------------------------------------------------------------ requests
     def ready(self, rules: Ruleset) -> bool:
         return is_cached(rules)
 
-    def start(self, rules: Ruleset) -> None:
-        with self._lock:
-            job = self._jobs.get(rules.hash)
-            if job is not None and (job.is_alive() or job.exitcode):
-                return                    # solving, or failed (status says so): not again per request
-            # spawn, not fork: the server's threads must not be copied mid-flight
-            job = multiprocessing.get_context("spawn").Process(target=_solve_in_child, args=(rules.to_dict(),),
-                                                                daemon=True, name=f"tenk-solve-{rules.name}")
-            job.start()
-            self._jobs[rules.hash] = job
-
-    def status(self, rules: Ruleset) -> str | None:
-        """None when the solution is ready, else ``"solving"`` or why it failed."""
-        if is_cached(rules):
+    def want(self, job: SolveJob) -> dict[str, Any] | None:
+        """None when ``job``'s result is ready; else where it stands, ``{"title", "position",
+        "state", "seconds"}`` (position 0: solving now), and the job is queued if it was not.
+        A failed solve raises :class:`WebError` with the reason."""
+        if job.kind == "game" and is_cached(job.rules):
             return None
         with self._lock:
-            job = self._jobs.get(rules.hash)
-            if job is not None and not job.is_alive() and job.exitcode:
-                return (f"solving {rules.name} failed (the solver's process ended with status {job.exitcode}); "
-                        f"`tenk solve game` on the same ruleset shows why")
-        return "solving"
+            if job.key in self._done:
+                return None
+            if job.key in self._failed:
+                raise WebError(self._failed[job.key], 409)
+            queued = next((j for j in self._queue if j.key == job.key), None)
+            if queued is None:
+                queued = job
+                self._queue.append(job)
+            queued.wanted = time.monotonic()
+            pos = self._queue.index(queued)
+            self._ensure_thread()
+            return {"title": queued.title, "position": pos, "state": "solving" if queued.proc else "queued",
+                    "seconds": round(time.monotonic() - queued.started, 1) if queued.started else 0.0}
+
+    # ------------------------------------------------------------------ the worker
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._stopping.clear()
+            self._thread = threading.Thread(target=self._run, name="tenk-solver-queue", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.poll):
+            with self._lock:
+                self._step()
+                if not self._queue:
+                    return
+
+    def _step(self) -> None:
+        now = time.monotonic()
+        # unwanted jobs waiting their turn leave the queue
+        self._queue = [j for j in self._queue if j.proc is not None or now - j.wanted <= self.idle]
+        if not self._queue:
+            return
+        job = self._queue[0]
+        if job.proc is None:
+            # spawn, not fork: the server's threads must not be copied mid-flight
+            job.proc = multiprocessing.get_context("spawn").Process(
+                target=_solve_in_child, args=(job.kind, job.rules.to_dict(), job.n_players, job.spec, os.getpid()),
+                daemon=True, name=f"tenk-solve-{job.rules.name}")
+            job.proc.start()
+            job.started = now
+            return
+        if job.proc.is_alive():
+            if now - job.wanted > self.idle:       # nobody waits for it any more
+                _end(job.proc)
+                self._queue.pop(0)
+            return
+        job.proc.join()
+        if job.proc.exitcode == 0:
+            self._done.add(job.key)
+        else:
+            self._failed[job.key] = (f"solving {job.title} failed (the solver's process ended with status "
+                                     f"{job.proc.exitcode}); `tenk solve` on the same ruleset shows why")
+        self._queue.pop(0)
 
     def stop(self) -> None:
+        """End the running solve and forget the queue (the server is stopping)."""
+        self._stopping.set()
         with self._lock:
-            for job in self._jobs.values():
-                if job.is_alive():
-                    job.terminate()
+            for j in self._queue:
+                if j.proc is not None:
+                    _end(j.proc)
+            self._queue.clear()
+
+
+def _end(proc: Any) -> None:
+    proc.terminate()
+    proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+
+
+def wait_note(where: dict[str, Any]) -> str:
+    """A solve's place in the queue, in words."""
+    if where["state"] == "solving":
+        return f"solving {where['title']} ({where['seconds']:.0f} s so far; seconds at a small target, 1-2 minutes " \
+               "on classic, longer for some variants)"
+    ahead = where["position"]
+    return f"waiting to solve {where['title']}: {ahead} solve{'s' if ahead != 1 else ''} ahead (one runs at a time)"
+
+
+class Pending(Exception):
+    """A request waits for solves: the app answers 202 with where they stand, and the page
+    asks again."""
+
+    def __init__(self, waits: list[dict[str, Any]]):
+        super().__init__(wait_note(waits[0]))
+        self.waits = waits
 
 
 def _agents(specs: Sequence[str], rules: Ruleset, n: int, allow_cmd: bool) -> list[Policy]:
@@ -109,8 +246,37 @@ def _agents(specs: Sequence[str], rules: Ruleset, n: int, allow_cmd: bool) -> li
             a.check(rules, n)
         except (AgentError, RulesetError, SolverError, FileNotFoundError, ValueError) as e:
             raise WebError(f"agent {spec!r}: {e}") from None
+        if getattr(a, "interactive", False):
+            raise WebError(f"agent {spec!r} answers at the server's terminal, which nobody watches: in the page you "
+                           "are the human player (Play), so give bots or trained agents here")
         out.append(a)
     return out
+
+
+def _solve_jobs(agents: Sequence[Policy], specs: Sequence[str], rules: Ruleset, n: int,
+                scorer: bool) -> list[SolveJob]:
+    """What a game needs solved before it can be played (agents that play from a solver's
+    tables) or, with ``scorer``, scored (a 2-player game solution)."""
+    jobs = []
+    if scorer and n == 2 and is_solvable(rules):
+        jobs.append(SolveJob("game", rules))
+    for a, spec in zip(agents, specs):
+        if isinstance(a, OptimalAgent):
+            jobs.append(SolveJob("game", rules))
+        elif hasattr(a, "prepare"):
+            jobs.append(SolveJob("agent", rules, n, spec.strip()))
+    unique = {j.key: j for j in jobs}
+    return list(unique.values())
+
+
+def wait_for(solver: Solver | None, jobs: Sequence[SolveJob]) -> None:
+    """Raise :class:`Pending` unless every job is ready (nothing to wait for without a solver:
+    the work is done in the request)."""
+    if solver is None:
+        return
+    waits = [w for w in (solver.want(j) for j in jobs) if w is not None]
+    if waits:
+        raise Pending(waits)
 
 
 def _dice_source(seed: int | None, dice: list[list[int]] | None):
@@ -139,9 +305,13 @@ class PlayGame:
         if len(opponents) != n_players - 1:
             raise WebError(f"{len(opponents)} opponents for {n_players} players: give one agent per other seat "
                            f"({n_players - 1})")
+        if dice is not None and len(dice) > MAX_SCRIPTED_ROLLS:
+            raise WebError(f"dice: {len(dice):,} scripted rolls; a game may script at most {MAX_SCRIPTED_ROLLS:,}")
         self.rules, self.n, self.seat = rules, n_players, seat
         self.specs = [s.strip() for s in opponents]
         agents = _agents(self.specs, rules, n_players, allow_cmd)
+        # the agents' own solves first: their moves are made in this request
+        wait_for(solver, _solve_jobs(agents, self.specs, rules, n_players, scorer=False))
         self.players: list[Policy | None] = [*agents[:seat], None, *agents[seat:]]
         self.names = [f"P{p + 1} " + ("you" if a is None else a.name) for p, a in enumerate(self.players)]
         self.source, self.seed = _dice_source(seed, dice)
@@ -162,7 +332,7 @@ class PlayGame:
         if self.scorer is not None:
             return
         if self.n == 2 and self.solver is not None and is_solvable(self.rules) and not self.solver.ready(self.rules):
-            self.solver.start(self.rules)
+            self.solver.want(SolveJob("game", self.rules))       # the page's polls keep it wanted
             return
         self.scorer = scorer_for(self.rules, self.n, seat=self.seat, opponents=self.specs)
         self.annotator = Annotator(self.rules, self.n, self.scorer, seats={self.seat})
@@ -178,13 +348,24 @@ class PlayGame:
             advance(self.game, self.players, self.source.draw, self.agent_rng, max_turns=10_000)
         except (AgentError, GameTooLongError) as e:
             raise WebError(f"the game cannot go on: {e}", 409) from None
-        except ValueError as e:          # the scripted dice ran out
-            raise WebError(str(e), 409) from None
+        except DiceRanOut as e:
+            raise WebError(f"{e}: start a new game with more scripted rolls", 409) from None
 
     def act(self, *, action: int | None = None, keep: list[int] | None = None, end: bool | None = None,
             piggyback: bool | None = None) -> None:
-        g = self.game
         self.touched = time.monotonic()
+        # the move and the agents' replies happen together or not at all: a refusal halfway
+        # (scripted dice that run out) leaves the game where it was
+        saved = copy.deepcopy((self.game, self.source, self.agent_rng))
+        try:
+            self._act(action=action, keep=keep, end=end, piggyback=piggyback)
+        except WebError:
+            self.game, self.source, self.agent_rng = saved
+            raise
+
+    def _act(self, *, action: int | None, keep: list[int] | None, end: bool | None,
+             piggyback: bool | None) -> None:
+        g = self.game
         if g.over:
             raise WebError("the game is over: start a new one", 409)
         if g.current != self.seat:
@@ -240,12 +421,13 @@ class PlayGame:
     def _feedback(self) -> dict[str, Any]:
         if self.scorer is not None:
             return self.scorer.feedback()
-        why = self.solver.status(self.rules) if self.solver is not None else "solving"
-        if why == "solving":
-            return {"mode": "solving", "unit": "win",
-                    "note": f"solving {self.rules.name} for exact feedback (seconds at a small target, 1-2 minutes "
-                            "at 10,000); your decisions are scored when it is ready"}
-        return {"mode": "off", "unit": None, "note": f"no feedback: {why}"}
+        try:
+            where = self.solver.want(SolveJob("game", self.rules)) if self.solver is not None else None
+        except WebError as e:
+            return {"mode": "off", "unit": None, "note": f"no feedback: {e}"}
+        note = wait_note(where) if where is not None else f"solving {self.rules.name}"
+        return {"mode": "solving", "unit": "win", "queue": where,
+                "note": f"{note}; your decisions are scored when it is ready"}
 
     def record(self) -> str:
         return dumps_jsonl(self.game.events)
@@ -312,16 +494,43 @@ def check_record(record: Any) -> list[dict[str, Any]]:
         problem = event_problem(e)
         if problem:
             raise WebError(f"record line {i + 1}: {problem}")
+    if events and events[0].get("type") == "start":
+        n = events[0].get("players")
+        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_PLAYERS:
+            raise WebError(f"record line 1: players {n!r}: a game record has 2 to {MAX_PLAYERS} players (a whole "
+                           "number)")
     return events
+
+
+def analysis_jobs(events: list[dict[str, Any]]) -> list[SolveJob]:
+    """What the analysis of a record needs solved: its 2-player game solution, if the solver
+    estimates it at most :data:`ANALYSE_MAX_MINUTES` minutes (a record can carry any ruleset:
+    the server does not start an hour's solve for one); else a :class:`WebError` naming the
+    cost and the command that solves it offline."""
+    game = _replay(events[:1])
+    rules = game.rules
+    if game.n_players != 2 or not is_solvable(rules) or is_cached(rules):
+        return []
+    minutes = solve_minutes(rules)
+    if minutes > ANALYSE_MAX_MINUTES:
+        raise WebError(f"the record's ruleset {rules.name!r} is not solved here, and the solver estimates about "
+                       f"{minutes:.0f} minutes for it (the server solves at most {ANALYSE_MAX_MINUTES:.0f} for an "
+                       "analysis): solve it once offline with `tenk solve game RULES` (RULES: a preset name, or "
+                       "the record's `rules` saved as YAML), then analyse again", 422)
+    return [SolveJob("game", rules)]
+
+
+def _replay(events: list[dict[str, Any]]) -> Game:
+    try:
+        return replay(events)
+    except (ReplayError, RulesetError) as e:
+        raise WebError(f"the record does not replay: {e}") from None
 
 
 def analyse(events: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
     """A record annotated move by move (every seat's decisions, exact at 2 players where the
     solver covers the ruleset; turn-level advice otherwise)."""
-    try:
-        game = replay(events)
-    except (ReplayError, RulesetError) as e:
-        raise WebError(f"the record does not replay: {e}") from None
+    game = _replay(events)
     rules, n = game.rules, game.n_players
     scorer = scorer_for(rules, n)
     ann = Annotator(rules, n, scorer)
@@ -332,12 +541,15 @@ def analyse(events: list[dict[str, Any]], names: list[str] | None = None) -> dic
             "winners": list(game.winners) if game.over else None}
 
 
-def watch(rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: bool = False) -> dict[str, Any]:
-    """Agents play one game; it comes back annotated, as :func:`analyse` gives it."""
+def watch(rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: bool = False,
+          solver: Solver | None = None) -> dict[str, Any]:
+    """Agents play one game; it comes back annotated, as :func:`analyse` gives it. With a
+    ``solver``, what the game needs solved is solved there first (:class:`Pending` until then)."""
     n = len(specs)
     if not 2 <= n <= MAX_WEB_PLAYERS:
         raise WebError(f"{n} agents: watch 2 to {MAX_WEB_PLAYERS} agents, one per seat")
     agents = _agents(specs, rules, n, allow_cmd)
+    wait_for(solver, _solve_jobs(agents, specs, rules, n, scorer=True))
     source, seed = _dice_source(seed, None)
     try:
         game = play_game(rules, agents, source, max_turns=10_000)

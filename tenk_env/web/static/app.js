@@ -86,6 +86,18 @@ async function api(method, path, body) {
   return data;
 }
 
+/** A request that may wait for the server's solves: the server answers 202 with where they
+ * stand (one solve runs at a time); asking again every 1.5 s keeps them wanted, and leaving the
+ * page lets the server drop them. */
+async function apiSolving(method, path, body) {
+  for (;;) {
+    const data = await api(method, path, body);
+    if (!data || !data.pending) return data;
+    $("busy").textContent = data.note + " …";
+    await sleep(1500);
+  }
+}
+
 function showError(err) {
   const msg = err instanceof Error ? err.message : String(err);
   if (!(err instanceof ApiError)) console.warn(err); // a bug of ours, not a server message
@@ -574,7 +586,7 @@ async function newGame() {
     seed: seedText === "" ? null : Number(seedText),
   };
   const st = await withBusy($("new-game"), "Starting the game (the first game of a ruleset solves it)…",
-    () => api("POST", "/api/games", body));
+    () => apiSolving("POST", "/api/games", body));
   if (!st) return;
   clearError();
   stopPolling();
@@ -1070,7 +1082,8 @@ function initWatch() {
       agents: [...$("watch-agents").querySelectorAll("input")].map((i) => i.value.trim()),
       seed: seedText === "" ? null : Number(seedText),
     };
-    const a = await withBusy($("watch"), "The agents are playing; scoring every decision…", () => api("POST", "/api/watch", body));
+    const a = await withBusy($("watch"), "The agents are playing; scoring every decision…",
+      () => apiSolving("POST", "/api/watch", body));
     if (!a) return;
     clearError();
     $("watch-intro").hidden = true;
@@ -1099,7 +1112,7 @@ function initAnalyse() {
 async function analyseText(text) {
   if (!text.trim()) { showError("Choose a record file or paste its JSON lines first."); return; }
   const a = await withBusy($("analyse"), "Analysing the record (solving the ruleset if it is new)…",
-    () => api("POST", "/api/analyse", { record: text }));
+    () => apiSolving("POST", "/api/analyse", { record: text }));
   if (!a) return;
   clearError();
   $("analyse-intro").hidden = true;
