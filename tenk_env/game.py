@@ -39,7 +39,10 @@ Choices where the rule texts are silent (each tested):
 from __future__ import annotations
 
 from enum import IntEnum
+from numbers import Integral
 from typing import Any, Iterable, Sequence
+
+import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import Keep, RollInfo, Tables, counts_of, get_tables
@@ -59,6 +62,41 @@ class Phase(IntEnum):
 
 class IllegalMoveError(ValueError):
     """An input the rules do not allow in the current state; the game is unchanged."""
+
+
+_NUMBER = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def _is_face(d: Any) -> bool:
+    # int() would take True, 2.5 and "3", and a negative face would index the counts from the
+    # end (-1 keeping a 5): only whole numbers 1 to 6 are faces.
+    return (d.__class__ is int or (isinstance(d, Integral) and not isinstance(d, bool))) and 1 <= d <= 6
+
+
+def _faces(keep: Any, info: RollInfo) -> list[int]:
+    """The kept faces of ``keep`` as plain ints, or :class:`IllegalMoveError` naming the entry
+    that is not one."""
+    how = f"give the kept dice as faces 1 to 6 from the roll {list(info.dice)}, e.g. {list(info.keeps[0].dice)}"
+    if isinstance(keep, (str, bytes)):
+        raise IllegalMoveError(f"keep {keep!r}: a string is not a list of dice; {how}")
+    try:
+        given = list(keep)
+    except TypeError:
+        raise IllegalMoveError(f"keep {keep!r} is not a list of dice; {how}") from None
+    for d in given:
+        if not _is_face(d):
+            shown = "[" + ", ".join(str(int(x)) if _is_face(x) else repr(x) for x in given) + "]"
+            what = "is not a face" if isinstance(d, Integral) and not isinstance(d, bool) else \
+                f"is a {type(d).__name__}, not a face"
+            raise IllegalMoveError(f"keep {shown}: entry {d!r} {what}; {how}")
+    return [int(d) for d in given]
+
+
+def _end_flag(end: Any) -> bool:
+    # bool("no") is True: whether to end the turn must be a real yes or no.
+    if isinstance(end, np.bool_) or (isinstance(end, Integral) and end in (0, 1)):
+        return bool(end)
+    raise IllegalMoveError(f"end_turn {end!r}: give True to end the turn (bank) or False to roll on")
 
 
 class Game:
@@ -230,10 +268,16 @@ class Game:
 
     def act(self, keep: Keep | Iterable[int], end_turn: bool) -> None:
         """Set ``keep`` aside (a :class:`Keep` or the kept faces, any order), then bank
-        (``end_turn=True``) or roll the dice that remain (``False``)."""
+        (``end_turn=True``) or roll the dice that remain (``False``).
+
+        Faces are whole numbers 1 to 6 (numpy integers too; not bools, floats or strings) and
+        ``end_turn`` a bool (numpy's too, or 0 or 1): anything else raises :class:`IllegalMoveError`.
+        """
         if self.phase != Phase.DECIDE:
             raise IllegalMoveError(f"no decision is due: the game is in phase {self.phase.name}"
                                    + (f" (call roll() with {self.dice_to_roll} dice)" if self.dice_to_roll else ""))
+        if end_turn is not True and end_turn is not False:
+            end_turn = _end_flag(end_turn)
         k = self._find_keep(keep)
         can_roll, can_bank = self.options(k)
         if end_turn and not can_bank and can_roll:
@@ -281,16 +325,15 @@ class Game:
         if isinstance(keep, Keep):
             counts = keep.counts
         else:
-            try:
-                counts = counts_of(int(d) for d in keep)
-            except (TypeError, ValueError, IndexError):
-                raise IllegalMoveError(f"keep {keep!r}: give the kept dice as faces 1 to 6") from None
+            counts = counts_of(_faces(keep, info))
         for k in info.keeps:
             if k.counts == counts:
                 return k
         kept = [f for f, c in enumerate(counts, 1) for _ in range(c)]
-        if any(c > have for c, have in zip(counts, info.counts)):
-            raise IllegalMoveError(f"keep {kept} is not part of the roll {list(info.dice)}")
+        for f, (c, have) in enumerate(zip(counts, info.counts), 1):
+            if c > have:
+                has = f"only {_NUMBER.get(have, have)} {f}" + ("s" if have > 1 else "") if have else f"no {f}"
+                raise IllegalMoveError(f"keep {kept} is not part of the roll {list(info.dice)}: the roll has {has}")
         raise IllegalMoveError(f"keep {kept} from roll {list(info.dice)}: {self.tables.why_not(kept)}")
 
     def why_no_bank(self, k: Keep) -> str:

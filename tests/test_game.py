@@ -391,3 +391,63 @@ def test_bad_keeps_raise_and_change_nothing():
 def test_player_count_is_checked(n):
     with pytest.raises(ValueError, match="the engine plays 2 to 8 players"):
         Game("classic", n)
+
+
+ROLL_HOW = "give the kept dice as faces 1 to 6 from the roll [1, 2, 3, 3, 5, 6], e.g. [1]"
+
+
+@pytest.mark.parametrize("keep, msg", [
+    # a negative face once indexed the counts from the end: [-1] kept a 5, [0, -5] read as [6, 1]
+    ([-1], f"keep [-1]: entry -1 is not a face; {ROLL_HOW}"),
+    ([0, -5], f"keep [0, -5]: entry 0 is not a face; {ROLL_HOW}"),
+    ([5, 7], f"keep [5, 7]: entry 7 is not a face; {ROLL_HOW}"),
+    ([True], f"keep [True]: entry True is a bool, not a face; {ROLL_HOW}"),
+    ([np.True_], f"keep [np.True_]: entry np.True_ is a bool, not a face; {ROLL_HOW}"),
+    ([1, 5.0], f"keep [1, 5.0]: entry 5.0 is a float, not a face; {ROLL_HOW}"),
+    ([1, 2.5], f"keep [1, 2.5]: entry 2.5 is a float, not a face; {ROLL_HOW}"),
+    (["5"], f"keep ['5']: entry '5' is a str, not a face; {ROLL_HOW}"),
+    ("15", f"keep '15': a string is not a list of dice; {ROLL_HOW}"),
+    (5, f"keep 5 is not a list of dice; {ROLL_HOW}"),
+    (None, f"keep None is not a list of dice; {ROLL_HOW}"),
+    ([4], "keep [4] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has no 4"),
+    ([5, 5, 5], "keep [5, 5, 5] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has only one 5"),
+])
+def test_keeps_are_faces_of_the_roll_or_refused(keep, msg):
+    g = Game("classic")
+    g.roll([1, 5, 2, 3, 3, 6])
+    before = snap(g)
+    with pytest.raises(IllegalMoveError) as e:
+        g.act(keep, end_turn=False)
+    assert str(e.value) == msg
+    assert snap(g) == before
+
+
+def test_a_keep_past_the_faces_rolled_names_the_face():
+    g = Game("classic")
+    g.roll([1, 1, 5, 2, 3, 3])
+    with pytest.raises(IllegalMoveError) as e:
+        g.act([1, 1, 1], end_turn=False)
+    assert str(e.value) == "keep [1, 1, 1] is not part of the roll [1, 1, 2, 3, 3, 5]: the roll has only two 1s"
+
+
+@pytest.mark.parametrize("end", ["no", "False", None, 2, -1, 0.0, 1.0, np.float64(1.0), [False]])
+def test_end_turn_must_be_a_yes_or_no(end):
+    g = Game("classic")
+    g.roll([1, 5, 2, 3, 3, 6])
+    before = snap(g)
+    with pytest.raises(IllegalMoveError) as e:
+        g.act([1], end)
+    assert str(e.value) == f"end_turn {end!r}: give True to end the turn (bank) or False to roll on"
+    assert snap(g) == before
+
+
+def test_numpy_faces_and_flags_play_as_plain_ones():
+    plain, mixed = Game("classic"), Game("classic")
+    for g, keep, end in [(plain, [1, 5], False), (mixed, np.array([5, 1], np.int8), np.False_)]:
+        g.roll([1, 5, 2, 3, 3, 6])
+        g.act(keep, end)
+        g.roll([1, 1, 1, 2])
+        g.act((np.int64(1), 1, 1), 1 if g is mixed else True)
+    assert mixed.events == plain.events and mixed.scores == plain.scores == [1150, 0]
+    first, second = mixed.events[-5], mixed.events[-3]
+    assert type(first["dice"][0]) is int and first["end_turn"] is False and second["end_turn"] is True

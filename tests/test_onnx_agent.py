@@ -91,8 +91,10 @@ def test_exported_model_carries_the_checkpoint_metadata(exported):
         o.check(load_ruleset("classic"), 3)
 
 
-def _foreign(path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D: int | None = None):
-    """A model with no tenk metadata: logits = obs @ 0 + bias (+ mask, if it takes one)."""
+def _foreign(path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D: int | None = None,
+             meta: str | None = None):
+    """A model with no tenk metadata (unless ``meta``, the JSON of its property): logits = obs @ 0
+    + bias (+ mask, if it takes one)."""
     D = D or obs_size(n_players)
     w = numpy_helper.from_array(np.zeros((D, A), np.float32), "w")
     b = numpy_helper.from_array(bias.astype(np.float32), "b")
@@ -107,6 +109,8 @@ def _foreign(path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D:
                           [w, b])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
+    if meta is not None:
+        helper.set_model_props(model, {META_KEY: meta})
     onnx.save(model, str(path))
     return path
 
@@ -189,3 +193,100 @@ def test_an_onnx_agent_pickles_to_worker_processes(exported):
     obs = np.stack(rec.obs)
     twin = pickle.loads(pickle.dumps(o))
     assert (twin.logits(obs) == o.logits(obs)).all()
+
+
+BROKEN = "the model is broken: check its export"
+
+
+def test_nan_logits_are_the_models_fault(tmp_path):
+    rules = load_ruleset("classic")
+    A = n_actions(rules)
+    p = _foreign(tmp_path / "nan.onnx", 2, A, with_mask=False, bias=np.full(A, np.nan))
+    agent = make_agent(f"onnx:{p}")
+    # an all-NaN model once played a whole game, always the first legal move
+    with pytest.raises(AgentError) as e:
+        play_game(rules, [agent, "dicenow"], 1)
+    assert str(e.value) == (f"ONNX model {str(p)!r} returned NaN logits for {A} of {A} actions (first at action 0): "
+                            f"logits must be finite numbers or -inf; {BROKEN}")
+    # one NaN is enough, even on an illegal action; the batched form names the observation
+    bias = np.zeros(A)
+    bias[[5, 9, 70]] = np.nan
+    q = _foreign(tmp_path / "some.onnx", 2, A, with_mask=False, bias=bias)
+    obs, masks = np.zeros((4, obs_size(2)), np.float32), np.zeros((4, A), np.float32)
+    masks[:, 1] = 1
+    with pytest.raises(AgentError) as e:
+        make_agent(f"onnx:{q}").act(obs, masks)
+    assert str(e.value) == (f"ONNX model {str(q)!r} returned NaN logits for 3 of {A} actions of observation 0 of 4 "
+                            f"observations (first at action 5): logits must be finite numbers or -inf; {BROKEN}")
+
+
+def test_infinite_logits_cannot_rank_the_moves(tmp_path):
+    rules = load_ruleset("classic")
+    A = n_actions(rules)
+    bias = np.zeros(A)
+    bias[[64, 65]] = np.inf
+    p = _foreign(tmp_path / "inf.onnx", 2, A, with_mask=False, bias=bias)
+    with pytest.raises(AgentError) as e:
+        play_game(rules, [make_agent(f"onnx:{p}"), "dicenow"], 1)
+    assert str(e.value) == (f"ONNX model {str(p)!r} returned +inf logits for 2 of {A} actions (first at action 64): "
+                            f"logits must be finite numbers or -inf; {BROKEN}")
+    # all -inf: once blamed on the move the argmax landed on, not on the model
+    q = _foreign(tmp_path / "ninf.onnx", 2, A, with_mask=False, bias=np.full(A, -np.inf))
+    with pytest.raises(AgentError) as e:
+        play_game(rules, [make_agent(f"onnx:{q}"), "dicenow"], 1)
+    assert str(e.value) == (f"ONNX model {str(q)!r} returned -inf logits for all 11 legal actions (first at action 1): "
+                            f"it rules out every legal move; {BROKEN}")
+    obs, masks = np.zeros((3, obs_size(2)), np.float32), np.zeros((3, A), np.float32)
+    masks[:, [3, 67]] = 1
+    with pytest.raises(AgentError) as e:
+        make_agent(f"onnx:{q}").act(obs, masks)
+    assert str(e.value) == (f"ONNX model {str(q)!r} returned -inf logits for all 2 legal actions of observation 0 of "
+                            f"3 observations (first at action 3): it rules out every legal move; {BROKEN}")
+
+
+def test_minus_inf_marks_moves_never_played(tmp_path):
+    rules = load_ruleset("classic")
+    A = n_actions(rules)
+    # -inf on all but the banking actions: a legal finite logit is left, so it plays
+    bias = np.full(A, -np.inf)
+    bias[64:128] = 0.0
+    p = _foreign(tmp_path / "bank.onnx", 2, A, with_mask=False, bias=bias)
+    obs, masks = np.zeros((2, obs_size(2)), np.float32), np.zeros((2, A), np.float32)
+    masks[:, [1, 65]] = 1
+    assert make_agent(f"onnx:{p}").act(obs, masks).tolist() == [65, 65]
+
+
+def _meta(**changes):
+    meta = {"n_players": 2, "n_actions": 128, "ruleset_name": "classic", "ruleset_hash": load_ruleset("classic").hash,
+            "ruleset": {}, "obs_version": 1}
+    meta.update(changes)
+    return json.dumps({k: v for k, v in meta.items() if v is not None})
+
+
+@pytest.mark.parametrize("meta, problem", [
+    (_meta(n_actions=None), "has no 'n_actions'"),
+    (_meta(n_players=None), "has no 'n_players'"),
+    (_meta(ruleset_hash=None), "has no 'ruleset_hash'"),
+    (_meta(obs_version=None), "has no 'obs_version'"),
+    (_meta(rules_obs=1, ruleset=None, obs_version=None), "has no 'obs_version'"),
+    (_meta(n_actions="128"), 'has n_actions = "128", not a whole number'),
+    (_meta(n_players=True), "has n_players = true, not a whole number"),
+    (_meta(ruleset_hash=5), "has ruleset_hash = 5, not a string"),
+    (_meta(n_players=1), "has n_players = 1; tenk plays 2 to 8"),
+    (_meta(n_actions=0), "has n_actions = 0; a model scores at least one action"),
+    (_meta(n_actions=130), "has n_actions = 130, but the model gives 128 logits"),
+    ("[1, 2]", "holds a JSON list, not an object"),
+])
+def test_bad_metadata_names_the_key(tmp_path, meta, problem):
+    p = _foreign(tmp_path / "meta.onnx", 2, 128, with_mask=False, bias=np.zeros(128), meta=meta)
+    with pytest.raises(AgentError) as e:
+        make_agent(f"onnx:{p}")
+    assert str(e.value) == (f"agent 'onnx:{p}': its 'tenk_meta' property {problem}: export the model again "
+                            "(tenk zoo export NAME --onnx), or drop the property to play it by its sizes")
+
+
+def test_good_metadata_plays(tmp_path):
+    p = _foreign(tmp_path / "meta.onnx", 2, 128, with_mask=False, bias=-np.arange(128.0), meta=_meta())
+    agent = make_agent(f"onnx:{p}")
+    agent.check(load_ruleset("classic"), 2)
+    assert play_game("classic", [agent, "dicenow"], 2).winners

@@ -102,9 +102,7 @@ def points_scorer(rules: Ruleset, why: str = "") -> Scorer:
 def best_response_scorer(rules: Ruleset, seat: int, opponents: list[str]) -> Scorer | None:
     """The seat's win probability against ``opponents`` (the other seats' agent specs in seat
     order) from their exact best response, when it is solved and cached; else None."""
-    n = len(opponents) + 1
-    seated = [*opponents[:seat], None, *opponents[seat:]]
-    after = [seated[(seat + k) % n] for k in range(1, n)]
+    after = play_order(seat, opponents)
     try:
         br = best_response_n(rules, after, cached_only=True)
     except (SolverError, AgentError):
@@ -113,9 +111,24 @@ def best_response_scorer(rules: Ruleset, seat: int, opponents: list[str]) -> Sco
         return None
     agent = BestResponseAgent(",".join(after))
     first = br.p_seat[seat] if rules.turn_order == "seat" else br.p
-    return Scorer("best_response", f"exact win probabilities against {', '.join(after)} in their seats, "
+    return Scorer("best_response", f"exact win probabilities against {in_seats(seat, opponents)}, "
                                    f"playing on as their best response ({br.name}) would",
                   values=agent.values, start_value=lambda s: float(first), seats={seat})
+
+
+def play_order(seat: int, opponents: list[str]) -> list[str]:
+    """``opponents`` (the other seats in seat order) in the order they play after ``seat``: the
+    order the best response to them is solved and named in."""
+    n = len(opponents) + 1
+    seated = [*opponents[:seat], None, *opponents[seat:]]
+    return [seated[(seat + k) % n] for k in range(1, n)]
+
+
+def in_seats(seat: int, opponents: list[str]) -> str:
+    """The bots with their seats (1-based, as the page shows them), in seat order:
+    ``dicenow in seat 1 and maxscore in seat 3``."""
+    named = [f"{o} in seat {p + 1 + (p >= seat)}" for p, o in enumerate(opponents)]
+    return ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
 
 
 def scorer_for(rules: Ruleset, n_players: int, *, seat: int | None = None, opponents: list[str] | None = None,
@@ -137,8 +150,10 @@ def scorer_for(rules: Ruleset, n_players: int, *, seat: int | None = None, oppon
             br = best_response_scorer(rules, seat, opponents)
             if br is not None:
                 return br
-            why = (f"no exact feedback (the best response to {', '.join(opponents)} is not solved: "
-                   f"`tenk solve best-response`); ")
+            # the solver takes the bots in the order they play after this seat, not in seat order
+            why = (f"no exact feedback (the best response to {in_seats(seat, opponents)} is not solved: "
+                   f"`tenk solve best-response {rules.name} {' '.join(play_order(seat, opponents))}` solves it, "
+                   f"the bots in the order they play after seat {seat + 1}); ")
         except SolverError as e:
             why = f"no exact feedback ({e}); "
     else:

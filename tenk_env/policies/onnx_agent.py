@@ -14,10 +14,13 @@ The model's contract:
 - **Output**: the first output, float32 ``(batch, n_actions)``: logits (or any scores; only
   their order among the legal actions matters). Actions are those of the environments'
   ``Discrete(n_actions)`` space: keep mask ``m`` rolls on as ``m``, banks as ``m | 64``,
-  128/129 take or refuse a piggyback.
+  128/129 take or refuse a piggyback. Each logit is a finite number or -inf (an action the
+  model never plays); a NaN or +inf logit, or -inf for every legal action, stops the game
+  with an :class:`~tenk_env.policies.base.AgentError` naming the model.
 - **Metadata** (optional): the model property ``tenk_meta``, the JSON that ``tenk train``
   checkpoints carry (ruleset, player count, observation version, action count). With it the
-  agent refuses, naming both sides, a game it was not trained for, as a checkpoint does.
+  agent refuses, naming both sides, a game it was not trained for, as a checkpoint does; a
+  property missing one of those keys is refused, naming the key.
   Without it the agent plays any game whose observation and action sizes fit the model.
 
 :func:`tenk_env.policies.onnx_export.export_actor` writes the ONNX model of a ``tenk train`` PPO actor (both policy heads,
@@ -31,14 +34,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
+from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.obs import n_actions, obs_size
 from tenk_env.policies.base import AgentError
 from tenk_env.policies.ppo import PPOAgent, check_meta
 from tenk_env.rules import Ruleset
+from tenk_env.rules_obs import reads_rules
 
 __all__ = ["OnnxAgent", "OnnxActor", "make_onnx", "META_KEY"]
 
@@ -101,7 +107,36 @@ class OnnxActor:
         if mask is not None and out.shape[1] < mask.shape[1]:
             raise AgentError(f"ONNX model {str(self.path)!r} gave {out.shape[1]} logits; this game has "
                              f"{mask.shape[1]} actions")
+        self._check_logits(out, mask)
         return out
+
+    def _check_logits(self, out: np.ndarray, mask: np.ndarray | None) -> None:
+        """Refuse logits that cannot rank the moves: the argmax of a NaN row is its first NaN,
+        of +inf its first +inf, and of a row whose legal logits are all -inf an action that may be
+        illegal, so a broken model would play (or be blamed for) moves it never chose.
+        -inf itself is a score: it marks an action the model never plays."""
+        A = mask.shape[1] if mask is not None else out.shape[1]
+        head = out[:, :A]
+        finite = np.isfinite(head)
+        rows = f" of {len(head)} observations" if len(head) > 1 else ""
+        where = f"ONNX model {str(self.path)!r}"
+        if not finite.all():
+            for what, bad in (("NaN", np.isnan(head)), ("+inf", head == np.inf)):
+                if bad.any():
+                    r = int(np.flatnonzero(bad.any(axis=1))[0])
+                    at = f" of observation {r}{rows}" if rows else ""
+                    raise AgentError(f"{where} returned {what} logits for {int(bad[r].sum())} of {A} actions{at} "
+                                     f"(first at action {int(np.argmax(bad[r]))}): logits must be finite numbers or "
+                                     "-inf; the model is broken: check its export")
+        if mask is not None:
+            legal = np.asarray(mask) > 0
+            dead = legal.any(axis=1) & ~(finite & legal).any(axis=1)
+            if dead.any():
+                r = int(np.flatnonzero(dead)[0])
+                at = f" of observation {r}{rows}" if rows else ""
+                raise AgentError(f"{where} returned -inf logits for all {int(legal[r].sum())} legal actions{at} "
+                                 f"(first at action {int(np.argmax(legal[r]))}): it rules out every legal move; "
+                                 "the model is broken: check its export")
 
 
 def _first_line(e: BaseException, limit: int = 160) -> str:
@@ -114,12 +149,43 @@ def _static(shape: list, axis: int) -> int | None:
     return d if isinstance(d, int) else None
 
 
+def _check_meta_keys(meta: Any, actor: OnnxActor, name: str) -> None:
+    """Refuse, naming the key, a ``tenk_meta`` property that lacks what playing the model reads
+    (the player and action counts; the ruleset or the rules observation it was trained for)."""
+    where = f"agent {name!r}: its {META_KEY!r} property"
+    fix = "export the model again (tenk zoo export NAME --onnx), or drop the property to play it by its sizes"
+    if not isinstance(meta, dict):
+        raise AgentError(f"{where} holds a JSON {type(meta).__name__}, not an object: {fix}")
+    want: dict[str, type] = {"n_players": int, "n_actions": int}
+    if reads_rules(meta):
+        want.update(rules_obs=int, obs_version=int)
+    elif "ruleset" in meta:
+        want.update(ruleset_name=str, ruleset_hash=str, obs_version=int)
+    for key, kind in want.items():
+        if key not in meta:
+            raise AgentError(f"{where} has no {key!r}: {fix}")
+        v = meta[key]
+        if not isinstance(v, kind) or isinstance(v, bool):
+            what = "a whole number" if kind is int else "a string"
+            raise AgentError(f"{where} has {key} = {json.dumps(v)}, not {what}: {fix}")
+    if not MIN_PLAYERS <= meta["n_players"] <= MAX_PLAYERS:
+        raise AgentError(f"{where} has n_players = {meta['n_players']}; tenk plays {MIN_PLAYERS} to {MAX_PLAYERS}: "
+                         f"{fix}")
+    if meta["n_actions"] < 1:
+        raise AgentError(f"{where} has n_actions = {meta['n_actions']}; a model scores at least one action: {fix}")
+    if actor.n_out is not None and actor.n_out < meta["n_actions"]:
+        raise AgentError(f"{where} has n_actions = {meta['n_actions']}, but the model gives {actor.n_out} logits: "
+                         f"{fix}")
+
+
 class OnnxAgent(PPOAgent):
     """An :class:`OnnxActor` playing greedily among the legal actions (``onnx:PATH``)."""
 
     def __init__(self, actor: OnnxActor, name: str):
         meta = actor.meta
-        if meta is None:
+        if meta is not None:
+            _check_meta_keys(meta, actor, name)
+        else:
             # no tenk metadata: the sizes say what it plays (the observation grows 5 per player)
             if actor.obs_dim is None or (actor.obs_dim - obs_size(0)) % 5 or actor.obs_dim <= obs_size(1):
                 raise AgentError(f"agent {name!r}: the model's observation size {actor.obs_dim} is none of tenk's "
