@@ -5,6 +5,10 @@ test_browser.py."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 import time
 import warnings
 
@@ -23,7 +27,8 @@ from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import replay
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
-from tenk_env.web.games import GameStore, WebError
+from tenk_env.solve.game import is_cached, solve_minutes
+from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, Solver, SolveJob, WebError
 
 from _records import exact_regrets
 
@@ -108,6 +113,10 @@ def test_a_refused_move_names_the_problem_and_leaves_the_game_as_it_was(client):
         ({"piggyback": True}, 400, "no piggyback choice"),
         ({}, 400, "give an action"),
         ({"keep": "1 5"}, 422, "keep"),
+        ({"keep": ["1"], "end": False}, 422, "keep"),                # strings are not faces
+        ({"keep": [1], "end": "no"}, 422, "end"),
+        ({"keep": [-1], "end": False}, 400, "entry -1 is not a face"),  # not the last face of the roll
+        ({"keep": [0, -5], "end": False}, 400, "entry 0 is not a face"),
         ({"action": 1, "extra": 2}, 422, "extra"),
     ]:
         r = client.post(f"/api/games/{s['id']}/act", json=body)
@@ -133,11 +142,118 @@ def test_bad_new_games_are_refused_by_name(client, body, words):
     assert 400 <= r.status_code < 500 and words in r.json()["error"], r.json()
 
 
-def test_scripted_dice_that_run_out_are_a_conflict_not_a_crash(client):
+def test_scripted_dice_that_run_out_are_a_conflict_and_leave_the_game_as_it_was(client):
     r = client.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], "dice": [[1, 1, 1, 2, 3, 4]]})
     assert r.status_code == 200
-    r = client.post(f"/api/games/{r.json()['id']}/act", json={"keep": [1, 1, 1], "end": False})
+    before = client.get(f"/api/games/{r.json()['id']}").json()
+    r = client.post(f"/api/games/{before['id']}/act", json={"keep": [1, 1, 1], "end": False})
     assert r.status_code == 409 and "scripted dice ran out" in r.json()["error"]
+    # the move was not applied: the game still waits for the same decision, and another move is taken
+    assert client.get(f"/api/games/{before['id']}").json() == before
+    r = client.post(f"/api/games/{before['id']}/act", json={"keep": [1, 1, 1], "end": True})
+    assert r.status_code == 200 and r.json()["winners"] == [0]          # 1,000 banked: the target
+
+
+def test_scripted_dice_are_capped():
+    r = TestClient(create_app(solve_in_background=False), base_url="http://127.0.0.1").post(
+        "/api/games", json={"opponents": ["dicenow"], "dice": [[1, 2, 3, 4, 5, 6]] * (MAX_SCRIPTED_ROLLS + 1)})
+    assert r.status_code == 422 and f"at most {MAX_SCRIPTED_ROLLS}" in r.json()["error"]
+
+
+def test_a_terminal_agent_is_refused_not_left_waiting(client):
+    for path, body in [("/api/watch", {"rules": "imm1000", "agents": ["dicenow", "human"]}),
+                       ("/api/games", {"rules": "imm1000", "opponents": ["human"]})]:
+        r = client.post(path, json=body)
+        assert r.status_code == 400 and "server's terminal" in r.json()["error"], r.json()
+
+
+@pytest.mark.parametrize("players", [1, 9, "2", None, True])
+def test_records_with_a_bad_player_count_are_refused(client, players):
+    events = play_game(IMM, ["dicenow", "greedy"], 1).events
+    events = [{**events[0], "players": players}, *events[1:]]
+    r = client.post("/api/analyse", json={"record": events})
+    assert r.status_code == 400 and f"players {players!r}" in r.json()["error"], r.json()
+
+
+def test_a_record_whose_ruleset_costs_too_much_is_refused_with_the_cost(client):
+    events = play_game(PRESETS["zilch"], ["dicenow", "greedy"], 1).events
+    r = client.post("/api/analyse", json={"record": events})
+    err = r.json()["error"]
+    assert r.status_code == 422 and "'zilch'" in err and "tenk solve game" in err
+    assert f"estimates about {solve_minutes(PRESETS['zilch']):.0f} minutes" in err
+
+
+def test_requests_that_need_a_solve_wait_in_the_queue_and_are_answered_when_it_is_done(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    small = PRESETS["classic"].replace(target=600, end="immediate", name="imm600")
+    c = TestClient(create_app([_file(tmp_path, small)]), base_url="http://127.0.0.1")
+    body = {"rules": "imm600", "agents": ["optimal", "greedy"], "seed": 5}
+    r = c.post("/api/watch", json=body)
+    assert r.status_code == 202 and r.json()["pending"][0]["title"] == "the game solution of imm600 (2 players)"
+    assert "solve" in r.json()["note"]
+    deadline = time.monotonic() + 180         # a hang guard: the solve takes seconds
+    while r.status_code == 202 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        r = c.post("/api/watch", json=body)
+    assert r.status_code == 200 and r.json()["summary"][0]["regret"] == 0.0
+    c.app.state.solver.stop()
+
+
+def _wait(cond, what, limit=120.0):
+    deadline = time.monotonic() + limit         # hang guards only: nothing here is timed
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_one_solve_at_a_time_and_none_that_nobody_waits_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    solver = Solver(idle=1.0, poll=0.05)
+    big, other = PRESETS["classic"], PRESETS["farkle_official"]     # each a minute or more: never done here
+    try:
+        first = solver.want(SolveJob("game", big))
+        second = solver.want(SolveJob("game", other))
+        assert (first["position"], second["position"], second["state"]) == (0, 1, "queued")
+        _wait(lambda: solver.want(SolveJob("game", big))["state"] == "solving", "the first solve never started")
+        child = solver._queue[0].proc
+        assert child.is_alive() and solver.want(SolveJob("game", other))["state"] == "queued"
+        # nobody asks for either any more: the queued one is dropped, the running one ended
+        _wait(lambda: not child.is_alive() and not solver._queue, "an unwanted solve went on")
+        assert not is_cached(big) and not is_cached(other)
+    finally:
+        solver.stop()
+
+
+def test_a_solve_ends_with_the_server_even_when_it_is_killed(tmp_path):
+    script = tmp_path / "server.py"
+    script.write_text(textwrap.dedent("""
+        import time
+        from tenk_env.rules import PRESETS
+        from tenk_env.web.games import Solver, SolveJob
+        if __name__ == "__main__":           # the solver's child imports this file again
+            s = Solver(idle=3600)
+            while s.want(SolveJob("game", PRESETS["classic"]))["state"] != "solving":
+                time.sleep(0.05)
+            print(s._queue[0].proc.pid, flush=True)
+            time.sleep(3600)
+    """))
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "TENK_CACHE": str(tmp_path / "cache")})
+    try:
+        child = int(server.stdout.readline())
+        server.kill()                           # SIGKILL: no handler, no atexit
+        server.wait(60)
+        _wait(lambda: not _alive(child), "the solver's child outlived its killed server")
+    finally:
+        server.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_programs_as_agents_need_the_flag(tmp_path):

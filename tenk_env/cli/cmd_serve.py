@@ -20,6 +20,13 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def served_hosts(host: str, public: bool) -> list[str]:
+    """The Host names the server answers when bound to ``host``. A loopback bind answers only
+    this machine's names, ``--public`` or not: a page whose own name resolves to 127.0.0.1 (DNS
+    rebinding) is refused by its Host header. Beyond loopback, any name (``"*"``)."""
+    return [host, *(h for h in LOOPBACK if h != host)] if _is_loopback(host) else ["*"]
+
+
 def _check_port(host: str, port: int) -> None:
     """Refuse a port that is taken before printing that the app is served on it."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -28,7 +35,7 @@ def _check_port(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except OSError as e:
-            raise OSError(f"cannot serve on {host} port {port}: {e.strerror or e} (is another server using it? give "
+            raise ValueError(f"cannot serve on {host} port {port}: {e.strerror or e} (is another server using it? give "
                           "another with --port)") from None
 
 
@@ -48,10 +55,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
     from tenk_env.web.app import create_app
 
-    # a loopback bind answers only this machine's names, --public or not: a page whose own name
-    # resolves to 127.0.0.1 (DNS rebinding) is refused by its Host header
-    hosts = [args.host, *LOOPBACK] if loopback else ["*"]
-    app = create_app(args.rules or (), args.record or (), allow_cmd=args.allow_cmd, hosts=hosts)
+    app = create_app(args.rules or (), args.record or (), allow_cmd=args.allow_cmd,
+                     hosts=served_hosts(args.host, args.public))
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{args.port}/"
     if args.record:
@@ -68,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     except SystemExit as e:      # uvicorn exits when it cannot bind (taken between the check and now)
         if e.code:
-            raise OSError(f"could not serve on {args.host}:{args.port} (is the port in use? give another with "
+            raise ValueError(f"could not serve on {args.host}:{args.port} (is the port in use? give another with "
                           "--port)") from None
     finally:
         solver = getattr(app.state, "solver", None)

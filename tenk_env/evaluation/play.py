@@ -30,8 +30,8 @@ from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 
-__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "DiceRanOut", "GameTooLongError",
-           "play_terminal"]
+__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "DiceRanOut",
+           "GameTooLongError", "play_terminal"]
 
 
 class GameTooLongError(ValueError):

@@ -40,7 +40,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tenk_env.records import load_jsonl
@@ -75,10 +75,11 @@ class NewGame(_Body):
 
 
 class Act(_Body):
-    action: int | None = Field(None, ge=0)
-    keep: list[int] | None = Field(None, max_length=8)
-    end: bool | None = None
-    piggyback: bool | None = None
+    # strict: "5" is not a face and "no" is not false; a move is read as sent or refused
+    action: StrictInt | None = Field(None, ge=0)
+    keep: list[StrictInt] | None = Field(None, max_length=8)
+    end: StrictBool | None = None
+    piggyback: StrictBool | None = None
 
 
 class Watch(_Body):

@@ -384,7 +384,7 @@ class PlayGame:
                     raise WebError(f"action {action} is not a keep")
                 g.act(*move)
             elif keep is not None and end is not None:
-                g.act(keep, bool(end))
+                g.act(keep, end)
             else:
                 raise WebError("give an action ({\"action\": A} from the legal list), a keep "
                                "({\"keep\": [1, 5], \"end\": false}) or a piggyback choice ({\"piggyback\": true})")
