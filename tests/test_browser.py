@@ -9,6 +9,7 @@ tests/test_browser.py`` makes the ones in the docs), else to the test's temporar
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import socket
@@ -38,6 +39,12 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-b
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+#: the app behind each server URL, and the (method, path, status) of every answer it gave, for
+#: tests that look at what a request left on the server
+APPS: dict = {}
+SEEN: dict = {}
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app on an ephemeral port of 127.0.0.1, served by uvicorn in a thread."""
@@ -47,14 +54,25 @@ def server(tmp_path_factory):
     app = create_app([rules], solve_in_background=False)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    seen = SEEN.setdefault(f"http://127.0.0.1:{sock.getsockname()[1]}", [])
+
+    async def recording(scope, receive, send):
+        async def answer(msg):
+            if msg["type"] == "http.response.start":
+                seen.append((scope["method"], scope["path"], msg["status"]))
+            await send(msg)
+        await app(scope, receive, answer if scope["type"] == "http" else send)
+
+    srv = uvicorn.Server(uvicorn.Config(recording, log_level="warning"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not srv.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    APPS[url] = app
+    yield url
     srv.should_exit = True
     thread.join(10)
     sock.close()
@@ -169,3 +187,64 @@ def test_watching_two_agents_draws_the_win_probability_chart(page, shots):
     assert page.query_selector_all("#watch-viewer .decision-panel table.moves td.best")
     assert "won by" in page.inner_text("#watch-viewer .viewer-head")
     page.screenshot(path=str(shots / "serve_watch.png"), full_page=True)
+
+
+EVIL = """<!doctype html><title>elsewhere</title><script>
+(async () => {
+  const target = "%s";
+  const game = JSON.stringify({rules: "web1000", opponents: ["dicenow"], seed: 1});
+  const tries = [
+    // a "simple" request: no preflight, the body a blob with no JSON type
+    fetch(target + "/api/games", {method: "POST", mode: "no-cors", body: new Blob([game])}),
+    fetch(target + "/api/games", {method: "POST", mode: "no-cors", body: game,
+                                  headers: {"Content-Type": "text/plain"}}),
+    // a CORS request with the JSON type: the browser asks first (OPTIONS), which is refused
+    fetch(target + "/api/games", {method: "POST", body: game, headers: {"Content-Type": "application/json"}}),
+    fetch(target + "/api/meta"),
+  ];
+  const out = [];
+  for (const t of tries) {
+    try { const r = await t; out.push(r.type === "opaque" ? "opaque" : String(r.status)); }
+    catch (e) { out.push("blocked"); }
+  }
+  document.body.dataset.results = out.join(",");
+  document.body.dataset.done = "1";
+})();
+</script><body></body>"""
+
+
+def test_a_page_from_another_origin_cannot_start_a_game(browser, server):
+    """The evil page is served from a second local origin (localhost on another port): whatever
+    it sends, the tenk server starts nothing and shows it nothing."""
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = (EVIL % server).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    thread = threading.Thread(target=evil.serve_forever, daemon=True)
+    thread.start()
+    store = APPS[server].state.store
+    before, answered = len(store), len(SEEN[server])
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        pg.goto(f"http://localhost:{evil.server_address[1]}/")
+        pg.wait_for_selector("body[data-done='1']", state="attached")
+        results = pg.evaluate("document.body.dataset.results").split(",")
+    finally:
+        context.close()
+        evil.shutdown()
+    # the no-cors answers are opaque to the page; the CORS ones fail; and on the server, no game
+    assert results[:2] == ["opaque", "opaque"] and results[2:] == ["blocked", "blocked"]
+    assert len(store) == before
+    # refused by the server's own guard (403: another origin), not left to the framework's defaults
+    assert sorted(SEEN[server][answered:]) == [("GET", "/api/meta", 403), ("OPTIONS", "/api/games", 403),
+                                              ("POST", "/api/games", 403), ("POST", "/api/games", 403)]
