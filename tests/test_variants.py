@@ -101,7 +101,10 @@ def test_tenk_suite_list(tmp_path, capsys, monkeypatch):
     assert load_ruleset(str(d / "variant1-3.yaml")).hash == V.sample_ruleset(3).hash
     assert main(["suite", "list", "--split", "test", "--count", "3"]) == 2
     assert "the test split is fixed" in _out(capsys)
-    assert main(["suite", "list", "--split", "train", "--count", "0"]) == 2
+    with pytest.raises(SystemExit) as e:  # argparse refuses it, naming the range
+        main(["suite", "list", "--split", "train", "--count", "0"])
+    assert e.value.code == 2
+    assert "--count: 0: give from 1 to 10,000 training rulesets" in capsys.readouterr().err
 
 
 @pytest.fixture
@@ -117,14 +120,19 @@ def test_suite_evaluate_is_exact_for_a_bot(small_split, tmp_path):
     from tenk_env.evaluation.suite import evaluate_suite, result_path, write_result
     from tenk_env.policies.exact import exact_eval
 
-    res = evaluate_suite("dicenow", "test", log=lambda m: None)
+    lines = []
+    res = evaluate_suite("dicenow", "test", log=lines.append)
     want = [exact_eval(r, "dicenow", "optimal").p_a for r in small_split]
+    # each ruleset's line gives the regret in percentage points, the unit named
+    assert [line.split(", regret ")[1] for line in lines if ", regret " in line] == [
+        f"{100 * (0.5 - w):.2f} pp/game" for w in want]
     assert [s.win_rate for s in res.rulesets] == want
     assert [s.how for s in res.rulesets] == ["exact", "exact"]
     assert res.mean_regret == pytest.approx(0.5 - sum(want) / 2, abs=1e-15)
     assert res.mean_regret_ci == pytest.approx((res.mean_regret, res.mean_regret), abs=1e-15)
     assert res.mean_regret > 0  # dicenow is not optimal on these variants
-    p = write_result(res, result_path(tmp_path, res.agent, res.split, res.agent_sha256))
+    p = write_result(res, result_path(tmp_path, res))
+    assert p.name == "dicenow-test-space1-exact.json"  # all exact: the games and seed play no part
     got = json.loads(p.read_text())
     assert got["space_version"] == 1 and got["agent"] == "dicenow" and got["rulesets"][1]["hash"] == small_split[1].hash
 
@@ -177,7 +185,9 @@ def test_suite_leaderboard_ranks_the_results(small_split, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     assert main(["suite", "leaderboard", str(bad)]) == 2
-    assert "is not a result tenk suite evaluate wrote" in _out(capsys)
+    got = capsys.readouterr()
+    assert "is not a result tenk suite evaluate wrote" in got.err  # the file's line, beside the data
+    assert "no results to rank: every file given was left out" in got.out
 
 
 def test_suite_evaluate_by_regret_on_request(small_split):

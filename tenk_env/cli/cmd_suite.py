@@ -4,7 +4,7 @@
     tenk suite list --split train --count 40 --write runs/suite/train   # as ruleset files
     tenk suite solve                      # solve and cache every test ruleset (minutes each)
     tenk suite evaluate dicenow           # its regret against optimal play on each, and the mean
-    tenk suite leaderboard runs/suite/*.json   # the results ranked, as markdown
+    tenk suite leaderboard runs/suite --split test   # the results ranked (markdown where piped or written)
     tenk suite curve runs/afterstate_generalist  # a run's kept nets on the test split: its learning curve
 """
 
@@ -16,23 +16,34 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tenk_env import solve, variants
-from tenk_env.cli.args import check_output_dir, check_output_file, seed_arg
+from tenk_env.cli.args import check_output_dir, check_output_file, count_arg, seed_arg
 from tenk_env.cli.cmd_plot import regret_figure
-from tenk_env.evaluation.suite import (evaluate_suite, leaderboard, learning_curve, mistakes_by_kind, read_result,
-                                      result_path, write_result)
+from tenk_env.evaluation.analysis import check_games
+from tenk_env.evaluation.suite import (LEADERBOARD_COLUMNS, MAX_GAMES, MAX_TRAIN_COUNT, check_count, evaluate_suite,
+                                      leaderboard, leaderboard_head, leaderboard_rows, learning_curve,
+                                      mistakes_by_kind, read_results, result_path, unique_results, write_result)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.cli.common import console
 from tenk_env.rules import Ruleset
+from tenk_env.units import REGRET_HEADER, REGRET_UNIT, pp, pp_interval
+
+#: worker processes at most: more than the cores of any machine here only adds start-up time
+MAX_WORKERS = 256
+#: what the bounded arguments count, for their messages
+COUNT_WHY = ("training rulesets (the train split has no end; the generalist configs draw from 200, and each "
+             "ruleset takes minutes to solve)")
+GAMES_WHY = "analysed games a ruleset"
+WORKERS_WHY = "worker processes"
+#: where lines beside the data go (the leaderboard's markdown is the data on standard output)
+notes = Console(stderr=True)
 
 
 def _rulesets(args: argparse.Namespace) -> list[Ruleset]:
-    if args.count is not None and args.count < 1:
-        raise ValueError(f"--count {args.count}: give a whole number of at least 1")
-    if args.count is not None and args.split != "train":
-        raise ValueError(f"--count picks how many training rulesets to list; the {args.split} split is fixed")
+    check_count(args.split, args.count, "--count")
     return variants.split(args.split, args.count)
 
 
@@ -87,27 +98,30 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    for k, least in (("games", 2), ("workers", 1)):
-        if getattr(args, k) < least:
-            raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
     check_output_dir(args.out, "--out")
     cmd = (f"tenk suite evaluate {args.agent} --split {args.split} --games {args.games} --seed {args.seed}"
            + (f" --count {args.count}" if args.count else "") + (" --regret" if args.regret else ""))
-    _rulesets(args)  # the split's own checks, before the agent is built
+    for r in _rulesets(args):  # the split's own checks, before the agent is built
+        check_games(args.games, r, "--games")
     res = evaluate_suite(args.agent, args.split, games=args.games, seed=args.seed, workers=args.workers,
                          count=args.count, exact=not args.regret, command=cmd,
                          log=lambda m: console.print(m, highlight=False, markup=False))
-    path = write_result(res, result_path(args.out, res.agent, res.split, res.agent_sha256))
-    ci = (f"[{res.mean_regret_ci[0]:.4f}, {res.mean_regret_ci[1]:.4f}]" if res.mean_regret_ci else
+    path = result_path(args.out, res)
+    replaced = path.is_file()
+    write_result(res, path)
+    ci = (pp_interval(res.mean_regret_ci) if res.mean_regret_ci else
           "(no interval: too few games on a ruleset; give more --games)")
     console.print(f"{res.agent} on split {res.split!r} ({len(res.rulesets)} rulesets, space v{res.space_version}): "
-                  f"mean regret {res.mean_regret:.4f} per game {ci}, "
+                  f"mean regret {pp(res.mean_regret)} {REGRET_UNIT} {ci}, "
                   f"{0.5 - res.mean_regret:.2%} against optimal on average ({res.seconds:,.0f} s); written to {path}",
-                  highlight=False)
+                  highlight=False, markup=False, soft_wrap=True)  # the terminal wraps it, never inside the path
+    if replaced:
+        console.print(f"{path} held an earlier result of these same settings (agent, split, measurement, games, "
+                      "seed): replaced by this one", highlight=False, markup=False, soft_wrap=True)
     kinds = mistakes_by_kind(res)
     if kinds:
-        console.print("what it gets wrong, regret per game by kind of mistake (mean over the rulesets measured by "
-                      "regret): " + "; ".join(f"{k} {v:.4f}" for k, v in kinds.items()), highlight=False)
+        console.print(f"what it gets wrong, regret ({REGRET_UNIT}) by kind of mistake (mean over the rulesets "
+                      "measured by regret): " + "; ".join(f"{k} {pp(v)}" for k, v in kinds.items()), highlight=False)
     return 0
 
 
@@ -120,35 +134,81 @@ def _describe(agent: str) -> str:
             "afterstate": "afterstate checkpoint"}.get(name, "bot")
 
 
+def _note(line: str) -> None:
+    notes.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def leaderboard_table(split: str, n: int, version: int, rows: list[tuple[str, ...]]) -> Table:
+    """The leaderboard for a terminal: every figure whole at any width from 80 columns up
+    (the figures' columns never wrap; the agent, what it is and how it was measured fold)."""
+    t = Table(title=Text(leaderboard_head(split, n, version, code="")), title_justify="left")
+    # the figures' headers break at their spaces: the figures' own width is all their columns need
+    heads = {3: f"mean {REGRET_HEADER}\n[95%]", 4: "vs\noptimal"}
+    for k, col in enumerate(LEADERBOARD_COLUMNS):
+        figures = k in (0, 3, 4)
+        t.add_column(heads.get(k, col), justify="right" if k in (0, 4) else "left", no_wrap=figures,
+                     overflow="fold", min_width=max(len(r[k]) for r in rows) if figures else None,
+                     ratio=None if figures else (1 if k == 5 else 2))
+    for row in rows:
+        t.add_row(*(Text(c) for c in row))  # names are text, not rich markup
+    return t
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.out:
         check_output_file(args.out, "--out", "leaderboard.md")
-    text = leaderboard([read_result(p) for p in args.results], _describe)
+    skipped = []
+    read = read_results(args.results, log=lambda m: (skipped.append(m), _note(m)))
+    if not read and skipped:
+        raise ValueError(f"no results to rank: every file given was left out ({len(skipped)} line(s) above say why)")
+    if args.split:
+        other = [r for _, r in read if r.split != args.split]
+        if other:
+            _note(f"left out {len(other)} result(s) of other splits than {args.split!r}")
+        read = [(p, r) for p, r in read if r.split == args.split]
+        if not read:
+            raise ValueError(f"no results of split {args.split!r} to rank among the files given")
+    elif len(splits := sorted({r.split for _, r in read})) > 1:
+        raise ValueError(f"the files given hold results of several splits ({', '.join(splits)}), which cannot share a "
+                         "table; pick one with --split")
+    results = [r for _, r in unique_results(read, log=_note)]
+    text = leaderboard(results, _describe)
     if args.out:
         atomic_write_text(args.out, text)
-    print(text, end="")  # as written: a terminal-wide wrap would break the markdown's rows
+    if console.is_terminal and not args.markdown:
+        console.print(leaderboard_table(*leaderboard_rows(results, _describe)))
+        if args.out:
+            console.print(f"wrote the markdown to {args.out}", highlight=False, markup=False)
+    else:
+        print(text, end="")  # as written: a terminal-wide wrap would break the markdown's rows
     return 0
 
 
+def curve_table(title: str, unit: str, points: list) -> Table:
+    """A learning curve's table: the figures' columns never wrap, so none is cut at 80 columns."""
+    rows = [(f"{turns:,}", f"{pp(r.mean_regret)} {pp_interval(r.mean_regret_ci)}", f"{0.5 - r.mean_regret:.2%}")
+            for turns, r in points]
+    t = Table(title=Text(title))
+    for k, col in enumerate((unit, f"mean {REGRET_HEADER}\n[95%]", "vs optimal")):
+        t.add_column(col, justify="right", no_wrap=True, min_width=max((len(r[k]) for r in rows), default=0) or None)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
 def cmd_curve(args: argparse.Namespace) -> int:
-    for k, least in (("games", 2), ("workers", 1)):
-        if getattr(args, k) < least:
-            raise ValueError(f"--{k} {getattr(args, k)}: give a whole number of at least {least}")
     run = Path(args.run)
     unit, points = learning_curve(run, args.split, games=args.games, seed=args.seed, workers=args.workers,
                                   log=lambda m: console.print(m, highlight=False, markup=False))
-    rows = [f"{unit.split()[-1]},mean_regret,ci_low,ci_high,win_rate_vs_optimal"]
-    t = Table(title=f"{run.name} on split {args.split!r}: mean regret per game against optimal play")
-    for col in (unit, "mean regret [95%]", "vs optimal"):
-        t.add_column(col, justify="right")
+    # regrets in percentage points, as the columns say; the win rate a probability
+    rows = [f"{unit.split()[-1]},mean_regret_pp,ci_low_pp,ci_high_pp,win_rate_vs_optimal"]
     for turns, r in points:
-        # no interval where a ruleset's games were too few for one: empty fields, and the reason
-        lo, hi = (f"{x:.6f}" for x in r.mean_regret_ci) if r.mean_regret_ci else ("", "")
-        ci = (f"[{r.mean_regret_ci[0]:.4f}, {r.mean_regret_ci[1]:.4f}]" if r.mean_regret_ci else
-              "(no interval: too few games on a ruleset; give more --games)")
-        rows.append(f"{turns},{r.mean_regret:.6f},{lo},{hi},{0.5 - r.mean_regret:.6f}")
-        t.add_row(f"{turns:,}", f"{r.mean_regret:.4f} {ci}", f"{0.5 - r.mean_regret:.2%}")
-    console.print(t)
+        # no interval where a ruleset's games were too few for one: empty fields
+        lo, hi = (f"{100 * x:.4f}" for x in r.mean_regret_ci) if r.mean_regret_ci else ("", "")
+        rows.append(f"{turns},{100 * r.mean_regret:.4f},{lo},{hi},{0.5 - r.mean_regret:.6f}")
+    console.print(curve_table(f"{run.name} on split {args.split!r}: mean regret against optimal play", unit, points))
+    if any(r.mean_regret_ci is None for _, r in points):
+        console.print("(no interval): too few games on a ruleset for one; give more --games", highlight=False)
     csv = run / f"suite_curve_{args.split}.csv"
     atomic_write_text(csv, "\n".join(rows) + "\n")
     png = run / "plots" / f"suite_{args.split}_regret.png"
@@ -167,7 +227,7 @@ def _curve_png(name: str, split: str, points: list, unit: str) -> bytes:
         band = ([r.mean_regret_ci[0] for _, r in points], [r.mean_regret_ci[1] for _, r in points])
     fig = regret_figure([t for t, _ in points], [r.mean_regret for _, r in points], band,
                         title=f"{name}: regret on the suite's {split} split", xlabel=unit,
-                        label="mean regret per game", band_label="95% interval (over these rulesets' games)")
+                        label=f"mean regret ({REGRET_UNIT})", band_label="95% interval (over these rulesets' games)")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -189,32 +249,43 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--split", choices=variants.SPLITS, default="test",
                        help="test (default): the held-out rulesets; train: the training variants; presets: the "
                             "named presets the solver covers")
-        p.add_argument("--count", type=int, help="train: how many (default 16)")
+        p.add_argument("--count", type=count_arg(1, MAX_TRAIN_COUNT, COUNT_WHY), metavar="N",
+                       help=f"train: how many, from 1 to {MAX_TRAIN_COUNT:,} (default 16)")
         if name == "list":
             p.add_argument("--write", metavar="DIR", help="also write each ruleset as a YAML file in DIR")
         if name == "evaluate":
-            p.add_argument("--games", type=int, default=1000,
-                           help="analysed games per ruleset where the agent is measured by regret (default 1000)")
+            p.add_argument("--games", type=count_arg(2, MAX_GAMES, GAMES_WHY), default=1000, metavar="N",
+                           help="analysed games per ruleset where the agent is measured by regret (default 1000; "
+                                "at most what the analysis' memory allows under each ruleset)")
             p.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")
             p.add_argument("--regret", action="store_true",
                            help="measure by regret over --games analysed games even where the exact evaluator "
                                 "follows the agent (a bot's exact evaluation takes minutes a ruleset at a 10,000 "
                                 "target, then is cached; the analysis, seconds)")
-            p.add_argument("--workers", type=int, default=2, help="worker processes (results do not depend on it)")
-            p.add_argument("--out", default="runs/suite", help="folder of the result JSON (default runs/suite)")
+            p.add_argument("--workers", type=count_arg(1, MAX_WORKERS, WORKERS_WHY), default=2, metavar="N",
+                           help="worker processes (results do not depend on it)")
+            p.add_argument("--out", default="runs/suite",
+                           help="folder of the result JSON (default runs/suite), named by the agent, split, space "
+                                "version and measurement: only a rerun of the same settings replaces a file")
         p.set_defaults(func=func)
     lb = ss.add_parser("leaderboard", help="rank tenk suite evaluate's results by mean regret (markdown)")
-    lb.add_argument("results", nargs="+", help="result JSON files (runs/suite/*.json)")
+    lb.add_argument("results", nargs="+", help="result JSON files (runs/suite/*.json), or their folder")
+    lb.add_argument("--split", choices=variants.SPLITS,
+                    help="rank only the results of this split (needed where the files hold several)")
     lb.add_argument("--out", help="also write the markdown to this file")
+    lb.add_argument("--markdown", action="store_true",
+                    help="print the markdown on a terminal too (default there: a table that fits its width)")
     lb.set_defaults(func=cmd_leaderboard)
     cv = ss.add_parser("curve", help="a training run's learning curve on a split: every net it kept (an afterstate "
                                      "run's eval.keep nets, a PPO run's step checkpoints), measured by regret")
     cv.add_argument("run", help="the run directory of an agent that plays any ruleset: afterstate (trained with "
                                 "eval.keep: true) or PPO (its checkpoints/step_N.zip)")
     cv.add_argument("--split", choices=variants.SPLITS, default="test", help="the split (default test)")
-    cv.add_argument("--games", type=int, default=200, help="analysed games per ruleset and net (default 200)")
+    cv.add_argument("--games", type=count_arg(2, MAX_GAMES, GAMES_WHY), default=200, metavar="N",
+                    help="analysed games per ruleset and net (default 200)")
     cv.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")
-    cv.add_argument("--workers", type=int, default=2, help="worker processes (results do not depend on it)")
+    cv.add_argument("--workers", type=count_arg(1, MAX_WORKERS, WORKERS_WHY), default=2, metavar="N",
+                    help="worker processes (results do not depend on it)")
     cv.set_defaults(func=cmd_curve)
     # an interruption's line (tenk_env/cli/main.py) says what is kept
     s.set_defaults(resume_hint="rerun it: solved rulesets are cached")
