@@ -169,6 +169,6 @@ def test_a_ppo_runs_checkpoints_make_its_learning_curve(gen_run, monkeypatch, ca
     assert main(["suite", "curve", str(gen_run), "--games", "60", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     rows = (gen_run / "suite_curve_test.csv").read_text().splitlines()
-    assert rows[0] == "steps,mean_regret,ci_low,ci_high,win_rate_vs_optimal"
+    assert rows[0] == "steps,mean_regret_pp,ci_low_pp,ci_high_pp,win_rate_vs_optimal"
     assert [int(r.split(",")[0]) for r in rows[1:]] == kept
     assert out.count("learner steps on split 'test'") == len(kept)
