@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-__all__ = ["REGRET_UNIT", "REGRET_HEADER", "pp", "regret_text", "pp_interval"]
+__all__ = ["REGRET_UNIT", "REGRET_HEADER", "REGRET_COLUMN", "pp", "regret_text", "pp_interval"]
 
 #: the unit, as a table header or a sentence names it
 REGRET_UNIT = "pp/game"
 #: a table column of regrets
 REGRET_HEADER = f"regret ({REGRET_UNIT})"
+#: a CSV column of regrets written for people to read (the same unit, in an identifier)
+REGRET_COLUMN = "regret_pp_per_game"
 
 
 def pp(x: float, digits: int = 2) -> str:
@@ -25,15 +27,16 @@ def pp(x: float, digits: int = 2) -> str:
     return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}"
 
 
-def pp_interval(ci: Sequence[float] | None, digits: int = 2) -> str:
-    """An interval of probabilities as percentage points, "[1.70, 2.04]"; "(no interval)"
-    when there is none."""
+def pp_interval(ci: Sequence[float] | None, digits: int = 2, note: str | None = None) -> str:
+    """An interval of probabilities as percentage points, "[1.70, 2.04]"; when there is none,
+    "(no interval)", or ``note`` in parentheses: why the sample gives none."""
     if ci is None or len(ci) != 2 or any(c is None or math.isnan(c) for c in ci):
-        return "(no interval)"
+        return f"({note})" if note else "(no interval)"
     return f"[{pp(ci[0], digits)}, {pp(ci[1], digits)}]"
 
 
-def regret_text(x: float, ci: Sequence[float] | None = None, digits: int = 2) -> str:
-    """A regret with its unit, and its interval when given: "1.87 pp/game [1.70, 2.04]"."""
+def regret_text(x: float, ci: Sequence[float] | None = None, digits: int = 2, note: str | None = None) -> str:
+    """A regret with its unit, and its interval when given: "1.87 pp/game [1.70, 2.04]"
+    (``note``: what stands for an interval that is not given, see :func:`pp_interval`)."""
     out = f"{pp(x, digits)} {REGRET_UNIT}"
-    return out if ci is None else f"{out} {pp_interval(ci, digits)}"
+    return out if ci is None else f"{out} {pp_interval(ci, digits, note)}"

@@ -328,10 +328,11 @@ def test_mistake_records_replay_to_the_position(tmp_path):
     assert report["games"] == 80 and report["regret_per_game"] == pytest.approx(a.report.regret_per_game)
     assert paths["atlas.png"].read_bytes()[:4] == b"\x89PNG"
     rows = paths["breakdown.csv"].read_text().splitlines()
+    assert rows[0] == "group,value,decisions,mistakes,regret_pp_per_game,share"
     kinds = [x for x in rows if x.startswith("kind,")]
     assert len(kinds) == 3
-    # the kinds split the regret exactly
-    assert sum(float(x.rsplit(",", 2)[1]) for x in kinds) == pytest.approx(a.report.regret_per_game)
+    # the kinds split the regret exactly, in percentage points as every table a person reads
+    assert sum(float(x.rsplit(",", 2)[1]) for x in kinds) == pytest.approx(100 * a.report.regret_per_game)
 
 
 def test_same_games_as_a_match():
@@ -428,3 +429,41 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["rules_hash"] == IMM.hash and report["agent_sha256"] == file_sha256(ckpt)
     assert report["regret_per_game"] > 0 and report["games"] == 6
+
+
+#: a 3-player ruleset whose best responses solve in well under a second
+FR3 = PRESETS["busche_neller_2017"].replace(target=300, end="final_round", max_rolls=2, entry_threshold=0,
+                                            name="fr300")
+ADVICE = "turn-level advice: the expected points each move banks this turn (the scores and the final round ignored)"
+
+
+def test_three_player_feedback_names_the_bots_in_seat_order(monkeypatch, tmp_path):
+    from tenk_env.evaluation.annotate import scorer_for
+    from tenk_env.policies.exact import best_response_n
+
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path))
+    # the human in seat 2 between dicenow (seat 1) and maxscore (seat 3); the bots play maxscore, dicenow after it
+    middle = dict(seat=1, opponents=["dicenow", "maxscore"])
+    first = dict(seat=0, opponents=["maxscore", "dicenow"])
+    assert scorer_for(FR3, 3, **middle).note == (
+        "no exact feedback (the best response to dicenow in seat 1 and maxscore in seat 3 is not solved: "
+        "`tenk solve best-response fr300 maxscore dicenow` solves it, the bots in the order they play after "
+        f"seat 2); {ADVICE}")
+    assert scorer_for(FR3, 3, **first).note == (
+        "no exact feedback (the best response to maxscore in seat 2 and dicenow in seat 3 is not solved: "
+        "`tenk solve best-response fr300 maxscore dicenow` solves it, the bots in the order they play after "
+        f"seat 1); {ADVICE}")
+    best_response_n(FR3, ["maxscore", "dicenow"])
+    # one solution serves both seats: the note names the bots where they sit, not in the order they play
+    s = scorer_for(FR3, 3, **middle)
+    assert s.mode == "best_response" and s.note == (
+        "exact win probabilities against dicenow in seat 1 and maxscore in seat 3, playing on as their best "
+        "response (br:maxscore,dicenow) would")
+    assert scorer_for(FR3, 3, **first).note == (
+        "exact win probabilities against maxscore in seat 2 and dicenow in seat 3, playing on as their best "
+        "response (br:maxscore,dicenow) would")
+    # the last seat is another table: not solved, and the command given is the one that solves it
+    assert scorer_for(FR3, 3, seat=2, opponents=["dicenow", "maxscore"]).note == (
+        "no exact feedback (the best response to dicenow in seat 1 and maxscore in seat 2 is not solved: "
+        "`tenk solve best-response fr300 dicenow maxscore` solves it, the bots in the order they play after "
+        f"seat 3); {ADVICE}")

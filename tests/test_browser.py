@@ -155,8 +155,8 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     for r, text in zip(regrets, feedback):
         assert ("That was the best move." in text) == (r == 0), text
         if r > 0:
-            assert f"Given away: {100 * r:.1f} point" in text, text
-    assert page.inner_text("#summary-regret") == f"{100 * sum(regrets):.1f} points"
+            assert f"Given away: {100 * r:.2f} pp" in text, text
+    assert page.inner_text("#summary-regret") == f"{100 * sum(regrets):.2f} pp"
     assert page.is_visible("#summary .costliest")
     assert f"{final.scores[0]:,}" in page.inner_text("#summary .final-scores")
 
@@ -167,7 +167,7 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     page.click("#analyse")
     page.wait_for_selector("#analyse-viewer:not([hidden]) .regret-table")
     first_row = page.query_selector_all("#analyse-viewer .regret-table tbody tr")[0]
-    assert first_row.query_selector_all("td")[2].inner_text() == f"{100 * sum(regrets):.1f} points"
+    assert first_row.query_selector_all("td")[2].inner_text() == f"{100 * sum(regrets):.2f} pp"
     page.click("#analyse-viewer .costliest button")      # the costliest move, reopened at its position
     assert page.query_selector_all("#analyse-viewer .decision-panel td.made")
     page.screenshot(path=str(shots / "serve_analyse.png"), full_page=True)

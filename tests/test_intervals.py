@@ -154,7 +154,7 @@ def test_evaluate_prints_no_interval_from_three_deals(tiny_ckpt, capsys):
     assert main(["evaluate", str(tiny_ckpt), "--games", "2", "--opponents", "random", "--workers", "1",
                  "--regret-games", "6"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert ("points of win probability per game (interval needs at least 30 deals, have 3); implied win rate vs "
+    assert ("pp/game (interval needs at least 30 deals, have 3); implied win rate vs "
             "optimal") in out
     assert "%, [" not in out and "[50.00, 50.00]" not in out
 

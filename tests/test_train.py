@@ -507,7 +507,7 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
                  "--regret-games", "6", "--seed", str(cfg.eval.seed)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"regret against perfect play (6 games vs optimal, seed {cfg.eval.seed}): " \
-           f"{100 * again.regret_per_game:.2f} points of win probability per game" in out
+           f"{100 * again.regret_per_game:.2f} pp/game" in out
     # a resume forgets the rows a killed session wrote past its checkpoint, as for eval.csv
     with open(run / "regret.csv", "a") as f:
         f.write("9999,eval,6,0.5,0.4,0.6,0.1,0.0,0.2,0.1,1\n")
@@ -554,6 +554,10 @@ def test_eta_leaves_out_the_one_off_cost_of_the_first_evaluation(tmp_path):
     assert [t._evals_left(s) for s in (0, 256, 512, 1_000)] == [2, 2, 1, 1]
 
 
+SOLVING = ("solving 'classic+target=1000,end=immediate' once for the exact regret (seconds at a small target, "
+           "about a minute on classic; cached after)")
+
+
 def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
     """Compiling kernels, solving the game and evaluating show as phases on the bar (and the
     solve, which takes minutes on classic, as a line too), not as a bar stuck at 0%."""
@@ -570,13 +574,68 @@ def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
     logs: list[str] = []
     capsys.readouterr()
     assert train(cfg, progress=True, log=logs.append).finished
-    assert logs[0] == "solving the game for the regret evaluation (minutes on classic; once, then cached)..."
+    assert logs[0] == f"{SOLVING}..."
+    assert re.fullmatch(r"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in .+, so later runs "
+                        r"skip this", logs[1]), logs[1]
     assert sum("solving" in m for m in logs) == 1
     bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
     phases = [m.group(1) for x in bar if (m := re.match(r"ph: (.+?): +\d+%\|", x))]
+    # the solve counts up on the bar as it goes, in steps of 5%
+    done = [int(m.group(1)) for x in phases if (m := re.fullmatch(re.escape(SOLVING) + r", (\d+)% done", x))]
+    assert done and done == sorted(set(done)) and all(d % 5 == 0 for d in done), done
+    phases = [SOLVING if x.startswith(SOLVING) else x for x in phases]
     firsts = [p for i, p in enumerate(phases) if p not in phases[:i]]
-    assert firsts[:5] == ["solving the game for the regret evaluation (minutes on classic; once, then cached)",
-                          "compiling kernels, evaluating vs random", "regret evaluation (2 games against optimal)",
-                          "first rollout (compiling kernels on first use)", "evaluating vs random"]
+    assert firsts[:5] == [SOLVING, "compiling kernels, evaluating vs random",
+                          "regret evaluation (2 games against optimal)", "first rollout (compiling kernels on first use)",
+                          "evaluating vs random"]
     assert any("ETA ?" in x for x in bar) and any(re.search(r"ETA \d\d:\d\d +[\d.]+k? steps/s training", x)
                                                   for x in bar)
+
+
+def test_the_solve_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch):
+    """Without a bar (--no-progress, a log file) the solve of an uncached game is a line before
+    and a line after, naming the time it took; a solution in the cache or in memory says nothing."""
+    import tenk_env.policies.optimal
+    from tenk_env.training.trainer import Trainer
+
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
+    cfg = parse_config({"rules": SOLVED, "eval": {"opponents": ["random"], "regret_games": 2}})
+    logs: list[str] = []
+    t = Trainer(cfg, tmp_path / "run", resuming=False, progress=False, log=logs.append)
+    t._game_solution("the exact regret")
+    assert logs[0] == f"{SOLVING}..."
+    assert re.fullmatch(rf"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in "
+                        rf"{re.escape(str(tmp_path / 'cache'))}, so later runs skip this", logs[1]), logs
+    assert len(logs) == 2
+    t._game_solution("the exact regret")                           # held in memory now
+    monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
+    t._game_solution("the exact regret")                           # read from the cache
+    assert len(logs) == 2, logs
+
+
+def test_a_sessions_tensorboard_file_is_read_after_the_one_before(tmp_path):
+    """TensorBoard and `tenk plot` read a folder's event files in name order, and a resumed
+    session hides the earlier points past its step only in the files read before its own. A
+    session started in the same second as the one before it, from a process whose file name
+    sorts first (process id and writer counter compare as text: 10 before 9), is still read last."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from tenk_env.cli.cmd_plot import read_scalars
+    from tenk_env.training.rundir import tb_writer
+
+    tb = tmp_path / "tb"
+    w = tb_writer(tb)
+    for step in (0, 10):
+        w.add_scalar("x", float(step), step)
+    w.close()
+    (first,) = tb.glob("events.out.tfevents.*")
+    second = first.name.split(".")[3]
+    first.rename(tb / f"events.out.tfevents.{second}.~host.99999.9")   # sorts after this process's name
+    w = tb_writer(tb, purge_step=5)   # resumed from step 5: the earlier point at 10 is hidden
+    w.add_scalar("x", 5.0, 5)
+    w.close()
+    ea = EventAccumulator(str(tb))
+    ea.Reload()
+    assert [(e.step, e.value) for e in ea.Scalars("x")] == [(0, 0.0), (5, 5.0)]
+    assert read_scalars(tb)["x"][0].tolist() == [0, 5]

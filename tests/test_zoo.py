@@ -294,3 +294,69 @@ def test_export_refuses_to_write_outside_the_zoo_or_where_it_cannot(tmp_path, mo
     assert main(["zoo", "add", str(ckpt), "x", "--command", "test"]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("error: cannot add zoo entry 'x': the zoo's folder") and "Traceback" not in out
+
+
+# ---------------------------------------------------------------- what tenk zoo prints of a card
+def test_every_shipped_card_strength_reads():
+    from tenk_env.cli.cmd_zoo import _strength
+
+    for e in zoo.entries():
+        lines, problem = _strength(e)
+        assert problem is None and lines, f"{e.name}: {problem}"
+    (e,) = [e for e in zoo.entries() if e.name == "classic2000_afterstate_4p"]
+    # its exact ceiling names the best response that sets it (a card without the name still reads)
+    assert _strength(e)[0][-2:] == ["0.21 [-0.24, 0.66] points below the exact ceiling 30.04%",
+                                    "  (the best response in that seat, br:dicenow,maxscore,breakeven)"]
+
+
+def test_tenk_zoo_prints_regrets_in_pp_per_game(capsys):
+    assert main(["zoo"]) == 0
+    out = capsys.readouterr().out
+    assert "regret vs optimal 3.51 pp/game [3.22, 3.80] (2,000 games)" in out        # classic_ppo_demo: 0.0351
+    assert "regret on suite test 0.54 pp/game [0.50, 0.59] (16 rulesets)" in out      # generalist_afterstate
+    assert "regrets in pp/game" in out and "0.0351" not in out and "/game [0.0" not in out
+
+
+def test_an_unreadable_strength_names_the_card_file_and_the_key(small_zoo, capsys):
+    _edit_card(small_zoo, lambda c: c["strength"]["regret_vs_optimal"].pop("ci95"))
+    assert main(["zoo"]) == 0
+    out = capsys.readouterr().out
+    line = ("classic_ppo_demo: strength unreadable: zoo/classic_ppo_demo/agent.yaml has no "
+            "strength.regret_vs_optimal.ci95; add it, or remove that figure from the card")
+    assert line in out.splitlines()
+    assert str(small_zoo) not in out and "KeyError" not in out
+    assert "vs optimal 49.89% exact (first 52.77%, second 47.01%)" in out    # the other entry still lists
+
+
+def _card_commands(d, where):
+    for k, v in d.items():
+        if k == "command":
+            yield where, v
+        elif isinstance(v, dict):
+            yield from _card_commands(v, f"{where}.{k}")
+
+
+@pytest.mark.parametrize("entry", zoo.entries(), ids=lambda e: e.name)
+def test_every_card_command_is_a_tenk_command_that_parses(entry):
+    """A card's figures are reproduced by the commands it names: each is `tenk ...` and parses
+    (no module of an older layout, such as agents.match)."""
+    import shlex
+
+    from tenk_env.cli.main import build_parser
+
+    parser = build_parser()
+    for where, cmd in [("command", entry.card["command"]), *_card_commands(entry.card.get("strength", {}), "strength")]:
+        argv = shlex.split(re.sub(r"\s+\([^()]*\)$", "", cmd))    # a trailing "(file.yaml: what it holds)" aside
+        assert argv[0] == "tenk", f"{entry.name} {where}: {cmd}"
+        parser.parse_args(argv[1:])
+
+
+def test_the_demo_card_names_the_main_job_and_its_run():
+    (e,) = [e for e in zoo.entries() if e.name == "classic_ppo_demo"]
+    notes = " ".join(e.card["notes"].split())
+    assert "`tenk train --config configs/ppo_demo.yaml` (which writes runs/ppo_demo)" in notes
+    assert "added with `tenk zoo add runs/ppo_demo/best.zip classic_ppo_demo`" in notes
+    assert e.card["command"] == "tenk train --config configs/ppo_demo.yaml"
+    assert e.card["strength"]["win_rates"]["dicenow"]["command"] == (
+        "tenk evaluate zoo:classic_ppo_demo --games 20000 --opponents dicenow hold:300 maxscore --seed 0 "
+        "--regret-games 0")

@@ -16,6 +16,7 @@ import os
 import time
 
 from tenk_env.evaluation.analysis import analyse
+from tenk_env.units import regret_text
 from tenk_env.policies.optimal import game_solution
 from tenk_env.policies.ppo import untrained_ppo
 from tenk_env.cli.common import console
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> None:
         r = a.report
         console.print(f"  {label}: {r.games:,} games ({r.decisions:,} decisions scored) in {wall:.1f} s = "
                       f"[bold]{r.games / wall:,.1f} games/s[/bold] (play and scoring {r.seconds:.1f} s, parent CPU "
-                      f"{time.process_time() - c0:.1f} s); regret {100 * r.regret_per_game:.2f} pp/game",
+                      f"{time.process_time() - c0:.1f} s); regret {regret_text(r.regret_per_game)}",
                       highlight=False)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     console.print(f"  target: 1,000 PPO games in under 60 s on 2 cores (load average {load:.1f} on "

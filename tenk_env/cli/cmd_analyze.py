@@ -17,7 +17,6 @@ solved yet is announced before it is solved (the solution is then cached).
 from __future__ import annotations
 
 import argparse
-import math
 
 from rich.console import Console
 from rich.table import Table
@@ -28,6 +27,7 @@ from tenk_env.policies.human import QuitGame
 from tenk_env.cli.args import seed_arg
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
+from tenk_env.units import REGRET_HEADER, pp, pp_interval
 
 
 def _rules_for(spec: str, rules: str | None):
@@ -66,17 +66,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         console.print("you left the game: nothing analysed, nothing written", highlight=False)
         return 1
     r = a.report
-    pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
-    ci = lambda c: "(n/a)" if math.isnan(c[0]) else f"[{pp(c[0])}, {pp(c[1])}]"  # noqa: E731
+    ci = lambda c: pp_interval(c, note="n/a")  # noqa: E731
     console.print(f"[bold]{r.agent}[/bold] vs optimal on {r.rules} (hash {r.rules_hash}): {r.games:,} games "
                   f"({r.deals:,} deals, seed {r.seed}), {r.decisions:,} decisions scored, {r.mistakes:,} mistakes; "
                   f"{r.seconds:.1f} s ({r.games / max(r.seconds, 1e-9):,.0f} games/s, {r.workers} worker(s))",
                   highlight=False)
-    t = Table(title="win probability (percentage points); 95% intervals over deals")
+    t = Table(title=f"win probability (percentage points), {REGRET_HEADER}; 95% intervals over deals")
     first = "" if rules.turn_order == "highest_die" else " (moves first)"
     for col in ("", f"seat 1{first}", "seat 2 (komi)" if rules.komi else "seat 2", "balanced"):
         t.add_column(col, justify="right")
-    t.add_row("regret per game", pp(r.regret_seat[0]), pp(r.regret_seat[1]),
+    t.add_row(REGRET_HEADER, pp(r.regret_seat[0]), pp(r.regret_seat[1]),
               f"{pp(r.regret_per_game)} {ci(r.regret_ci)}")
     t.add_row("optimal's own win rate", pp(r.optimal_seat[0]), pp(r.optimal_seat[1]),
               pp(sum(r.optimal_seat) / 2))
@@ -96,9 +95,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     elif r.width_ratio is not None:
         console.print(f"the regret interval is {r.width_ratio:.1f} times narrower than the empirical one "
                       f"(Wilson over games, as `tenk evaluate`: {ci(r.empirical_wilson)})", highlight=False)
-    console.print("regret per game by kind: " + "; ".join(f"{k} {pp(r.by_kind[k])}" for k in KINDS), highlight=False)
+    console.print(f"{REGRET_HEADER} by kind: " + "; ".join(f"{k} {pp(r.by_kind[k])}" for k in KINDS),
+                  highlight=False)
     if a.mistakes:
-        m = Table(title=f"the {len(a.mistakes)} costliest mistakes (W* in %)")
+        m = Table(title=f"the {len(a.mistakes)} costliest mistakes (W* and regret: percentage points)")
         for col in ("#", "scores (own-opp)", "turn total", "roll", "move", "W*", "best", "W*", "regret"):
             m.add_column(col, justify="right")
         for d in a.mistakes[:args.show]:

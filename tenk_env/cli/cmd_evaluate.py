@@ -33,6 +33,7 @@ from tenk_env.training import trainer  # trainer.evaluate_agent: tests stub it t
 from tenk_env.io import atomic_write_text, file_sha256
 from tenk_env.rules import load_ruleset
 from tenk_env.solve.game import is_solvable
+from tenk_env.units import pp, regret_text
 
 
 def _checkpoint(path: str) -> Path:
@@ -131,10 +132,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     console.print(table)
     if regret:
         rep = analyse(spec, rules, games=args.regret_games, seed=args.seed, workers=workers, top=0).report
-        pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         console.print(f"regret against perfect play ({rep.games:,} games vs optimal, seed {args.seed}): "
-                      f"{pp(rep.regret_per_game)} points of win probability per game "
-                      f"{rep.ci_text(rep.regret_ci, 'regret')}; implied win rate vs optimal "
+                      f"{regret_text(rep.regret_per_game, rep.regret_ci, note=rep.interval_notes.get('regret'))}; "
+                      "implied win rate vs optimal "
                       f"{pp(rep.implied_win_rate)}% {rep.ci_text(rep.implied_ci, 'regret')} "
                       f"(details: tenk analyze {spec})", highlight=False, markup=False)
     if args.csv:

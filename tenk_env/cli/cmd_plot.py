@@ -20,6 +20,7 @@ import numpy as np
 
 from tenk_env.cli.args import check_output_dir
 from tenk_env.io import atomic_write_bytes
+from tenk_env.units import REGRET_HEADER
 
 __all__ = ["read_scalars", "plot_run"]
 
@@ -74,7 +75,7 @@ def regret_figure(x, y, band, *, title: str, xlabel: str, label: str = "regret p
                         lw=0, label=band_label)
     ax.axhline(0, color="grey", lw=0.8, ls="--")
     ax.set_ylim(bottom=0)
-    ax.set_ylabel("win probability given away per game (percentage points)")
+    ax.set_ylabel(f"{REGRET_HEADER}: win probability given away")
     ax.set_title(title)
     ax.legend(fontsize=9)
     _steps_axis(ax, xlabel)

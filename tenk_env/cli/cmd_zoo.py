@@ -13,10 +13,14 @@ same arguments (each set of arguments has its own folder); ``--fresh`` replays t
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from tenk_env.policies import zoo
 from tenk_env.policies.onnx_export import export_actor
@@ -25,46 +29,122 @@ from tenk_env.evaluation.benchmark import benchmark, markdown
 from tenk_env.cli.args import check_output_file, seed_arg
 from tenk_env.cli.common import console
 from tenk_env.io import atomic_write_text
+from tenk_env.units import REGRET_UNIT, regret_text
 
 
-def _figure(strength: dict) -> str:
-    parts = []
-    for k, v in strength.get("exact_win_rates", {}).items():
-        parts.append(f"vs {k} {v['value']:.2%} exact (first {v['first']:.2%}, second {v['second']:.2%})")
-    r = strength.get("regret_vs_optimal")
+class _Missing(Exception):
+    """A key a strength figure needs that the card lacks: its dotted path in the card."""
+
+
+class _Node(dict):
+    """A card mapping whose missing key is named by its dotted path (strength.win_rates.dicenow.ci95),
+    not by a bare KeyError."""
+
+    def __init__(self, d: dict, where: str):
+        super().__init__(d)
+        self.where = where
+
+    def __getitem__(self, k):
+        if k not in self:
+            raise _Missing(f"{self.where}.{k}")
+        v = super().__getitem__(k)
+        return _Node(v, f"{self.where}.{k}") if isinstance(v, dict) else v
+
+    def get(self, k, default=None):
+        return self[k] if k in self else default
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+
+def _pct_ci(v) -> str:
+    lo, hi = v["ci95"]
+    return f"{v['value']:.2%} [{lo:.2%}, {hi:.2%}]"
+
+
+def _figures(strength: dict) -> list[str]:
+    """The card's measured strength, one figure a line (each short enough for an 80-column
+    terminal): win rates in %, regrets in pp/game, 95% intervals."""
+    s = _Node(strength, "strength")
+    lines = []
+    for k, v in s.get("exact_win_rates", {}).items():
+        lines.append(f"vs {k} {v['value']:.2%} exact (first {v['first']:.2%}, second {v['second']:.2%})")
+    r = s.get("regret_vs_optimal")
     if r:
-        lo, hi = r["ci95"]
-        parts.append(f"regret vs optimal {r['per_game']:.4f}/game [{lo:.4f}, {hi:.4f}] ({r['games']:,} games)")
-    w = strength.get("implied_win_rate_vs_optimal")
+        lines.append(f"regret vs optimal {regret_text(r['per_game'], r['ci95'])} ({r['games']:,} games)")
+    w = s.get("implied_win_rate_vs_optimal")
     if w:
-        lo, hi = w["ci95"]
-        parts.append(f"vs optimal {w['value']:.2%} [{lo:.2%}, {hi:.2%}]")
-    for k, v in strength.get("win_rates", {}).items():
-        lo, hi = v["ci95"]
-        parts.append(f"vs {k} {v['value']:.2%} [{lo:.2%}, {hi:.2%}] ({v['games']:,} games)")
-    f = strength.get("free_for_all")
+        lines.append(f"vs optimal {_pct_ci(w)}")
+    for split, v in s.get("suite_mean_regret_vs_optimal", {}).items():
+        lines.append(f"regret on suite {split} {regret_text(v['per_game'], v['ci95'])} ({v['rulesets']} rulesets)")
+    for k, v in s.get("win_rates", {}).items():
+        lines.append(f"vs {k} {_pct_ci(v)} ({v['games']:,} games)")
+    f = s.get("free_for_all")
     if f:
-        lo, hi = f["win_share"]["ci95"]
-        best = max(f["baselines_in_the_same_seat"].items(), key=lambda kv: kv[1]["value"], default=None)
-        parts.append(f"{f['players']}-player win share {f['win_share']['value']:.2%} [{lo:.2%}, {hi:.2%}] against "
-                     f"{', '.join(f['opponents'])} ({f['games']:,} games)"
-                     + (f"; best bot in its seat {best[0]} {best[1]['value']:.2%} [{best[1]['ci95'][0]:.2%}, "
-                        f"{best[1]['ci95'][1]:.2%}]" if best else ""))
+        share = f["win_share"]
+        lines.append(f"{f['players']}-player win share {_pct_ci(share)} ({f['games']:,} games)")
+        lines.append(f"  against {', '.join(f['opponents'])}")
+        best = max(f.get("baselines_in_the_same_seat", {}).items(), key=lambda kv: kv[1]["value"], default=None)
+        if best:
+            lines.append(f"best baseline in its seat: {best[0]} {_pct_ci(best[1])}")
+        q = f.get("equilibrium_share")
+        if q:
+            lo, hi = q["ci95_points"]
+            lines.append(f"{q['below_points']:.2f} [{lo:.2f}, {hi:.2f}] points below an equilibrium player's "
+                         f"{q['value']:.2%}")
         c = f.get("exact_ceiling")
         if c:
-            v = f["win_share"]["value"]
-            parts.append(f"the most any agent takes in that seat {c['value']:.2%} (exact, {c['agent']}): "
-                         f"{100 * (c['value'] - v):.2f} [{100 * (c['value'] - hi):.2f}, {100 * (c['value'] - lo):.2f}] "
-                         "points below it")
-    return "; ".join(parts) or "(not measured)"
+            gap = [100 * (c["value"] - x) for x in (share["value"], *reversed(share["ci95"]))]
+            lines.append(f"{gap[0]:.2f} [{gap[1]:.2f}, {gap[2]:.2f}] points below the exact ceiling {c['value']:.2%}")
+            if c.get("agent"):
+                lines.append(f"  (the best response in that seat, {c['agent']})")
+    return lines
 
 
-def _strength(e: zoo.ZooEntry) -> str:
+def _card_path(e: zoo.ZooEntry) -> str:
+    """The card's path from the folder holding the zoo (agents/NAME/agent.yaml), not the machine's."""
+    return (Path(e.path.parent.name) / e.name / "agent.yaml").as_posix()
+
+
+def _strength(e: zoo.ZooEntry) -> tuple[list[str], str | None]:
+    """(the strength lines, None), or ([], the one line saying what in the card cannot be read)."""
     # strength is added to the card by hand after `tenk zoo add`: a slip there is named, not fatal
     try:
-        return _figure(e.card.get("strength", {}))
-    except (KeyError, TypeError, ValueError, IndexError) as err:
-        return f"(strength unreadable in {e.path / 'agent.yaml'}: {type(err).__name__} {err})"
+        return _figures(e.card.get("strength", {})), None
+    except _Missing as err:
+        return [], (f"{e.name}: strength unreadable: {_card_path(e)} has no {err}; add it, or remove that "
+                    "figure from the card")
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+        return [], (f"{e.name}: strength unreadable: {_card_path(e)} holds a figure of the wrong shape "
+                    f"({type(err).__name__}: {err}); each figure is value, ci95 [low, high] and its games")
+
+
+def list_zoo(out: Console) -> None:
+    """The zoo's entries, each a block of lines (what it plays, how it was trained, its strength
+    one figure a line, its notes), fitting ``out``'s width from 80 columns up; then the broken ones."""
+    good, bad = zoo.scan()
+    out.print(f"[bold]the zoo[/bold]: agent spec zoo:NAME; strength: win rates in %, regrets in {REGRET_UNIT}, "
+              "95% intervals", highlight=False)
+    for e in good:
+        lines, problem = _strength(e)
+        g = Table.grid(padding=(0, 2))
+        g.add_column(no_wrap=True)
+        g.add_column(overflow="fold")
+        g.add_row("plays", escape(e.summary()))
+        if e.card.get("command"):
+            g.add_row("trained by", escape(e.card["command"]))
+        # one figure a line, never wrapped inside an interval (folded only below 80 columns)
+        g.add_row("strength", Text("\n".join(lines) if lines else "(unreadable: see below)" if problem
+                                   else "(not measured)", no_wrap=True, overflow="fold"))
+        if e.card.get("notes"):
+            g.add_row("notes", escape(e.card["notes"]))
+        out.print()
+        out.print(f"[bold]{escape(e.name)}[/bold]")
+        out.print(Padding(g, (0, 0, 0, 2)))
+        if problem:
+            out.print(problem, highlight=False, markup=False, soft_wrap=True)
+    for err in bad:  # named, and the healthy entries above still listed and playable
+        out.print(f"[red]broken:[/red] {escape(str(err))}", highlight=False)
 
 
 def cmd_table(args: argparse.Namespace) -> int:
@@ -123,19 +203,8 @@ def cmd_zoo(args: argparse.Namespace) -> int:
                          force=args.force)
         console.print(f"zoo entry {args.name!r} written to {out} (add its measured strength to agent.yaml)")
         return 0
-    out = Console(width=max(console.width, 140))  # logs and pipes: one row per line where it fits
-    t = Table(title="the zoo: agent spec zoo:NAME")
-    for col in ("name", "plays", "trained by", "strength"):
-        t.add_column(col, overflow="fold")
-    good, bad = zoo.scan()
-    for e in good:
-        t.add_row(e.name, e.summary(), e.card.get("command", ""), _strength(e))
-    out.print(t)
-    for e in good:
-        if e.card.get("notes"):
-            out.print(f"[bold]{escape(e.name)}[/bold]: {escape(e.card['notes'])}")
-    for err in bad:  # named, and the healthy entries above still listed and playable
-        out.print(f"[red]broken:[/red] {escape(str(err))}", highlight=False)
+    # a terminal's width (or COLUMNS); logs and pipes get 120 columns, no narrower
+    list_zoo(console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=max(console.width, 120)))
     return 0
 
 

@@ -57,6 +57,7 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
 from tenk_env.solve.game import check_game_rules
 from tenk_env.solve.regret import regret_of
+from tenk_env.units import REGRET_COLUMN, REGRET_HEADER, pp, pp_interval, regret_text
 
 __all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown", "plot_atlas", "check_out_dir",
            "default_out_dir", "seat_baselines", "DECISION_FIELDS", "KINDS", "CHUNK_DEALS"]
@@ -215,15 +216,12 @@ class AnalysisReport:
 
     def ci_text(self, ci: tuple[float, float], key: str) -> str:
         """``[lo, hi]`` in percentage points, or why the interval ``key`` is not given."""
-        if math.isnan(ci[0]):
-            return f"({self.interval_notes.get(key, 'no interval')})"
-        return f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
+        return pp_interval(ci, note=self.interval_notes.get(key, "no interval"))
 
     def __str__(self) -> str:
-        pp = lambda x: f"{100 * x:.2f}"  # noqa: E731
         ratio = f"; interval {self.width_ratio:.1f}x narrower" if self.width_ratio is not None else ""
         return (f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
-                f"regret {pp(self.regret_per_game)} pp/game {self.ci_text(self.regret_ci, 'regret')}; "
+                f"regret {regret_text(self.regret_per_game, self.regret_ci, note=self.interval_notes.get('regret'))}; "
                 f"implied win rate vs optimal {pp(self.implied_win_rate)}% {self.ci_text(self.implied_ci, 'regret')}, "
                 f"empirical {pp(self.empirical_win_rate)}% {self.ci_text(self.empirical_ci, 'empirical')}{ratio}")
 
@@ -582,10 +580,10 @@ def total_bins(rules: Ruleset) -> list[tuple[str, int, int]]:
 
 
 def breakdown(a: Analysis) -> list[dict[str, Any]]:
-    """Rows ``(group, value, decisions, mistakes, regret_per_game, share)``: the regret per
-    game that each kind of mistake, number of dice left (the dice just rolled, before the
-    keep), turn total (before the keep) and score situation accounts for, and its share of
-    the total. Situations overlap (a decision can be behind and in the endgame): "level" is
+    """Rows ``(group, value, decisions, mistakes, regret_pp_per_game, share)``: the regret per
+    game (in percentage points, as every table a person reads) that each kind of mistake,
+    number of dice left (the dice just rolled, before the keep), turn total (before the
+    keep) and score situation accounts for, and its share of the total. Situations overlap (a decision can be behind and in the endgame): "level" is
     within target/20 points (500 under classic), "endgame" a player at 80% of the target or
     more outside the final turn, "final turn" the agent's last turn after the other player
     reached the target."""
@@ -598,7 +596,7 @@ def breakdown(a: Analysis) -> list[dict[str, Any]]:
     def add(group, value, m):
         r = float(reg[m].sum())
         rows.append({"group": group, "value": value, "decisions": int(m.sum()), "mistakes": int((reg[m] > 0).sum()),
-                     "regret_per_game": r / g, "share": r / total})
+                     REGRET_COLUMN: 100 * r / g, "share": r / total})
 
     kinds = _kinds(dec)
     for i, k in enumerate(KINDS):
@@ -642,17 +640,17 @@ def plot_atlas(a: Analysis, path: str | Path) -> None:
     ax.set_xlabel("own score at the decision")
     ax.set_ylabel("opponent's score (top row: at or past the target, the final turn)")
     ax.set_title("regret by score")
-    fig.colorbar(im, ax=ax, label="win probability lost per game (percentage points)")
+    fig.colorbar(im, ax=ax, label=f"{REGRET_HEADER}: win probability given away")
     ax = axes[1]
     im = ax.imshow(grid2, origin="lower", cmap="magma_r", aspect="auto",
                    extent=(0, nt * tstep, 0.5, rules.num_dice + 0.5), interpolation="nearest")
     ax.set_xlabel(f"turn total before the keep (last column: {(nt - 1) * tstep:,}+)")
     ax.set_ylabel("dice left (rolled)")
     ax.set_title("regret by turn total and dice")
-    fig.colorbar(im, ax=ax, label="win probability lost per game (percentage points)")
+    fig.colorbar(im, ax=ax, label=f"{REGRET_HEADER}: win probability given away")
     r = a.report
     fig.suptitle(f"mistake atlas: {r.agent} vs optimal, {r.rules}, {r.games:,} games, "
-                 f"regret {100 * r.regret_per_game:.2f} pp of win probability per game")
+                 f"regret {regret_text(r.regret_per_game)} of win probability")
     fig.tight_layout()
     import io
 

@@ -36,13 +36,13 @@ import yaml
 from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.policies.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
                                checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
-from tenk_env.evaluation.analysis import interval_text
+from tenk_env.units import regret_text
 from tenk_env.policies.base import make_agent
 from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
                                   check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
                                   apply_overrides, check_games, check_memory, mlp_parameters, read_yaml, training_rules)
 from tenk_env.training.rundir import (RunError, StopRequest, append_rows, check_run_dir, read_rows, run_record,
-                                      start_run, write_rows)
+                                      start_run, tb_writer, write_rows)
 from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, pooled_row, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
@@ -479,8 +479,8 @@ class AfterstateTrainer:
                 "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
                 "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],
                 "implied_win_rate": rep.implied_win_rate, "seconds": round(time.perf_counter() - t0, 2)}])
-            self.log(f"  turns {self.turns:,}: regret {rep.regret_per_game:.4f} "
-                     f"{interval_text(rep.regret_ci, note=rep.interval_notes.get('regret'))} per game "
+            self.log(f"  turns {self.turns:,}: regret "
+                     f"{regret_text(rep.regret_per_game, rep.regret_ci, note=rep.interval_notes.get('regret'))} "
                      f"({rep.implied_win_rate:.2%} vs optimal)")
         self.writer.flush()
         by = self.cfg.best_by
@@ -492,14 +492,12 @@ class AfterstateTrainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> AfterstateResult:
-        from torch.utils.tensorboard import SummaryWriter
-
         cfg = self.cfg
         # Everything at the saved turn count was written before the save (the evaluation at a
         # turn precedes its checkpoint), so a resumed session hides only what came after it;
         # with no save at all, everything.
         purge = (self.turns + 1 if self.turns else 0) if self.resumed else None
-        self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=purge)
+        self.writer = tb_writer(self.run_dir / "tb", purge)
         start = session = time.perf_counter()
         t_last, turns_last = start, self.turns
         interrupted = False

@@ -123,7 +123,8 @@ class EvalConfig:
                                  "suite evaluate)", 4)
     regret_games: int = config_field(
         "games analysed against optimal at each evaluation (tenk analyze): eval/regret is the exact win probability "
-        "the learner gives away per game, with a 95% interval, in regret.csv and TensorBoard; 0: off. Only where "
+        "the learner gives away per game, with a 95% interval, in regret.csv and TensorBoard as a probability (0.01 "
+        "is the 1 pp/game the logs print); 0: off. Only where "
         "the game solver covers the ruleset (2 players); the first use solves the game once (about a minute on "
         "classic, 40 on zilch, then cached)", 200)
 

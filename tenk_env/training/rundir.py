@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import signal
 import sys
@@ -21,7 +22,7 @@ from typing import Any, Callable, Collection
 from tenk_env.io import DirLock, atomic_write_text
 
 __all__ = ["RunError", "StopRequest", "package_versions", "run_record", "check_run_dir", "start_run", "read_rows",
-           "write_rows", "append_rows", "say"]
+           "write_rows", "append_rows", "say", "tb_writer"]
 
 
 class RunError(ValueError):
@@ -106,6 +107,35 @@ def read_rows(path: Path, fields: list[str]) -> list[dict[str, Any]]:
     except csv.Error as e:
         raise RunError(f"evaluation rows {str(path)!r} are damaged ({e}); {fix}") from None
     return rows
+
+
+# --------------------------------------------------------------------------- TensorBoard
+_EVENT_FILE = re.compile(r"^events\.out\.tfevents\.(\d+)\.")
+
+
+def tb_writer(log_dir: Path, purge_step: int | None = None) -> Any:
+    """A TensorBoard ``SummaryWriter`` on ``log_dir`` whose event file sorts after those the
+    earlier sessions of the run left there (``purge_step``: the step this session resumes from;
+    the earlier sessions' points at or past it are hidden).
+
+    TensorBoard and ``tenk plot`` read a folder's event files in name order, and a session's
+    start hides the earlier points past its step only in the files read before it. The name is
+    the second the file was made, then the host, the process id and a per-process counter,
+    compared as text (counter 10 sorts before 9, pid 100000 before 99999): a session started
+    in the same second as the one before it could be read first, and the older session's
+    points past the resumed step would show again, after the newer ones. So the writer waits
+    for the next second (a second at most)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    log_dir = Path(log_dir)
+    seconds = [int(m.group(1)) for q in (log_dir.iterdir() if log_dir.is_dir() else ())
+               if (m := _EVENT_FILE.match(q.name))]
+    newest = max(seconds, default=-1)
+    # a folder whose files are far ahead of this clock (copied from another machine) is not waited for
+    if 0 < newest + 1 - time.time() <= 2.0:
+        while time.time() < newest + 1:
+            time.sleep(max(0.01, newest + 1 - time.time()))
+    return SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
 
 
 # --------------------------------------------------------------------------- the run's life

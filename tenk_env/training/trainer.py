@@ -16,7 +16,8 @@ A run directory ``RUNS_DIR/NAME/`` is complete on its own:
 ``eval.csv``          one row per evaluation match
 ``regret.csv``        one row per evaluation where the game solver covers the
                       ruleset: the exact win probability the learner gives away
-                      per game against perfect play (``eval/regret`` in TensorBoard)
+                      per game against perfect play, as a probability (0.01 is the
+                      1 pp/game the log prints; ``eval/regret`` in TensorBoard)
 ``checkpoints/``      ``step_N.zip`` every ``checkpoint.every`` steps (last few kept)
 ``last.zip``          the latest checkpoint (what ``--resume`` continues)
 ``best.zip``          the highest win rate against ``eval.best_by`` so far
@@ -50,15 +51,18 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
-from tenk_env.evaluation.analysis import analyse, interval_text
+from tenk_env.evaluation.analysis import analyse
+from tenk_env.units import regret_text
 from tenk_env.evaluation.match import play_match, play_table, wilson
 from tenk_env.policies.optimal import game_solution, solution_source
+from tenk_env.solve.cache import cache_dir
+from tenk_env.solve.game import solve_game
 from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta,
                                    read_meta, verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
 from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
-                                      write_rows)
+                                      tb_writer, write_rows)
 from tenk_env.obs import OBS_VERSION, n_actions
 from tenk_env.rules_obs import game_meta, reads_rules
 
@@ -374,10 +378,8 @@ class Trainer:
         agent = PPOAgent.from_policy(self.model.policy, self.meta(), name="learner")
         step = self.step
         rows = []
-        solve = _solve_phase(cfg.ruleset) if cfg.regret_on or "optimal" in cfg.eval_opponents else None
-        if solve is not None:
-            self.phase(solve, log=solve.startswith("solving"))
-            game_solution(cfg.ruleset)
+        if cfg.regret_on or "optimal" in cfg.eval_opponents:
+            self._game_solution("the exact regret" if cfg.regret_on else "the optimal opponent")
         rulesets = cfg.rulesets[:cfg.eval.rulesets] if cfg.from_suite else [cfg.ruleset]
         for opp in cfg.eval_opponents:
             if stop is not None and stop.requested:
@@ -409,8 +411,8 @@ class Trainer:
         self._save_state()
         text = "  ".join(f"{r.opponent} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]" for r in rows)
         if regret is not None:
-            ci = interval_text(tuple(100 * x for x in regret.regret_ci), "{:.2f}", regret.interval_notes.get("regret"))
-            text += f"  regret {100 * regret.regret_per_game:.2f} {ci} pp/game"
+            note = regret.interval_notes.get("regret")
+            text += f"  regret {regret_text(regret.regret_per_game, regret.regret_ci, note=note)}"
         self.log(f"step {step:>10,} {kind}: {text}")
         self._bar_postfix()
         return rows
@@ -460,6 +462,36 @@ class Trainer:
         frac = min(max(step / self.cfg.total_steps, 0.0), 1.0)
         self.venv.coef = e.shaping + frac * (e.shaping_end - e.shaping)
         self.writer.add_scalar("train/shaping", self.venv.coef, step)
+
+    def _game_solution(self, why: str) -> None:
+        """The game solution of the run's ruleset, for ``why``, held for this process. Solving
+        it takes a minute or more on classic (once, then cached) and prints nothing on its own:
+        a line says so before, the bar shows how far the solve got, a line says how long it took."""
+        rules = self.cfg.ruleset
+        source = solution_source(rules)
+        if source == "memory":
+            return
+        if source == "cache":
+            self.phase("loading the solved game")
+            game_solution(rules)
+            return
+        what = _solving_text(rules, why)
+        self.phase(what, log=True)
+        t0 = time.perf_counter()
+        shown = 0
+
+        def progress(fraction: float) -> None:
+            nonlocal shown
+            # in steps of 5%: a moving figure at a terminal, a score of lines at most in a log file
+            pct = 5 * int(20 * fraction)
+            if self.bar is not None and pct > shown:
+                shown = pct
+                self.phase(f"{what}, {pct}% done")
+
+        solve_game(rules, progress=progress)
+        game_solution(rules)  # read back from the cache the solve just wrote
+        self.log(f"solved {rules.name!r} in {time.perf_counter() - t0:,.1f} s; cached in {cache_dir()}, "
+                 "so later runs skip this")
 
     # ------------------------------------------------------------------ progress bar
     def phase(self, what: str | None, log: bool = False) -> None:
@@ -533,12 +565,11 @@ class Trainer:
 
     def _setup_logger(self, purge_step: int | None) -> None:
         from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
-        from torch.utils.tensorboard import SummaryWriter
 
         class _TB(TensorBoardOutputFormat):
             # purge_step hides events a killed session wrote past the checkpoint it resumes from
             def __init__(self, folder: str, purge: int | None):
-                self.writer = SummaryWriter(log_dir=folder, purge_step=purge)
+                self.writer = tb_writer(Path(folder), purge)
                 self._is_closed = False
 
         tb = self.paths["tb"]
@@ -554,10 +585,7 @@ class Trainer:
         curves live in a run of their own, under the same ``by_opponent/*`` tags."""
         w = self.opp_writers.get(opponent)
         if w is None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            w = SummaryWriter(log_dir=str(self.paths["tb"] / f"vs_{tag_name(opponent)}"),
-                              purge_step=self._purge_step)
+            w = tb_writer(self.paths["tb"] / f"vs_{tag_name(opponent)}", self._purge_step)
             self.opp_writers[opponent] = w
         return w
 
@@ -580,7 +608,8 @@ class Trainer:
                                                          f"eval/ci_high/{o}"]] for o in opps},
                 "training games won: each pool entry, and all (main run)": [
                     "Multiline", lines("training_win_rate", "rollout/win_rate")],
-                **({"regret against perfect play, win probability given away per game (95% interval)": [
+                **({"regret against perfect play, win probability given away per game as a probability "
+                    "(0.01 = 1 pp/game; 95% interval)": [
                     "Margin", ["eval/regret", "eval/regret_ci_low", "eval/regret_ci_high"]]} if cfg.regret_on else {}),
             },
             "game": {
@@ -783,14 +812,11 @@ class Trainer:
                          self.backend)
 
 
-def _solve_phase(rules) -> str | None:
-    """What getting the game solution of ``rules`` takes (None: this process holds it)."""
-    source = solution_source(rules)
-    if source == "memory":
-        return None
-    if source == "cache":
-        return "loading the solved game"
-    return "solving the game for the regret evaluation (minutes on classic; once, then cached)"
+def _solving_text(rules, why: str) -> str:
+    """The line before a game solve that is not cached yet (silent, minutes on classic)."""
+    how = ("value iteration under its bust penalty: tens of minutes at a 10,000 target" if rules.bust_penalty
+           else "seconds at a small target, about a minute on classic")
+    return f"solving {rules.name!r} once for {why} ({how}; cached after)"
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

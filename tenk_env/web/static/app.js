@@ -137,11 +137,11 @@ function fmtValue(v, unit) {
   return unit === "points" ? `${v.toFixed(1)} pts` : `${(v * 100).toFixed(1)}%`;
 }
 
+/** A regret as every tenk command prints it: percentage points of win probability ("pp", two
+ * decimals); under turn-level advice, expected points of the turn ("turn pts"). */
 function fmtRegret(r, unit) {
   if (r === null || r === undefined) return "–";
-  const n = unit === "points" ? r : r * 100;
-  const s = n.toFixed(1);
-  return `${s} point${s === "1.0" ? "" : "s"}`;
+  return unit === "points" ? `${r.toFixed(1)} turn pts` : `${(r * 100).toFixed(2)} pp`;
 }
 
 const fmtPct = (v) => (v === null || v === undefined ? "–" : `${(v * 100).toFixed(1)}%`);
