@@ -215,6 +215,15 @@ class TenThousandEnv(gym.Env):
             #: (action or -1, learner seat) -> what SingleGame.run returns, compiled bots played on the way
             self._drive = self._core.run if self._driver is None else self._driver.run
 
+    def close(self) -> None:
+        """End what the opponents hold (a ``cmd:`` agent's program) now, not when the env is
+        collected. An opponent asked to play again starts afresh."""
+        for agent in getattr(self, "opponents", ()):
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()
+        super().close()
+
     # ------------------------------------------------------------------ argument checks
     def _check_seat(self, seat: Any, what: str) -> int | None:
         if isinstance(seat, str) and seat == "random":

@@ -8,10 +8,13 @@ tournament with a failing agent keeps and saves its other tables' games, then re
 
 import gc
 import json
+import os
 import pickle
 import shlex
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +30,8 @@ from tenk_env.obs import encode, keep_action, legal_mask, obs_labels
 from tenk_env.policies.base import AgentError, AgentSpec, make_agent
 from tenk_env.policies.external import CmdAgent
 from tenk_env.rules import load_ruleset
+
+from _processes import running
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tenk_env" / "policies" / "cmd_example.py"
@@ -392,3 +397,119 @@ def test_saved_games_are_keyed_by_the_program_file(tmp_path):
     res = run_tournament(TournamentConfig.from_dict(cfg))
     assert res.played_now == 4
     assert any("changed since its games were saved" in n for n in res.notes)
+
+
+# --------------------------------------------------------------------------- processes it starts
+def _wrapper(tmp_path: Path, program: Path = EXAMPLE) -> tuple[Path, Path]:
+    """A wrapper script that starts a child outliving its input (a server) and then runs
+    ``program``; (the script, the file where each start writes "PROGRAM_PID CHILD_PID")."""
+    pids = tmp_path / "pids"
+    script = tmp_path / "wrap.sh"
+    sleeper = shlex.join([sys.executable, "-c", "import time; time.sleep(300)"])
+    script.write_text(f"#!/bin/sh\n{sleeper} &\necho $$ $! >> {shlex.quote(str(pids))}\n"
+                      f"exec {shlex.quote(sys.executable)} {shlex.quote(str(program))}\n")
+    script.chmod(0o755)
+    return script, pids
+
+
+def _started(pids: Path) -> list[int]:
+    return [int(x) for x in pids.read_text().split()] if pids.is_file() else []
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="a shell script and process groups")
+
+
+@posix_only
+def test_closing_an_agent_ends_what_its_program_started(tmp_path):
+    # Only the program was signalled, so a server it started kept running, and kept its
+    # stderr pipe open: the reader never reached the end, and the close waited for it forever.
+    script, pids = _wrapper(tmp_path)
+    agent = make_agent(f"cmd:{script}")
+    game = play_game("classic", [agent, "greedy"], 5)
+    assert game.events == play_game("classic", [MostPoints(), "greedy"], 5).events
+    program, child = _started(pids)
+    assert running(program) and running(child)
+    closing = threading.Thread(target=agent.close, daemon=True)
+    closing.start()
+    closing.join(timeout=120)       # a hang guard: it takes milliseconds
+    assert not closing.is_alive()
+    assert not running(program) and not running(child)
+    assert agent._proc is None
+
+
+@posix_only
+def test_env_close_ends_its_cmd_opponents_processes(tmp_path):
+    from tenk_env.env import TenThousandEnv
+
+    script, pids = _wrapper(tmp_path)
+    env = TenThousandEnv(opponents=[f"cmd:{script}"], seat=1, backend="python")
+    env.reset(seed=0)       # the opponent in seat 0 moves first: its program has started
+    program, child = _started(pids)
+    assert running(program) and running(child)
+    env.close()
+    assert not running(program) and not running(child)
+    # the env keeps its opponent, which starts its program again if asked to play
+    assert env.opponents[0]._proc is None
+
+
+@posix_only
+def test_a_sigterm_ends_the_agents_programs_with_the_process(tmp_path):
+    # A process that SIGTERM ends at once (its default action) runs no cleanup: its agents'
+    # programs and what they started were left running.
+    script, pids = _wrapper(tmp_path)
+    code = ("import sys, time\nfrom tenk_env.evaluation.play import play_game\n"
+            "from tenk_env.policies.base import make_agent\n"
+            f"agent = make_agent({f'cmd:{script}'!r})\nplay_game('classic', [agent, 'greedy'], 0)\n"
+            "print('ready', flush=True)\ntime.sleep(300)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        program, child = _started(pids)
+        assert running(program) and running(child)
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=120) == -signal.SIGTERM
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert not running(program) and not running(child)
+
+
+@posix_only
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_tournament_with_a_wrapper_script_ends_and_leaves_nothingrunning(tmp_path, workers):
+    # The child a wrapper started held the agent's pipes: `tenk tournament` printed its
+    # results and then never exited.
+    script, pids = _wrapper(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "tenk_env.cli.main", "tournament", f"cmd:{script}", "greedy",
+                        "dicenow", "--games", "4", "--workers", str(workers), "--backend", "scalar",
+                        "--no-progress", "--out", str(tmp_path / "runs"), "--name", "t"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    started = _started(pids)
+    assert len(started) >= 2
+    assert [pid for pid in started if running(pid)] == []
+    assert (f"note: agent 'cmd:{script}': its saved games are keyed by the script {script} alone; after changing a "
+            "file it runs or reads without naming it (the program a wrapper starts, a model), rerun with --fresh"
+            in r.stdout)
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")   # long agent names in the charts
+def test_only_scripts_get_the_note_on_files_they_do_not_name(tmp_path):
+    from tenk_env.policies.external import is_script
+
+    plain, shebang, sh, bat = (tmp_path / n for n in ("agent.py", "agent2.py", "run.sh", "run.bat"))
+    plain.write_text(EXAMPLE.read_text())
+    shebang.write_text("#!/usr/bin/env python3\n" + EXAMPLE.read_text())
+    sh.write_text("python3 agent.py\n")
+    bat.write_text("python agent.py\n")
+    assert [is_script(p) for p in (plain, shebang, sh, bat, tmp_path / "missing", None)] == [
+        False, True, True, True, False, False]
+    cfg = dict(games=4, name="t", workers=1, backend="scalar", out=str(tmp_path / "runs"))
+    res = run_tournament(TournamentConfig.from_dict({**cfg, "agents": [spec(str(plain)), "greedy"]}))
+    assert res.notes == []
+    s = spec(str(shebang))
+    res = run_tournament(TournamentConfig.from_dict({**cfg, "agents": [s, "greedy"], "name": "u"}))
+    assert res.notes == [f"agent {s!r}: its saved games are keyed by the script {shebang} alone; after changing a "
+                         "file it runs or reads without naming it (the program a wrapper starts, a model), rerun "
+                         "with --fresh"]

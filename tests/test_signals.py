@@ -5,6 +5,8 @@ resumes says so, and how far it got."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -13,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-TENK = [sys.executable, "-c", "import sys; from tenk_env.cli.main import main; sys.exit(main())"]
+from _processes import running
+
+# A suite started in the background by a script (`pytest ... &`) runs with SIGINT ignored, an
+# ignored signal stays ignored across exec, and Python then installs no Ctrl-C handler: the
+# command would never see the SIGINT. So it installs the handler Python installs at a terminal.
+TENK = [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                              "from tenk_env.cli.main import main; sys.exit(main())"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -73,3 +81,29 @@ def test_a_command_that_does_not_resume_says_only_interrupted(tmp_path):
     assert rc == 143, (out, err)
     assert "Traceback" not in err, err
     assert out.strip().splitlines()[-1] == "interrupted", out
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script and process groups")
+def test_ctrl_c_of_a_tournament_with_workers_ends_its_cmd_agents_and_what_they_started(tmp_path):
+    """Ctrl-C let each worker finish the chunks it held (half a minute with a cmd: agent) and
+    then stopped only the agent program, not the server its wrapper script had started."""
+    pids = tmp_path / "pids"
+    wrap = tmp_path / "wrap.sh"
+    sleeper = shlex.join([sys.executable, "-c", "import time; time.sleep(300)"])
+    agent = ROOT / "tenk_env" / "policies" / "cmd_example.py"
+    wrap.write_text(f"#!/bin/sh\n{sleeper} &\necho $$ $! >> {shlex.quote(str(pids))}\n"
+                    f"exec {shlex.quote(sys.executable)} {shlex.quote(str(agent))}\n")
+    wrap.chmod(0o755)
+    started = lambda: [int(x) for x in pids.read_text().split()] if pids.is_file() else []  # noqa: E731
+    argv = ["tournament", f"cmd:{wrap}", "greedy", "--games", "20000", "--backend", "scalar", "--workers", "2",
+            "--no-progress", "--out", str(tmp_path), "--name", "t"]
+    # both workers have started their agent (a program and its child each)
+    rc, out, err = _interrupt(argv, lambda: len(started()) >= 4, signal.SIGINT)
+    assert rc == 130, (out, err)
+    assert "Traceback" not in err and "Traceback" not in out, err
+    assert re.fullmatch(r"interrupted; (\d+ of 100 chunks saved; )?rerun the same command to resume",
+                        out.strip().splitlines()[-1]), (out, err)
+    assert len(started()) >= 4
+    assert [pid for pid in started() if running(pid)] == []
+
+

@@ -30,6 +30,7 @@ from tenk_env.web.app import create_app
 from tenk_env.solve.game import is_cached, solve_minutes
 from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, Solver, SolveJob, WebError
 
+from _processes import running
 from _records import exact_regrets
 
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
@@ -243,17 +244,9 @@ def test_a_solve_ends_with_the_server_even_when_it_is_killed(tmp_path):
         child = int(server.stdout.readline())
         server.kill()                           # SIGKILL: no handler, no atexit
         server.wait(60)
-        _wait(lambda: not _alive(child), "the solver's child outlived its killed server")
+        _wait(lambda: not running(child), "the solver's child outlived its killed server")
     finally:
         server.kill()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_programs_as_agents_need_the_flag(tmp_path):

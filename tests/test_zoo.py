@@ -91,7 +91,7 @@ def test_tenk_zoo_lists_the_agents(capsys):
 
 
 def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
-    from tenk_env.policies.afterstate import AfterstateAgent, ValueNet, checkpoint_meta, n_features, save_checkpoint
+    from tenk_env.policies.afterstate import AfterstateAgent, checkpoint_meta, n_features, save_checkpoint
     from tenk_env.game import Game
 
     rules = load_ruleset("classic")

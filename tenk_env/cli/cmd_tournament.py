@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections import Counter
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -37,48 +39,139 @@ def _elo(x: float) -> str:
     return f"{x:+.0f}"
 
 
+#: the fewest characters a shortened agent name keeps (below that its column folds it instead)
+MIN_NAME = 12
+
+
+def _head(header: str, cells: list[str]) -> str:
+    """``header`` wrapped onto lines no wider than its column's widest figure (or its longest
+    word), so a figure column is as narrow as its figures."""
+    width = max([len(c) for c in cells] + [len(w) for w in header.split()])
+    lines: list[str] = []
+    for word in header.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _shorten(label: str, room: int) -> str:
+    """``label`` in at most ``room`` characters, an ellipsis in its middle: a spec's start (its
+    kind) and its end (its file or arguments) are what tell two apart."""
+    if len(label) <= room:
+        return label
+    tail = (room - 1) // 2
+    return label[:room - 1 - tail] + "…" + label[len(label) - tail:]
+
+
+class _Layout:
+    """How the tables fit ``width`` columns: rich's boxed style where every figure and each
+    agent name fit beside each other, else a compact one (no box, headers over two lines); agent
+    names longer than the room left are shortened in the middle (:func:`_shorten`), with a
+    footnote of their full forms. Figures and intervals are never cut: their columns do not wrap."""
+
+    def __init__(self, width: int, labels: list[str], tables: list[tuple[int, list[list[str]], list[str]]]):
+        # tables: (name columns, figure columns' cells, figure headers) of each table printed
+        longest = max(map(len, labels))
+        room = {compact: min(self._room(width, names, cells, heads, compact) for names, cells, heads in tables)
+                for compact in (False, True)}
+        # the boxed style where the names fit it (or a long one keeps 24 characters), else the compact one
+        self.compact = room[False] < min(longest, 2 * MIN_NAME)
+        room = max(room[self.compact], MIN_NAME)
+        self.names = {a: _shorten(a, room) for a in labels}
+        if len(set(self.names.values())) < len(labels):  # two specs alike at both ends: fold them whole instead
+            self.names = {a: a for a in labels}
+
+    @staticmethod
+    def _room(width: int, names: int, cells: list[list[str]], heads: list[str], compact: bool) -> int:
+        figures = sum(max(len(x) for x in (_head(h, c) if compact else h).split("\n") + c)
+                      for h, c in zip(heads, cells))
+        n = names + len(heads)
+        overhead = 2 * (n - 1) if compact else 3 * n + 1
+        return (width - overhead - figures) // max(names, 1)
+
+    def table(self, title: str, caption: str | None = None) -> Table:
+        if self.compact:
+            return Table(title=title, caption=caption, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                         pad_edge=False, collapse_padding=True)
+        return Table(title=title, caption=caption, title_justify="left")
+
+    def figure(self, t: Table, header: str, cells: list[str]) -> None:
+        t.add_column(_head(header, cells) if self.compact else header, justify="right", no_wrap=True)
+
+    def footnote(self) -> str | None:
+        long = [(short, a) for a, short in self.names.items() if short != a]
+        return "; ".join(f"{short} is {a}" for short, a in long) if long else None
+
+
 def render(res, console) -> None:
-    """The per-table results and the ratings as rich tables."""
+    """The per-table results and the ratings as rich tables, fitting the console's width from
+    80 columns up (:class:`_Layout`)."""
     cfg = res.config
-    t = Table(title=f"{res.out_dir.name}: {res.rules.name} ({res.rules.hash}), seed {cfg.seed}, "
-                    f"{cfg.players}-player tables", title_justify="left")
-    if isinstance(res.results[0], MatchResult):
-        for col, j in (("A", "left"), ("B", "left"), ("games", "right"), ("A W-L-T", "right"),
-                       ("A win rate [95% CI]", "right"), ("margin", "right"), ("turns", "right"),
-                       ("1st mover", "right")):
-            t.add_column(col, justify=j, no_wrap=True,
-                         min_width=max(map(len, res.labels)) if col in ("A", "B") else None)
-        for r in res.results:
-            t.add_row(r.a, r.b, f"{r.games:,}", f"{r.wins_a}-{r.wins_b}-{r.ties}",
-                      f"{_pct(r.win_rate_a)} [{r.ci_low:.1%}, {r.ci_high:.1%}]", f"{r.mean_margin:+,.0f}",
-                      f"{r.mean_turns:.1f}", _pct(r.first_seat_win_rate))
+    multi = cfg.players > 2
+    two = isinstance(res.results[0], MatchResult)
+    games = {r.games for r in res.results}
+    per_table = f", {games.pop():,} games a {'pairing' if two else 'table'}" if len(games) == 1 else None
+    # the figures of each table, as printed, so the layout knows their widths before the names'
+    if two:
+        heads = ["games", "A W-L-T", "A win rate [95% CI]", "margin", "turns", "1st mover"]
+        rows = [[f"{r.games:,}", f"{r.wins_a}-{r.wins_b}-{r.ties}",
+                 f"{_pct(r.win_rate_a)} [{r.ci_low:.1%}, {r.ci_high:.1%}]", f"{r.mean_margin:+,.0f}",
+                 f"{r.mean_turns:.1f}", _pct(r.first_seat_win_rate)] for r in res.results]
+        names = [(r.a, r.b) for r in res.results]
+    else:
+        heads = ["games", "win rate [95% CI]", "mean score", "points/turn", "bust rate"]
+        rows = [[f"{r.games:,}", f"{_pct(r.win_rate[k])} [{_pct(r.ci_low[k])}, {_pct(r.ci_high[k])}]",
+                 f"{r.mean_score[k]:,.0f}", f"{r.points_per_turn[k]:.0f}", _pct(r.bust_rate[k])]
+                for r in res.results for k in range(len(r.agents))]
+    if per_table:  # the same for every table: said once, in the title
+        heads, rows = heads[1:], [row[1:] for row in rows]
+    order = standings_order(res)
+    rheads = ["#", "rating", "95% interval", "comparisons", "won"] + (["win share [95% CI]"] if multi else [])
+    rrows = []
+    for rank, a in enumerate(order, 1):
+        r, w = res.ratings[a], res.win_share[a]
+        interval = f"[{_elo(r.ci_low)}, {_elo(r.ci_high)}]" if math.isfinite(r.elo) else "unbounded"
+        rrows.append([str(rank), _elo(r.elo), interval, f"{r.comparisons:,}",
+                      "-" if math.isnan(r.score) else _pct(r.score)]
+                     + ([f"{_pct(w.share)} [{_pct(w.ci_low)}, {_pct(w.ci_high)}]"] if multi else []))
+    columns = lambda rs: [list(c) for c in zip(*rs)] if rs else [[] for _ in heads]  # noqa: E731
+    fit = _Layout(console.width, list(res.labels), [(2, columns(rows), heads), (1, columns(rrows), rheads)])
+    n = fit.names
+
+    t = fit.table(f"{res.out_dir.name}: {res.rules.name} ({res.rules.hash}), seed {cfg.seed}, "
+                  f"{cfg.players}-player tables{per_table or ''}")
+    for col in (("A", "B") if two else ("table", "agent")):
+        t.add_column(col, overflow="fold", min_width=min(MIN_NAME, max(map(len, n.values()))))
+    for h, cells in zip(heads, columns(rows)):
+        fit.figure(t, h, cells)
+    if two:
+        for (a, b), row in zip(names, rows):
+            t.add_row(n[a], n[b], *row)
         t.caption = ("margin: mean final score of A minus B; turns: per game, both players; 1st mover: share "
                      "of games won by whoever moved first")
     else:
-        for col in ("table", "agent", "games", "win rate [95% CI]", "mean score", "points/turn", "bust rate"):
-            t.add_column(col, justify="left" if col in ("table", "agent") else "right")
+        i = 0
         for r in res.results:
             for k, a in enumerate(r.agents):
-                t.add_row(" vs ".join(r.agents) if k == 0 else "", a, f"{r.games:,}",
-                          f"{_pct(r.win_rate[k])} [{_pct(r.ci_low[k])}, {_pct(r.ci_high[k])}]",
-                          f"{r.mean_score[k]:,.0f}", f"{r.points_per_turn[k]:.0f}", _pct(r.bust_rate[k]))
+                t.add_row(" vs ".join(n[x] for x in r.agents) if k == 0 else "", n[a], *rows[i])
+                i += 1
     console.print(t)
-    rt = Table(title="Bradley-Terry ratings (Elo scale, field mean 0; 95% intervals, cluster-robust over deals)",
-               title_justify="left")
-    multi = cfg.players > 2
-    cols = ["#", "agent", "rating", "95% interval", "comparisons", "won"] + (["win share [95% CI]"] if multi else [])
-    for col in cols:
-        rt.add_column(col, justify="left" if col == "agent" else "right")
-    for rank, a in enumerate(standings_order(res), 1):
-        r, w = res.ratings[a], res.win_share[a]
-        interval = f"[{_elo(r.ci_low)}, {_elo(r.ci_high)}]" if math.isfinite(r.elo) else "unbounded"
-        row = [str(rank), r.agent, _elo(r.elo), interval, f"{r.comparisons:,}",
-               "-" if math.isnan(r.score) else _pct(r.score)]
-        rt.add_row(*row, *([f"{_pct(w.share)} [{_pct(w.ci_low)}, {_pct(w.ci_high)}]"] if multi else []))
+    rt = fit.table("Bradley-Terry ratings (Elo scale, field mean 0; 95% intervals, cluster-robust over deals)")
+    for h, cells in zip(rheads, columns(rrows)):
+        fit.figure(rt, h, cells)
+        if h == "#":
+            rt.add_column("agent", overflow="fold", min_width=min(MIN_NAME, max(map(len, n.values()))))
+    for a, row in zip(order, rrows):
+        rt.add_row(row[0], n[res.labels[a]], *row[1:])
     if multi:
         rt.caption = (f"won: share of pairwise placings won; win share: share of all its games won (even: "
                       f"1/{cfg.players}), the game's own score, which can order agents differently")
     console.print(rt)
+    note = fit.footnote()
+    if note:
+        console.print(f"agents shortened above: {note}", highlight=False, markup=False, soft_wrap=True)
     f = res.first_mover
     console.print(f"first mover wins {_pct(f['win_rate'])} [{_pct(f['ci_low'])}, {_pct(f['ci_high'])}] of "
                   f"{f['games']:,} games (the duplicate format cancels this advantage)", highlight=False)
@@ -89,7 +182,7 @@ def render(res, console) -> None:
     for a, h in zip(cfg.agents, res.agent_sha256):
         if h is not None:
             # which version of the file played: results are keyed by it, not by the path
-            console.print(f"{a}: sha256 {h}", highlight=False, markup=False)
+            console.print(f"{a}: sha256 {h}", highlight=False, markup=False, soft_wrap=True)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -106,7 +199,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                               "or --config configs/tournament.yaml")
         cfg = TournamentConfig.from_dict({k: v for k, v in overrides.items() if v is not None},
                                          source="command line")
-    say = lambda note: console.print(f"note: {note}", highlight=False, markup=False)  # noqa: E731
+    # soft_wrap: one line, which the terminal wraps (rich would break a long path inside it)
+    say = lambda note: console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)  # noqa: E731
     use_ray = args.ray or args.ray_address is not None
     if args.ray_cpus is not None and not use_ray:
         raise ConfigError("--ray-cpus sizes the local Ray runtime: give it with --ray")
@@ -128,12 +222,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         res = run_tournament(cfg, progress=not args.no_progress, fresh=args.fresh, log=say, on_chunk=on_chunk)
     if res.played_now == 0:
         console.print("all games were already played: results rebuilt from the saved chunks", highlight=False)
-    if not console.is_terminal:
-        # Piped or logged output has no width to respect; rich's default 80 columns would cut the table.
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        # Piped or logged output has no width to respect (unless COLUMNS gives one): 140 columns
+        # keep its rows on one line each.
         console = Console(width=140)
     render(res, console)
     console.print(f"results in {res.out_dir}/ (results.csv, results.json, ratings.csv, heatmap.png, ratings.png)",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     return 0
 
 

@@ -37,21 +37,26 @@ Statistics (all fields of :class:`MatchResult`):
 
 from __future__ import annotations
 
+import concurrent.futures.process
 import math
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from tenk_env.threads import one_blas_thread
-from tenk_env.policies.base import AgentError, Policy, make_agent
+from tenk_env.policies.base import AgentError, Policy, close_agents, make_agent
+from tenk_env.policies.external import GRACE
 from tenk_env.policies.batched import (BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
                             batched_agent)
 from tenk_env.evaluation.play import GameTooLongError, KeyedDice, play_game
@@ -381,6 +386,82 @@ def _mp_context():
     return multiprocessing.get_context(method)
 
 
+#: seconds an interrupted run gives its worker processes to end, their agents' programs first
+#: (a cmd: agent's process group gets GRACE seconds after SIGTERM, then SIGKILL), before they are killed
+WORKER_GRACE = 2 * GRACE + 1.0
+
+
+def _end_workers(before: set[int], managers: set[threading.Thread]) -> None:
+    """SIGTERM the multiprocessing children of this process not in ``before``, wait up to
+    :data:`WORKER_GRACE` seconds for them, then SIGKILL those still there; then wait for the
+    process pools' manager threads not in ``managers`` to see them gone."""
+    workers = [p for p in multiprocessing.active_children() if p.pid not in before]
+    for p in workers:
+        p.terminate()
+    deadline = time.monotonic() + WORKER_GRACE
+    for p in workers:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in workers:
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
+    # A pool's manager thread fails each future of a broken pool, and Python 3.11's raises when
+    # one was cancelled meanwhile (printing a traceback): the pool cancels its futures as soon
+    # as the interrupt reaches it, so the manager must be done first.
+    for t in _pool_managers() - managers:
+        t.join(WORKER_GRACE)
+
+
+def _pool_managers() -> set[threading.Thread]:
+    kind = getattr(concurrent.futures.process, "_ExecutorManagerThread", None)
+    return {t for t in threading.enumerate() if kind is not None and isinstance(t, kind)}
+
+
+@contextmanager
+def _workers_end_first() -> Iterator[None]:
+    """While the block runs, a Ctrl-C or SIGTERM first ends the worker processes started in
+    it, then interrupts as it would have (in the main thread; elsewhere the block runs as is).
+
+    An interrupted pool otherwise lets every worker finish the chunk it plays, and the one
+    queued behind it, before the run may end: half a minute and more when the moves come
+    from a cmd: program, with nothing on the screen. A worker ends its agents' programs on
+    SIGTERM (tenk_env/policies/external.py), so none outlives the run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+    before = {p.pid for p in multiprocessing.active_children()}
+    managers = _pool_managers()
+    old: dict[int, Any] = {}
+    ending = []
+
+    def handler(signum, frame):
+        if os.getpid() != owner:
+            # a worker forked while this was installed (they ignore SIGINT): SIGTERM ends it
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        prev = old[signum]
+        if prev is signal.SIG_IGN:
+            return
+        if not ending:      # a second Ctrl-C while the workers end goes straight on
+            ending.append(signum)
+            _end_workers(before, managers)
+        if callable(prev):
+            prev(signum, frame)
+        else:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        old[s] = signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
 def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..., None], init_args: tuple,
              sent: Sequence["str | Policy"], workers: int, on_result: Callable[[Any], None],
              on_error: Callable[[Any, ValueError], None] | None = None) -> None:
@@ -412,8 +493,9 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
             deliver(t, lambda: work(t))
         return
     _check_sendable(sent, "worker processes", " or use workers=1")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_mp_context(),
-                             initializer=_start_pool_worker, initargs=(os.getpid(), init, *init_args)) as pool:
+    with _workers_end_first(), ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)), mp_context=_mp_context(), initializer=_start_pool_worker,
+            initargs=(os.getpid(), init, *init_args)) as pool:
         pending = {pool.submit(work, t): t for t in tasks}
         try:
             while pending:
@@ -444,8 +526,13 @@ def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"]
         if on_done:
             on_done(key, chunk)
 
-    run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done,
-             None if on_error is None else lambda task, e: on_error(task["key"], e))
+    try:
+        run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done,
+                 None if on_error is None else lambda task, e: on_error(task["key"], e))
+    finally:
+        # with one worker the agents played in this process: end their programs (cmd:) now, not
+        # at exit; they stay usable, starting them again
+        close_agents(_WORKER_AGENTS)
     return out
 
 

@@ -43,10 +43,12 @@ Output under ``out/NAME/`` (every file written atomically):
 
 Interrupting (Ctrl-C, ``kill -9``, a crash) at any point is safe: every file is written
 atomically, worker processes die with their parent, and rerunning the same command plays
-only what is missing. An agent that fails (a ``cmd:`` program that crashes or hangs, an
-illegal move: a ValueError) fails only the chunks it plays: the others are still played
-and saved, and the run then ends with an error naming the agent and its tables, so that
-once it is fixed the same command plays just those.
+only what is missing. A Ctrl-C or SIGTERM ends the worker processes at once rather than
+after the chunks they were given (the workers first end their ``cmd:`` agents' programs).
+An agent that fails (a ``cmd:`` program that crashes or hangs, an illegal move: a
+ValueError) fails only the chunks it plays: the others are still played and saved, and the
+run then ends with an error naming the agent and its tables, so that once it is fixed the
+same command plays just those.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from tenk_env.policies.base import AgentError, AgentSpec, Policy, agent_sha256
+from tenk_env.policies.external import is_script
 from tenk_env.evaluation.match import (
     BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, chunk_tasks, default_workers,
     match_result, run_tasks, seatings, table_result, task_engines, wilson, ProgressLine,
@@ -496,6 +499,11 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
         if log:
             log(msg)
 
+    for s in specs:
+        if s.name == "cmd" and is_script(s.file):
+            note(f"agent {s.label!r}: its saved games are keyed by the script {s.file} alone; after changing a "
+                 "file it runs or reads without naming it (the program a wrapper starts, a model), rerun with "
+                 "--fresh")
     if fresh and chunk_dir.is_dir():
         for f in chunk_dir.glob("t*-d*.json"):
             f.unlink()

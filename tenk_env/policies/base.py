@@ -3,6 +3,11 @@
 The protocol (:class:`Policy`), :class:`AgentError` and the spec table live in
 :mod:`tenk_env.registry`, which the environments read; this package fills it through the
 ``tenk.agents`` entry points of pyproject.toml. They are re-exported here.
+
+Closing. An agent that holds something beyond its memory (a ``cmd:`` agent's program) also
+has a ``close()`` method, which ends it; the agent may still play afterwards, starting it
+again. The protocol does not require one (most agents hold nothing): whoever built the
+agents ends them with :func:`close_agents`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
 __all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
-           "agent_sha256", "AgentSpec", "command_file"]
+           "agent_sha256", "AgentSpec", "command_file", "close_agents"]
 
 #: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``onnx:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
@@ -39,6 +44,16 @@ def _spec_file(name: str, arg: str) -> Path | None:
     if name not in FILE_AGENTS or not arg:
         return None
     return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
+
+
+def close_agents(agents: Any) -> None:
+    """Call ``close()`` of every agent in ``agents`` that has one (each object once)."""
+    seen = set()
+    for agent in agents:
+        close = getattr(agent, "close", None)
+        if callable(close) and id(agent) not in seen:
+            seen.add(id(agent))
+            close()
 
 
 def command_file(command: str) -> Path | None:

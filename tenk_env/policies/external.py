@@ -22,7 +22,9 @@ or checking a tournament config, starts nothing). tenk writes:
    ``{"action": a}``, an integer from ``legal``. Other keys of the answer are ignored.
 
 At the end tenk closes the process's stdin: the agent should exit when its input ends. One
-that has not exited :data:`GRACE` seconds later is terminated (SIGTERM), then killed.
+that has not exited :data:`GRACE` seconds later is terminated (SIGTERM), then killed. Both
+signals go to its whole process group, so what it started (the program a wrapper script runs,
+a server) ends with it, even when the agent itself has already exited.
 
 Fields of ``decide``:
 
@@ -60,13 +62,19 @@ once (a tournament worker does not wait out a hang's timeout again for every chu
 Randomness. tenk hands the process no random generator: a seeded match is reproducible only
 if the program seeds its own. Saved games are keyed by the program file the command names
 (:func:`tenk_env.policies.base.command_file`): edit it and tournaments replay its tables. A
-command that names no file is keyed by its text: rerun with ``--fresh`` after changing it.
+command that names no file is keyed by its text: rerun with ``--fresh`` after changing it. So
+are files the program reads without the command naming them: the program a wrapper script
+runs, a model it loads. Tournaments say so in a note when the file is a script
+(:func:`is_script`).
 
 Write logs to stderr, never stdout: stdout carries answers only. tenk keeps the last
 :data:`STDERR_LINES` lines of stderr for its error messages, read as they come, so a chatty
 agent never blocks. The process gets ``PYTHONUNBUFFERED=1``, so a Python agent's prints
 are not held back; other languages must flush after each answer. It runs in a process
-group of its own: a Ctrl-C at the terminal reaches tenk alone, which then closes it.
+group of its own: a Ctrl-C at the terminal reaches tenk alone, which then closes it. It is
+closed when its agent is, when the agent is collected, when the interpreter (or a worker
+process) exits, and on a SIGTERM that would otherwise end the process at once
+(:func:`_guard_sigterm`). Only a ``kill -9`` of tenk leaves it running (with its input closed).
 
 A :class:`CmdAgent` pickles as its command, with no process: worker processes start their own.
 """
@@ -85,7 +93,9 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -98,17 +108,19 @@ from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
 __all__ = ["CmdAgent", "make_cmd", "PROTOCOL", "DEFAULT_TIMEOUT", "TIMEOUT_ENV", "GRACE", "STDERR_LINES",
-           "answer_timeout"]
+           "answer_timeout", "is_script"]
 
 #: version of the protocol in the module docstring, sent in the hello
 PROTOCOL = 1
 #: seconds an answer may take unless TENK_CMD_TIMEOUT says otherwise
 DEFAULT_TIMEOUT = 30.0
 TIMEOUT_ENV = "TENK_CMD_TIMEOUT"
-#: seconds a process gets to exit once its stdin is closed (and again after SIGTERM)
+#: seconds a process gets to exit once its stdin is closed (and its process group, again, after SIGTERM)
 GRACE = 2.0
-#: seconds to wait, after it exited, for the readers to reach the end of its output
+#: seconds to wait, once its process group is gone, for the readers to reach the end of its output
 READ_GRACE = 10.0
+#: seconds to wait for the readers when something outside its group may still hold its pipes
+STUCK_READ_GRACE = 0.5
 #: stderr lines kept for error messages (and how many of them a message shows)
 STDERR_LINES, SHOWN_LINES = 200, 5
 _EXAMPLE = "cmd:python -m tenk_env.policies.cmd_example"
@@ -160,16 +172,65 @@ def _keep_tail(pipe, tail: collections.deque) -> None:
         tail.append(part)
 
 
+#: process groups can be signalled (POSIX); elsewhere only the process itself is
+_GROUPS = hasattr(os, "killpg")
+#: the processes this interpreter started and has not closed (a forked child inherits the
+#: entries and skips them: :meth:`_Process.owned`), for the SIGTERM handler
+_RUNNING: dict[int, "_Process"] = {}
+#: one entry per program being started, not yet in _RUNNING; a SIGTERM then waits for the start
+_STARTING: list[int] = []
+#: a SIGTERM that came during a start (the start then handles it)
+_DEFERRED: list[int] = []
+
+
+def _alive_group(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has a running process."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):   # none, or only another user's: none of ours to stop
+        return False
+    # A signal reaches zombies too: the processes of a wrapper whose shell has exited are
+    # reaped by init, which takes its time (or never comes, in a container whose first process
+    # reaps nothing). On Linux, look for a process of the group that is not one.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                stat = f.read()
+            state, _, group = stat[stat.rindex(b")") + 2:].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(group) == pgid and state not in (b"Z", b"X"):
+            return True
+    return False
+
+
 class _Process:
-    """One running program and its pipes. Holds no reference to its agent, so the agent's
-    finalizer can close it when the agent is collected."""
+    """One running program, its process group and its pipes. Holds no reference to its agent,
+    so the agent's finalizer can close it when the agent is collected."""
 
     def __init__(self, argv: list[str]):
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, bufsize=1, encoding="utf-8", errors="replace", env=env,
-                                      start_new_session=True)
         self.pid = os.getpid()          # the process that owns it: a forked copy must not stop it
+        self.closed = False
+        _STARTING.append(1)
+        try:
+            # a session of its own: a Ctrl-C at the terminal does not reach it, and its process
+            # group (its id is the program's pid) holds whatever the program starts, to end with it
+            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, bufsize=1, encoding="utf-8",
+                                          errors="replace", env=env, start_new_session=True)
+            _RUNNING[id(self)] = self
+        finally:
+            _STARTING.pop()
+            if _DEFERRED and not _STARTING:
+                _DEFERRED.clear()
+                _on_sigterm(signal.SIGTERM, None)
         self.lines: queue.Queue = queue.Queue()
         self.stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
         self.threads = [threading.Thread(target=_read_lines, args=(self.popen.stdout, self.lines), daemon=True,
@@ -178,7 +239,6 @@ class _Process:
                                          name=f"cmd-agent-{self.popen.pid}-stderr")]
         for t in self.threads:
             t.start()
-        self.closed = False
 
     def owned(self) -> bool:
         return self.pid == os.getpid()
@@ -189,9 +249,72 @@ class _Process:
         lines = [x for x in list(self.stderr) if x.strip()][-SHOWN_LINES:]
         return f"; its last stderr lines: {' | '.join(lines)}" if lines else "; it wrote nothing to stderr"
 
+    def exited(self, timeout: float) -> bool:
+        """Whether the program exited within ``timeout`` seconds. It is left unreaped, as a
+        zombie: its pid, the id of its process group, cannot go to another process while the
+        group is still to be signalled."""
+        p = self.popen
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            if p.returncode is not None:
+                return True
+            if hasattr(os, "waitid"):
+                try:
+                    if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                        return True
+                except ChildProcessError:   # reaped already (Popen records the status)
+                    p.poll()
+                    return True
+            elif p.poll() is not None:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(2 * pause, 0.05)
+
+    def end_group(self) -> bool:
+        """SIGTERM its process group, give it :data:`GRACE` seconds, then SIGKILL it; reap the
+        program. Whether the group is gone (else something in it could not be stopped). Only
+        system calls and Popen's polling, no file objects: a signal handler calls it."""
+        p = self.popen
+        if not _GROUPS:
+            steps = (p.terminate, p.kill)
+            for stop in steps:
+                if p.poll() is not None:
+                    return True
+                try:
+                    stop()
+                except OSError:
+                    pass
+                try:
+                    p.wait(timeout=GRACE)
+                except subprocess.TimeoutExpired:
+                    continue
+            return p.returncode is not None
+        pg = p.pid
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pg, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+            deadline = time.monotonic() + GRACE
+            pause = 0.001
+            while True:
+                p.poll()
+                if p.returncode is not None and not _alive_group(pg):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(pause, left))
+                pause = min(2 * pause, 0.05)
+        return p.poll() is not None and not _alive_group(pg)
+
     def close(self, hurry: bool = False) -> None:
-        """Close its stdin and give it :data:`GRACE` seconds to exit, then SIGTERM, then
-        SIGKILL; ``hurry`` (a process that stopped answering): SIGTERM at once."""
+        """Close its stdin and give it :data:`GRACE` seconds to exit, then end its whole process
+        group (:meth:`end_group`); ``hurry`` (a process that stopped answering): at once."""
         if self.closed or not self.owned():
             return
         self.closed = True
@@ -200,29 +323,82 @@ class _Process:
             p.stdin.close()
         except OSError:     # a broken pipe: it has exited already
             pass
-        steps = (p.terminate, p.kill) if hurry else (None, p.terminate, p.kill)
-        for stop in steps:
-            if stop is not None:
-                try:
-                    stop()
-                except OSError:
-                    pass
-            try:
-                p.wait(timeout=GRACE)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        # Once it has exited its pipes end as soon as the readers have drained them (unless a
-        # child it started holds them open), so wait for that: on a busy machine a second was
-        # not always enough, and the message then lacked its last stderr lines.
-        wait = READ_GRACE if p.returncode is not None else 1.0
-        for t in self.threads:
+        if not hurry:
+            self.exited(GRACE)
+        gone = self.end_group()
+        _RUNNING.pop(id(self), None)
+        # With its group gone its pipes end as soon as the readers have drained them: wait for
+        # that (on a busy machine a second was not always enough, and the message then lacked
+        # its last stderr lines). A process that left the group (a daemon that started a session
+        # of its own) may hold them open for good: then waiting longer would only hang tenk.
+        wait = READ_GRACE if gone else STUCK_READ_GRACE
+        for t, f in zip(self.threads, (p.stdout, p.stderr)):
             t.join(timeout=wait)
-        for f in (p.stdout, p.stderr):
+            if t.is_alive():
+                # closing a file that a thread is blocked reading waits for that read to end
+                continue
             try:
                 f.close()
             except OSError:
                 pass
+
+
+def _on_sigterm(signum, frame) -> None:
+    """End the process groups of the programs this process started, then end the process as
+    SIGTERM's default action does."""
+    if _STARTING:
+        # a program is starting (forked, not yet on the list): the start calls this again
+        _DEFERRED.append(signum)
+        return
+    # closing ones too: a close under way may not have ended the group yet
+    mine = [proc for proc in list(_RUNNING.values()) if proc.owned()]
+    if _GROUPS:
+        for proc in mine:      # all at once: the grace periods run side by side
+            try:
+                os.killpg(proc.popen.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+    for proc in mine:
+        proc.end_group()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # elsewhere (a start in another thread took over the signal) the handler runs again in the
+    # main thread, finds the groups ended, and ends the process
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _guard_sigterm() -> None:
+    """Have a SIGTERM end this process's agent programs before it ends the process.
+
+    Installed only where SIGTERM would otherwise end the process at once, with no cleanup:
+    its default action, and in a worker process (multiprocessing), whose handler came with
+    the fork from its parent (``tenk``'s raises an exception that the pool's worker loop
+    catches, and the worker plays on). A process with a handler of its own (``tenk``'s main
+    process, which then unwinds and closes its agents at exit) keeps it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        old = signal.getsignal(signal.SIGTERM)
+    except (ValueError, AttributeError):   # no SIGTERM to handle on this platform
+        return
+    worker = multiprocessing.parent_process() is not None
+    if old is signal.SIG_DFL or (worker and old not in (signal.SIG_IGN, _on_sigterm)):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def is_script(path: "str | os.PathLike[str] | None") -> bool:
+    """Whether ``path`` is a script (its first bytes are ``#!``, or it ends ``.sh``, ``.bat`` or
+    ``.cmd``): a wrapper, whose key (its own bytes) misses the program it runs."""
+    if path is None:
+        return False
+    path = Path(path)
+    if path.suffix.lower() in (".sh", ".bat", ".cmd"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def _close_process(proc: _Process) -> None:
@@ -294,6 +470,8 @@ class CmdAgent:
             return proc
         # a process inherited through fork belongs to the parent: start one of our own
         self._proc = self._greeted = None
+        # before it starts: a SIGTERM that comes once it runs must find the handler that ends it
+        _guard_sigterm()
         try:
             proc = _Process(self.argv)
         except OSError as e:
@@ -308,10 +486,12 @@ class CmdAgent:
 
     def _exited(self, proc: _Process, when: str) -> AgentError:
         p = proc.popen
-        try:
-            code = p.wait(timeout=GRACE)
-        except subprocess.TimeoutExpired:
-            code = None
+        # left unreaped while it is waited for, so its pid still names its group when closing
+        # ends that group; the status read after that is still the one it exited with
+        code = None
+        if proc.exited(GRACE):
+            proc.close()
+            code = p.returncode
         if code is None:
             status = "closed its input or output but kept running"
         elif code < 0:
