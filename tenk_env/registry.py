@@ -229,5 +229,11 @@ class ScalarPolicyAdapter:
                 k, end = self.scalar.decide(g, rng)
                 out[b] = k.mask | END_TURN if end else k.mask
 
+    def close(self) -> None:
+        """End what the scalar agent holds (a ``cmd:`` agent's program), if it holds anything."""
+        close = getattr(self.scalar, "close", None)
+        if callable(close):
+            close()
+
     def __repr__(self) -> str:
         return f"<batched agent {self.name}>"

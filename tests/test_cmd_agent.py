@@ -452,6 +452,18 @@ def test_env_close_ends_its_cmd_opponents_processes(tmp_path):
     assert env.opponents[0]._proc is None
 
 
+def test_vector_env_close_ends_its_cmd_opponents_processes(tmp_path):
+    from tenk_env.vector.envs import TenThousandVectorEnv
+
+    script, pids = _wrapper(tmp_path)
+    venv = TenThousandVectorEnv(2, "classic", 2, opponents=f"cmd:{script}", seat=1)
+    venv.reset(seed=0)      # the opponent in seat 0 moves first in both games
+    program, child = _started(pids)
+    assert running(program) and running(child)
+    venv.close()
+    assert not running(program) and not running(child)
+
+
 @posix_only
 def test_a_sigterm_ends_the_agents_programs_with_the_process(tmp_path):
     # A process that SIGTERM ends at once (its default action) runs no cleanup: its agents'

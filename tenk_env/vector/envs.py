@@ -220,7 +220,11 @@ class TenThousandVectorEnv(VectorEnv):
         return self._mask.copy()
 
     def close_extras(self, **kwargs: Any) -> None:
-        pass
+        # a cmd: opponent's program ends now, not when the env is collected
+        for agent in getattr(self, "_agents", ()):
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()
 
     def set_opponents(self, opponents: Any = None, pool: Sequence[tuple[Any, float]] | None = None) -> None:
         """Replace the opponents or the pool (e.g. with fresh self-play snapshots). New games
