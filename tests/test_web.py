@@ -4,6 +4,7 @@ test_browser.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import textwrap
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,6 +36,8 @@ from _processes import running
 from _records import exact_regrets
 
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
+#: the example program agent (importing it would run it)
+EXAMPLE = Path(importlib.util.find_spec("tenk_env.policies.cmd_example").origin)
 FR2 = PRESETS["busche_neller_2017"].replace(target=500, end="final_round", max_rolls=2, entry_threshold=300,
                                             name="fr500")
 
@@ -387,3 +391,23 @@ def test_an_unsolved_ruleset_is_solved_aside_and_scored_once_ready(tmp_path, mon
     assert len(s["decisions"]) >= 1 and s["decisions"][0]["n"] == 0       # the decision made while solving
     c.app.state.solver.stop()
     assert np.isfinite(s["decisions"][0]["regret"])
+
+
+def test_a_cmd_agent_ends_with_its_watched_game_and_with_its_dropped_game(tmp_path):
+    pids = tmp_path / "pids"
+    agent = tmp_path / "agent.py"
+    agent.write_text(f"import os, runpy\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+                     f"runpy.run_path({str(EXAMPLE)!r})\n")
+    c = TestClient(create_app([_file(tmp_path, IMM)], solve_in_background=False, allow_cmd=True, max_games=1),
+                   base_url="http://127.0.0.1")
+    spec = f"cmd:{sys.executable} {agent}"
+    w = c.post("/api/watch", json={"rules": "imm1000", "agents": [spec, "dicenow"], "seed": 1})
+    assert w.status_code == 200, w.json()
+    watched = [int(x) for x in pids.read_text().split()]
+    assert len(watched) == 1 and not running(watched[0])
+    # a game the page plays keeps its agent's program until the game is dropped for a newer one
+    assert c.post("/api/games", json={"rules": "imm1000", "opponents": [spec], "seat": 2, "seed": 1}).status_code == 200
+    played = int(pids.read_text().split()[-1])
+    assert running(played)
+    assert c.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], "seed": 1}).status_code == 200
+    assert not running(played)

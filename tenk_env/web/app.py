@@ -127,6 +127,7 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
         yield
         if solver is not None:
             solver.stop()
+        store.close()
 
     app = FastAPI(title="tenk", description="Play, watch and analyse Ten Thousand, every move scored exactly.",
                   docs_url=None, redoc_url=None, lifespan=lifespan)      # their pages load scripts from a CDN

@@ -31,7 +31,7 @@ from tenk_env.evaluation.annotate import Annotator, Scorer, move_rows, scorer_fo
 from tenk_env.evaluation.play import DiceRanOut, GameTooLongError, RngDice, ScriptedDice, advance, play_game
 from tenk_env.game import MAX_PLAYERS, Game, IllegalMoveError, Phase
 from tenk_env.obs import action_table, decode_action
-from tenk_env.policies.base import AgentError, Policy, make_agent
+from tenk_env.policies.base import AgentError, Policy, close_agents, make_agent
 from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import ReplayError, dumps_jsonl, event_problem, replay
 from tenk_env.rules import Ruleset, RulesetError
@@ -156,7 +156,9 @@ class Solver:
 
     # ------------------------------------------------------------------ the worker
     def _ensure_thread(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
+        # called with the lock held; the worker forgets itself under the same lock as it ends,
+        # so a job queued while it ends starts a new one
+        if self._thread is None:
             self._stopping.clear()
             self._thread = threading.Thread(target=self._run, name="tenk-solver-queue", daemon=True)
             self._thread.start()
@@ -166,7 +168,10 @@ class Solver:
             with self._lock:
                 self._step()
                 if not self._queue:
+                    self._thread = None
                     return
+        with self._lock:
+            self._thread = None
 
     def _step(self) -> None:
         now = time.monotonic()
@@ -310,8 +315,12 @@ class PlayGame:
         self.rules, self.n, self.seat = rules, n_players, seat
         self.specs = [s.strip() for s in opponents]
         agents = _agents(self.specs, rules, n_players, allow_cmd)
-        # the agents' own solves first: their moves are made in this request
-        wait_for(solver, _solve_jobs(agents, self.specs, rules, n_players, scorer=False))
+        try:
+            # the agents' own solves first: their moves are made in this request
+            wait_for(solver, _solve_jobs(agents, self.specs, rules, n_players, scorer=False))
+        except Pending:
+            close_agents(agents)          # the page asks again, with new agents
+            raise
         self.players: list[Policy | None] = [*agents[:seat], None, *agents[seat:]]
         self.names = [f"P{p + 1} " + ("you" if a is None else a.name) for p, a in enumerate(self.players)]
         self.source, self.seed = _dice_source(seed, dice)
@@ -432,10 +441,15 @@ class PlayGame:
     def record(self) -> str:
         return dumps_jsonl(self.game.events)
 
+    def close(self) -> None:
+        """End what the agents hold (a ``cmd:`` agent's program)."""
+        close_agents(p for p in self.players if p is not None)
+
 
 class GameStore:
     """Games in memory, at most ``limit`` (the least recently used dropped first), each
-    expiring ``ttl`` seconds after its last request."""
+    expiring ``ttl`` seconds after its last request. A game dropped is closed (its agents'
+    programs end)."""
 
     def __init__(self, limit: int = 64, ttl: float = 3600.0):
         self.limit, self.ttl = limit, ttl
@@ -445,7 +459,7 @@ class GameStore:
     def _expire(self) -> None:
         now = time.monotonic()
         for k in [k for k, g in self._games.items() if now - g.touched > self.ttl]:
-            del self._games[k]
+            _close(self._games.pop(k))
 
     def add(self, game: Any) -> str:
         with self._lock:
@@ -454,8 +468,14 @@ class GameStore:
             game.id, game.touched = key, time.monotonic()
             self._games[key] = game
             while len(self._games) > self.limit:
-                self._games.popitem(last=False)
+                _close(self._games.popitem(last=False)[1])
             return key
+
+    def close(self) -> None:
+        """Close every game (the server is stopping)."""
+        with self._lock:
+            while self._games:
+                _close(self._games.popitem()[1])
 
     def get(self, key: str) -> Any:
         with self._lock:
@@ -471,6 +491,12 @@ class GameStore:
 
     def __len__(self) -> int:
         return len(self._games)
+
+
+def _close(game: Any) -> None:
+    close = getattr(game, "close", None)
+    if callable(close):
+        close()
 
 
 # ---------------------------------------------------------------------------- watch and analyse
@@ -549,12 +575,14 @@ def watch(rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: boo
     if not 2 <= n <= MAX_WEB_PLAYERS:
         raise WebError(f"{n} agents: watch 2 to {MAX_WEB_PLAYERS} agents, one per seat")
     agents = _agents(specs, rules, n, allow_cmd)
-    wait_for(solver, _solve_jobs(agents, specs, rules, n, scorer=True))
     source, seed = _dice_source(seed, None)
     try:
+        wait_for(solver, _solve_jobs(agents, specs, rules, n, scorer=True))
         game = play_game(rules, agents, source, max_turns=10_000)
     except (AgentError, GameTooLongError) as e:
         raise WebError(f"the game cannot go on: {e}", 409) from None
+    finally:
+        close_agents(agents)              # a cmd: agent's program ends with its game
     out = analyse(game.events, [f"P{p + 1} {a.name}" for p, a in enumerate(agents)])
     out["seed"] = seed
     return out
