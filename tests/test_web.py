@@ -30,7 +30,7 @@ from tenk_env.records import replay
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 from tenk_env.solve.game import is_cached, solve_minutes
-from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, Solver, SolveJob, WebError
+from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, Solver, SolveJob, WebError, wait_note
 
 from _processes import running
 from _records import exact_regrets
@@ -219,6 +219,8 @@ def test_one_solve_at_a_time_and_none_that_nobody_waits_for(tmp_path, monkeypatc
         first = solver.want(SolveJob("game", big))
         second = solver.want(SolveJob("game", other))
         assert (first["position"], second["position"], second["state"]) == (0, 1, "queued")
+        assert wait_note(second) == ("waiting to solve the game solution of farkle_official (2 players): 1 solve ahead "
+                                     "(one runs at a time)")
         _wait(lambda: solver.want(SolveJob("game", big))["state"] == "solving", "the first solve never started")
         child = solver._queue[0].proc
         assert child.is_alive() and solver.want(SolveJob("game", other))["state"] == "queued"

@@ -225,6 +225,8 @@ def wait_note(where: dict[str, Any]) -> str:
         return f"solving {where['title']} ({where['seconds']:.0f} s so far; seconds at a small target, 1-2 minutes " \
                "on classic, longer for some variants)"
     ahead = where["position"]
+    if not ahead:
+        return f"starting to solve {where['title']}"
     return f"waiting to solve {where['title']}: {ahead} solve{'s' if ahead != 1 else ''} ahead (one runs at a time)"
 
 
