@@ -297,6 +297,27 @@ def _crashing(path: Path) -> None:
     path.write_text("import sys\nprint('model.bin not found', file=sys.stderr)\nsys.exit(1)\n")
 
 
+def test_a_program_that_ends_at_once_fails_its_first_decision_however_soon_it_ends(tmp_path):
+    # Noticed at the hello (its pipe already broken: a loaded machine, a slow parent) or at the
+    # decision, it is the same failure, with the same message: a tournament's workers then
+    # report it once, not once per moment they noticed it.
+    script = tmp_path / "agent.py"
+    _crashing(script)
+    game = Game(load_ruleset("classic"), 2)
+    game.roll([1, 2, 3, 4, 6, 6])
+    messages = []
+    for wait_for_exit in (False, True):
+        agent = make_agent(spec(str(script)))
+        if wait_for_exit:
+            agent._start().popen.wait(60)
+        with pytest.raises(AgentError) as e:
+            agent.decide(game, np.random.default_rng(0))
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert "exited with status 1 before answering a decision (seat 0, turn 1); its last stderr lines: " \
+           "model.bin not found" in messages[1]
+
+
 @pytest.mark.filterwarnings("ignore:Tight layout not applied")   # long agent names in the charts
 @pytest.mark.parametrize("backend, workers", [("scalar", 1), ("scalar", 2), ("batched", 1)])
 def test_a_tournament_with_a_failing_agent_saves_the_other_tables_and_resumes_once_it_is_fixed(

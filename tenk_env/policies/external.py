@@ -517,13 +517,15 @@ class CmdAgent:
         rules, n = game.rules, game.n_players
         legal = _legal(game)
         proc = self._start()
+        seat = game.current
+        # the hello asks for no answer: a program that ends early fails the decision it was sent
+        # with, whether tenk notices at the hello (a broken pipe) or at the decision
+        when = f"before answering a decision (seat {seat}, turn {game.turn})"
         if self._greeted != (rules.hash, n):
             self._send(proc, {"type": "hello", "protocol": PROTOCOL, "rules": rules.to_dict(), "n_players": n,
                               "n_actions": n_actions(rules), "obs_version": OBS_VERSION,
-                              "obs_labels": obs_labels(n)}, "before the game began")
+                              "obs_labels": obs_labels(n)}, when)
             self._greeted = (rules.hash, n)
-        seat = game.current
-        when = f"before answering a decision (seat {seat}, turn {game.turn})"
         self._send(proc, {"type": "decide", "seat": seat, "obs": encode(game, seat).tolist(),
                           "mask": legal_mask(game).tolist(), "legal": legal, "state": _state(game)}, when)
         try:
