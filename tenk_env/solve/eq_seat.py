@@ -28,7 +28,7 @@ from numba import njit, prange
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.equilibrium import EQ_VERSION, check_equilibrium_rules, solve_equilibrium
-from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash
+from tenk_env.solve.evaluate import THETA, Tabulated, closure_hash
 from tenk_env.solve.game import EPS
 from tenk_env.solve.kernels import bankable_from, self_eval_dp
 from tenk_env.solve.multi import setup_players
@@ -280,8 +280,9 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
 
 
 def _key(rules: Ruleset, N: int, policy: Tabulated, theta: float) -> str:
-    return (f"eqseat{N}-v{EQ_VERSION}-{rules.hash}-{code_hash(__file__)}{evaluator_hash()}-{policy.cache_key()}"
-            f"-{theta:g}")
+    # the code part covers every module this evaluation runs (the equilibrium's solver and the
+    # N-player kernels included); the policy's key covers the bot's own code
+    return f"eqseat{N}-v{EQ_VERSION}-{rules.hash}-{closure_hash(__name__)}-{policy.cache_key()}-{theta:g}"
 
 
 def evaluate_beside_equilibrium(rules: "Ruleset | str", policy: Tabulated, n_players: int = 3, *, cache: bool = True,

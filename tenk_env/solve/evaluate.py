@@ -251,6 +251,72 @@ def code_hash(*files) -> str:
     return _HASHES[key]
 
 
+#: the package whose modules a result's code closure follows (third-party code is not keyed)
+_PACKAGE = "tenk_env"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of project module ``name`` (None: not a module of the package)."""
+    if name != _PACKAGE and not name.startswith(_PACKAGE + "."):
+        return None
+    rel = Path(*name.split(".")[1:])
+    for f in (_PACKAGE_DIR / rel.with_suffix(".py"), _PACKAGE_DIR / rel / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _imports(name: str, tree: ast.AST) -> set[str]:
+    """The project modules a module's code imports (``from P import m`` names ``P.m`` when that
+    is a module, else ``P``); imports under ``if TYPE_CHECKING:`` never run and are left out."""
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
+            for n in ast.walk(node)}
+    here = name.split(".")
+    if _module_file(name).name != "__init__.py":
+        here = here[:-1]          # a module's relative imports start from its package
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = here[:len(here) - node.level + 1] if node.level else []
+            base = ".".join(parts + ([node.module] if node.module else []))
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                out.add(sub if _module_file(sub) is not None else base)
+    return {m for m in out if _module_file(m) is not None}
+
+
+_CLOSURES: dict[str, list[Path]] = {}
+
+
+def code_closure(module: str) -> list[Path]:
+    """The source files of ``module`` and of every project module it imports, directly or not:
+    the code a result computed by ``module`` runs (the parent packages an import runs hold no
+    computation here). Read once per process, as :func:`code_hash` is."""
+    if module not in _CLOSURES:
+        seen: dict[str, Path] = {}
+        todo = [module]
+        while todo:
+            name = todo.pop()
+            f = _module_file(name)
+            if name in seen or f is None:
+                continue
+            seen[name] = f
+            todo.extend(_imports(name, ast.parse(f.read_text())))
+        _CLOSURES[module] = sorted(seen.values())
+    return _CLOSURES[module]
+
+
+def closure_hash(module: str) -> str:
+    """:func:`code_hash` of :func:`code_closure`: a cache key's code part that follows the code,
+    so an edit to any module a result runs re-computes it and an edit elsewhere keeps it."""
+    return code_hash(*code_closure(module))
+
+
 def evaluator_hash() -> str:
     return code_hash(__file__, K.__file__, spec_module.__file__, _game.__file__)
 
