@@ -4,11 +4,25 @@ data installed with the package (the zoo, the shipped configs)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+
+#: the name tenk is installed under (`pip install tenk-env`); the import package is tenk_env.
+#: ("tenk" on PyPI is another project's.)
+DISTRIBUTION = "tenk-env"
+
+
+def project_version() -> str:
+    """The installed version of tenk, or "not installed" (run from a bare checkout)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -15,6 +15,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from tenk_env.io import DISTRIBUTION
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,12 +41,15 @@ def test_wheel_holds_tenk_env_only_with_its_data(tmp_path):
         if not had_build:  # setuptools builds in the checkout; leave it as it was
             shutil.rmtree(ROOT / "build", ignore_errors=True)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    (wheel,) = tmp_path.glob("tenk-*.whl")
+    # the distribution is tenk-env ("tenk" on PyPI is another project's), its wheel tenk_env-*
+    (wheel,) = tmp_path.glob("tenk_env-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         (dist_info,) = {n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info")}
         record = z.read(f"{dist_info}/RECORD").decode()
         entry_points = z.read(f"{dist_info}/entry_points.txt").decode()
+        metadata = z.read(f"{dist_info}/METADATA").decode()
+    assert f"Name: {DISTRIBUTION}\n" in metadata and dist_info.startswith("tenk_env-")
 
     recorded = [line.split(",")[0] for line in record.splitlines() if line]
     assert sorted(recorded) == sorted(names)

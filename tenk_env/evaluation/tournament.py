@@ -75,7 +75,8 @@ from tenk_env.evaluation.match import (
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
-    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, read_json, read_yaml_mapping,
+    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, project_version, read_json,
+    read_yaml_mapping,
 )
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.schema import ConfigError, build_section, config_field, public_fields
@@ -418,8 +419,8 @@ def _safe(label: str) -> str:
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {}
-    for pkg in ("tenk", "numpy", "scipy", "statsmodels"):
+    out = {"tenk": project_version()}
+    for pkg in ("numpy", "scipy", "statsmodels"):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:

@@ -19,7 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable, Collection
 
-from tenk_env.io import DirLock, atomic_write_text
+from tenk_env.io import DirLock, atomic_write_text, project_version
 
 __all__ = ["RunError", "StopRequest", "package_versions", "run_record", "check_run_dir", "start_run", "read_rows",
            "write_rows", "append_rows", "say", "tb_writer"]
@@ -34,8 +34,8 @@ def say(log: Callable[[str], None] | None) -> Callable[[str], None]:
 
 
 def package_versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0]}
-    for p in ("tenk", "numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "tensorboard", "numba"):
+    out = {"python": sys.version.split()[0], "tenk": project_version()}
+    for p in ("numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "tensorboard", "numba"):
         try:
             out[p] = version(p)
         except PackageNotFoundError:
