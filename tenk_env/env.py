@@ -13,7 +13,7 @@ from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, obs_tables, apply_action,
                           encode, legal_mask, n_actions, obs_high, obs_size)
 from tenk_env.records import format_log
-from tenk_env.registry import make_batched, make_policy
+from tenk_env.registry import close_agents, make_batched, make_policy
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 from tenk_env.vector.layout import P_GBANKED, P_GBUSTS, P_SCORE
@@ -218,10 +218,7 @@ class TenThousandEnv(gym.Env):
     def close(self) -> None:
         """End what the opponents hold (a ``cmd:`` agent's program) now, not when the env is
         collected. An opponent asked to play again starts afresh."""
-        for agent in getattr(self, "opponents", ()):
-            close = getattr(agent, "close", None)
-            if callable(close):
-                close()
+        close_agents(getattr(self, "opponents", ()))
         super().close()
 
     # ------------------------------------------------------------------ argument checks

@@ -37,7 +37,7 @@ from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.tables import Keep
 
 __all__ = ["AGENT_GROUP", "BATCHED_GROUP", "AGENTS", "AgentError", "Policy", "BatchedPolicy", "ScalarPolicyAdapter",
-           "register", "register_batcher", "make_policy", "make_batched"]
+           "register", "register_batcher", "make_policy", "make_batched", "close_agents"]
 
 #: entry-point group of agent factories (name = "module:factory")
 AGENT_GROUP = "tenk.agents"
@@ -204,6 +204,17 @@ def make_batched(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
     raise AgentError(f"agent {spec!r} is neither a Policy (decide/piggyback) nor a batched agent (act)")
 
 
+def close_agents(agents: Any) -> None:
+    """Call ``close()`` of every agent in ``agents`` that has one (each object once): an agent
+    that holds something beyond its memory (a ``cmd:`` agent's program) ends it there."""
+    seen = set()
+    for agent in agents:
+        close = getattr(agent, "close", None)
+        if callable(close) and id(agent) not in seen:
+            seen.add(id(agent))
+            close()
+
+
 class ScalarPolicyAdapter:
     """Any :class:`Policy` over a batch, asked one game at a time through
     :meth:`BatchedGame.to_game <tenk_env.vector.BatchedGame.to_game>` (correct for every
@@ -231,9 +242,7 @@ class ScalarPolicyAdapter:
 
     def close(self) -> None:
         """End what the scalar agent holds (a ``cmd:`` agent's program), if it holds anything."""
-        close = getattr(self.scalar, "close", None)
-        if callable(close):
-            close()
+        close_agents([self.scalar])
 
     def __repr__(self) -> str:
         return f"<batched agent {self.name}>"

@@ -70,7 +70,7 @@ from tenk_env.vector.layout import splitmix64
 
 __all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
            "deal_key", "deal_keys", "seatings", "play_deals", "play_deals_batched", "run_pool", "run_chunks",
-           "run_tasks", "task_engines", "Executor", "play_job", "CHUNK_DEALS", "BACKENDS"]
+           "end_processes", "run_tasks", "task_engines", "Executor", "play_job", "CHUNK_DEALS", "BACKENDS"]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
 #: hundred milliseconds of play), small enough that two workers finish together and that an
@@ -391,20 +391,25 @@ def _mp_context():
 WORKER_GRACE = 2 * GRACE + 1.0
 
 
+def end_processes(procs: Sequence[multiprocessing.Process], grace: float) -> None:
+    """SIGTERM ``procs`` together, give them ``grace`` seconds between them, then SIGKILL those
+    still running."""
+    for p in procs:
+        p.terminate()
+    deadline = time.monotonic() + grace
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
+
+
 def _end_workers(before: set[int], managers: set[threading.Thread]) -> None:
     """SIGTERM the multiprocessing children of this process not in ``before``, wait up to
     :data:`WORKER_GRACE` seconds for them, then SIGKILL those still there; then wait for the
     process pools' manager threads not in ``managers`` to see them gone."""
-    workers = [p for p in multiprocessing.active_children() if p.pid not in before]
-    for p in workers:
-        p.terminate()
-    deadline = time.monotonic() + WORKER_GRACE
-    for p in workers:
-        p.join(max(0.0, deadline - time.monotonic()))
-    for p in workers:
-        if p.is_alive():
-            p.kill()
-            p.join(1.0)
+    end_processes([p for p in multiprocessing.active_children() if p.pid not in before], WORKER_GRACE)
     # A pool's manager thread fails each future of a broken pool, and Python 3.11's raises when
     # one was cancelled meanwhile (printing a traceback): the pool cancels its futures as soon
     # as the interrupt reaches it, so the manager must be done first.

@@ -22,7 +22,7 @@ import numpy as np
 
 from tenk_env.game import Game
 from tenk_env.io import data_dir, file_sha256
-from tenk_env.registry import AGENTS, AgentError, Policy, make_policy
+from tenk_env.registry import AGENTS, AgentError, Policy, close_agents, make_policy
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
@@ -44,16 +44,6 @@ def _spec_file(name: str, arg: str) -> Path | None:
     if name not in FILE_AGENTS or not arg:
         return None
     return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
-
-
-def close_agents(agents: Any) -> None:
-    """Call ``close()`` of every agent in ``agents`` that has one (each object once)."""
-    seen = set()
-    for agent in agents:
-        close = getattr(agent, "close", None)
-        if callable(close) and id(agent) not in seen:
-            seen.add(id(agent))
-            close()
 
 
 def command_file(command: str) -> Path | None:

@@ -96,7 +96,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -183,6 +183,20 @@ _STARTING: list[int] = []
 _DEFERRED: list[int] = []
 
 
+def _wait_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Whether ``done()`` holds within ``timeout`` seconds, asked after pauses that start at a
+    millisecond (a prompt exit costs no more) and grow to 50 ms (a slow one costs no CPU)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while not done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, 0.05)
+    return True
+
+
 def _alive_group(pgid: int) -> bool:
     """Whether process group ``pgid`` still has a running process."""
     try:
@@ -254,25 +268,19 @@ class _Process:
         zombie: its pid, the id of its process group, cannot go to another process while the
         group is still to be signalled."""
         p = self.popen
-        deadline = time.monotonic() + timeout
-        pause = 0.001
-        while True:
+
+        def gone() -> bool:
             if p.returncode is not None:
                 return True
-            if hasattr(os, "waitid"):
-                try:
-                    if os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                        return True
-                except ChildProcessError:   # reaped already (Popen records the status)
-                    p.poll()
-                    return True
-            elif p.poll() is not None:
+            if not hasattr(os, "waitid"):
+                return p.poll() is not None
+            try:
+                return os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:   # reaped already (Popen records the status)
+                p.poll()
                 return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(pause, left))
-            pause = min(2 * pause, 0.05)
+
+        return _wait_until(gone, timeout)
 
     def end_group(self) -> bool:
         """SIGTERM its process group, give it :data:`GRACE` seconds, then SIGKILL it; reap the
@@ -294,23 +302,18 @@ class _Process:
                     continue
             return p.returncode is not None
         pg = p.pid
+
+        def gone() -> bool:
+            return p.poll() is not None and not _alive_group(pg)
+
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(pg, sig)
             except (ProcessLookupError, PermissionError):
                 pass
-            deadline = time.monotonic() + GRACE
-            pause = 0.001
-            while True:
-                p.poll()
-                if p.returncode is not None and not _alive_group(pg):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                time.sleep(min(pause, left))
-                pause = min(2 * pause, 0.05)
-        return p.poll() is not None and not _alive_group(pg)
+            if _wait_until(gone, GRACE):
+                return True
+        return gone()
 
     def close(self, hurry: bool = False) -> None:
         """Close its stdin and give it :data:`GRACE` seconds to exit, then end its whole process

@@ -29,7 +29,7 @@ from gymnasium.vector.utils import batch_space
 
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.obs import OBS_VERSION, n_actions, obs_high, obs_size
-from tenk_env.registry import make_batched
+from tenk_env.registry import close_agents, make_batched
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.engine import BatchedGame, IllegalActionError
 from tenk_env.vector.layout import PH_OVER
@@ -221,10 +221,7 @@ class TenThousandVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         # a cmd: opponent's program ends now, not when the env is collected
-        for agent in getattr(self, "_agents", ()):
-            close = getattr(agent, "close", None)
-            if callable(close):
-                close()
+        close_agents(getattr(self, "_agents", ()))
 
     def set_opponents(self, opponents: Any = None, pool: Sequence[tuple[Any, float]] | None = None) -> None:
         """Replace the opponents or the pool (e.g. with fresh self-play snapshots). New games
