@@ -120,7 +120,10 @@ def replay(events: list[dict[str, Any]]) -> Game:
     rules = Ruleset.from_dict(head["rules"], source="game record")
     if rules.hash != head.get("hash"):
         raise ReplayError(f"the record's ruleset hashes to {rules.hash}, not the recorded {head.get('hash')}")
-    game = Game(rules, head["players"])
+    try:
+        game = Game(rules, head["players"])
+    except ValueError as err:            # a player count the engine does not play
+        raise ReplayError(f"event 0 (line 1): {err}") from None
     for i, e in enumerate(events[1:], 1):
         kind = e.get("type")
         try:

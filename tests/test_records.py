@@ -1,6 +1,7 @@
 """Game records: JSON lines that replay exactly and print as a readable log."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -157,6 +158,10 @@ def test_events_that_do_not_replay_name_the_event_and_line():
         replay(events[:2] + [{"type": "roll", "player": 0}] + events[3:])
     with pytest.raises(ReplayError, match=r"^event 1 \(line 2\): expected an event .*got a JSON list"):
         replay(events[:1] + [[1, 2]] + events[1:])
+    # a player count the engine does not play is the record's fault, named as such
+    for players in (1, 9, "2", None, True):
+        with pytest.raises(ReplayError, match=rf"^event 0 \(line 1\): n_players = {re.escape(repr(players))}: "):
+            replay([{**events[0], "players": players}] + events[1:])
 
 
 def test_a_directory_is_not_a_record(tmp_path):

@@ -27,6 +27,7 @@ from tenk_env.evaluation.play import play_game
 from tenk_env.policies.exact import BestResponseAgent, best_response_n
 from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import replay
+from tenk_env.game import MAX_PLAYERS
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 from tenk_env.solve.game import is_cached, solve_minutes
@@ -177,7 +178,22 @@ def test_records_with_a_bad_player_count_are_refused(client, players):
     events = play_game(IMM, ["dicenow", "greedy"], 1).events
     events = [{**events[0], "players": players}, *events[1:]]
     r = client.post("/api/analyse", json={"record": events})
-    assert r.status_code == 400 and f"players {players!r}" in r.json()["error"], r.json()
+    assert r.status_code == 400, r.json()
+    assert r.json()["error"] == (f"the record does not replay: event 0 (line 1): n_players = {players!r}: the engine "
+                                 f"plays 2 to {MAX_PLAYERS} players")
+
+
+def test_a_failed_solve_leaves_the_game_playable_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    small = PRESETS["classic"].replace(target=600, end="immediate", name="imm600")
+    c = TestClient(create_app([_file(tmp_path, small)]), base_url="http://127.0.0.1")
+    why = "solving the game solution of imm600 (2 players) failed (the solver's process ended with status 1)"
+    c.app.state.solver._failed[SolveJob("game", small).key] = why
+    s = c.post("/api/games", json={"rules": "imm600", "opponents": ["dicenow"], "seed": 8})
+    assert s.status_code == 200 and s.json()["feedback"] == {"mode": "off", "unit": None, "note": f"no feedback: {why}"}
+    s = c.post(f"/api/games/{s.json()['id']}/act", json={"action": s.json()["legal"][0]["action"]})
+    assert s.status_code == 200 and s.json()["feedback"]["mode"] == "off"
+    c.app.state.solver.stop()
 
 
 def test_a_record_whose_ruleset_costs_too_much_is_refused_with_the_cost(client):

@@ -210,10 +210,10 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
     @app.post("/api/analyse")
     def analyse_record(body: Analyse) -> dict[str, Any]:
         events = check_record(body.record)
-        if body.names is not None and events and len(body.names) != events[0].get("players"):
-            raise WebError(f"names: {len(body.names)} names for a {events[0].get('players')}-player game")
         if events:
-            wait_for(solver, analysis_jobs(events))
+            wait_for(solver, analysis_jobs(events))       # replays the start: its player count is checked
+        if body.names is not None and events and len(body.names) != events[0]["players"]:
+            raise WebError(f"names: {len(body.names)} names for a {events[0]['players']}-player game")
         return analyse(events, body.names)
 
     @app.get("/api/records/{rid}")

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tenk_env.evaluation.annotate import Annotator, Scorer, move_rows, scorer_for, summarise
+from tenk_env.evaluation.match import end_processes
 from tenk_env.evaluation.play import DiceRanOut, GameTooLongError, RngDice, ScriptedDice, advance, play_game
 from tenk_env.game import MAX_PLAYERS, Game, IllegalMoveError, Phase
 from tenk_env.obs import action_table, decode_action
@@ -49,6 +50,8 @@ MAX_SCRIPTED_ROLLS = 5_000
 #: many minutes; larger ones are for `tenk solve game`, offline
 ANALYSE_MAX_MINUTES = 5.0
 _PR_SET_PDEATHSIG = 1      # linux/prctl.h
+#: seconds a solve's child gets to end after SIGTERM before SIGKILL
+_SOLVE_GRACE = 5.0
 
 
 class WebError(ValueError):
@@ -130,9 +133,6 @@ class Solver:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ requests
-    def ready(self, rules: Ruleset) -> bool:
-        return is_cached(rules)
-
     def want(self, job: SolveJob) -> dict[str, Any] | None:
         """None when ``job``'s result is ready; else where it stands, ``{"title", "position",
         "state", "seconds"}`` (position 0: solving now), and the job is queued if it was not.
@@ -190,7 +190,7 @@ class Solver:
             return
         if job.proc.is_alive():
             if now - job.wanted > self.idle:       # nobody waits for it any more
-                _end(job.proc)
+                end_processes([job.proc], _SOLVE_GRACE)
                 self._queue.pop(0)
             return
         job.proc.join()
@@ -205,18 +205,8 @@ class Solver:
         """End the running solve and forget the queue (the server is stopping)."""
         self._stopping.set()
         with self._lock:
-            for j in self._queue:
-                if j.proc is not None:
-                    _end(j.proc)
+            end_processes([j.proc for j in self._queue if j.proc is not None], _SOLVE_GRACE)
             self._queue.clear()
-
-
-def _end(proc: Any) -> None:
-    proc.terminate()
-    proc.join(5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(5)
 
 
 def wait_note(where: dict[str, Any]) -> str:
@@ -331,6 +321,9 @@ class PlayGame:
         self.solver = solver
         self.scorer: Scorer | None = None
         self.annotator: Annotator | None = None
+        #: while the game solution is solved: where it stands (:meth:`Solver.want`); or why it failed
+        self.waiting: dict[str, Any] | None = None
+        self.failed: str | None = None
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self._scorer_or_wait()
@@ -338,13 +331,17 @@ class PlayGame:
 
     # ------------------------------------------------------------------ feedback
     def _scorer_or_wait(self) -> None:
-        """Set the scorer when it can be had now; a 2-player solution still being solved leaves
-        it None (feedback ``solving``)."""
+        """Set the scorer when it can be had now; a 2-player solution still being solved (or
+        whose solve failed) leaves it None (feedback ``solving``, or ``off`` with the reason)."""
         if self.scorer is not None:
             return
-        if self.n == 2 and self.solver is not None and is_solvable(self.rules) and not self.solver.ready(self.rules):
-            self.solver.want(SolveJob("game", self.rules))       # the page's polls keep it wanted
-            return
+        if self.n == 2 and self.solver is not None and is_solvable(self.rules):
+            try:
+                self.waiting = self.solver.want(SolveJob("game", self.rules))    # the page's polls keep it wanted
+            except WebError as e:
+                self.waiting, self.failed = None, str(e)
+            if self.waiting is not None or self.failed is not None:
+                return
         self.scorer = scorer_for(self.rules, self.n, seat=self.seat, opponents=self.specs)
         self.annotator = Annotator(self.rules, self.n, self.scorer, seats={self.seat})
 
@@ -430,15 +427,13 @@ class PlayGame:
         }
 
     def _feedback(self) -> dict[str, Any]:
+        """The feedback's mode and note (:meth:`_feed` has just looked for a scorer)."""
         if self.scorer is not None:
             return self.scorer.feedback()
-        try:
-            where = self.solver.want(SolveJob("game", self.rules)) if self.solver is not None else None
-        except WebError as e:
-            return {"mode": "off", "unit": None, "note": f"no feedback: {e}"}
-        note = wait_note(where) if where is not None else f"solving {self.rules.name}"
-        return {"mode": "solving", "unit": "win", "queue": where,
-                "note": f"{note}; your decisions are scored when it is ready"}
+        if self.failed is not None:
+            return {"mode": "off", "unit": None, "note": f"no feedback: {self.failed}"}
+        return {"mode": "solving", "unit": "win", "queue": self.waiting,
+                "note": f"{wait_note(self.waiting)}; your decisions are scored when it is ready"}
 
     def record(self) -> str:
         return dumps_jsonl(self.game.events)
@@ -522,11 +517,6 @@ def check_record(record: Any) -> list[dict[str, Any]]:
         problem = event_problem(e)
         if problem:
             raise WebError(f"record line {i + 1}: {problem}")
-    if events and events[0].get("type") == "start":
-        n = events[0].get("players")
-        if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_PLAYERS:
-            raise WebError(f"record line 1: players {n!r}: a game record has 2 to {MAX_PLAYERS} players (a whole "
-                           "number)")
     return events
 
 
