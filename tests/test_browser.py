@@ -12,9 +12,7 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
-import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,9 +23,9 @@ from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 
 from _records import exact_regrets
+from _server import Served
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')")
-uvicorn = pytest.importorskip("uvicorn")
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium")
@@ -52,9 +50,7 @@ def server(tmp_path_factory):
     rules = folder / "web1000.yaml"
     rules.write_text(yaml.safe_dump(WEB.to_dict()))
     app = create_app([rules], solve_in_background=False)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    seen = SEEN.setdefault(f"http://127.0.0.1:{sock.getsockname()[1]}", [])
+    seen: list = []
 
     async def recording(scope, receive, send):
         async def answer(msg):
@@ -63,19 +59,9 @@ def server(tmp_path_factory):
             await send(msg)
         await app(scope, receive, answer if scope["type"] == "http" else send)
 
-    srv = uvicorn.Server(uvicorn.Config(recording, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    APPS[url] = app
-    yield url
-    srv.should_exit = True
-    thread.join(10)
-    sock.close()
+    with Served(recording) as served:
+        APPS[served.url], SEEN[served.url] = app, seen
+        yield served.url
 
 
 @pytest.fixture(scope="module")

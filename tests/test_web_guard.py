@@ -16,11 +16,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
-import time
 
 import pytest
-import uvicorn
 import yaml
 
 from tenk_env.cli.cmd_serve import served_hosts
@@ -28,49 +25,9 @@ from tenk_env.cli.main import main
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 
+from _server import Served
+
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
-
-
-class Server:
-    """An app served on 127.0.0.1 on a free port, in a thread."""
-
-    def __init__(self, app):
-        self.app = app
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> "Server":
-        self.thread.start()
-        deadline = time.monotonic() + 60      # a hang guard, not a timing check
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
-        self.sock.close()
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
-                host: str | None = None) -> tuple[int, dict, dict]:
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        c.putheader("Host", host if host is not None else f"127.0.0.1:{self.port}")
-        for k, v in (headers or {}).items():
-            c.putheader(k, v)
-        if body is not None:
-            c.putheader("Content-Length", str(len(body)))
-        c.endheaders(body)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        heads = {k.lower(): v for k, v in r.getheaders()}
-        return r.status, heads, (json.loads(data) if data and "json" in heads.get("content-type", "") else {})
 
 
 @pytest.fixture
@@ -80,7 +37,7 @@ def served(tmp_path):
 
     def make(**kw):
         kw.setdefault("hosts", served_hosts("127.0.0.1", public=False))
-        return Server(create_app([rules], solve_in_background=False, **kw))
+        return Served(create_app([rules], solve_in_background=False, **kw))
     return make
 
 
