@@ -9,7 +9,7 @@ reads (:func:`tenk_env.vector.nb_backend.k_run`'s stream modes).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -10,8 +11,20 @@ from gymnasium import spaces
 
 from tenk_env.dice import DiceStream, FaceBuffer
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
-from tenk_env.obs import (END_TURN, N_KEEP_ACTIONS, OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, obs_tables, apply_action,
-                          encode, legal_mask, n_actions, obs_high, obs_size)
+from tenk_env.obs import (
+    END_TURN,
+    N_KEEP_ACTIONS,
+    OBS_VERSION,
+    PIGGYBACK_FRESH,
+    PIGGYBACK_TAKE,
+    apply_action,
+    encode,
+    legal_mask,
+    n_actions,
+    obs_high,
+    obs_size,
+    obs_tables,
+)
 from tenk_env.records import format_log
 from tenk_env.registry import close_agents, make_batched, make_policy
 from tenk_env.rules import Ruleset, load_ruleset

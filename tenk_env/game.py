@@ -38,9 +38,10 @@ Choices where the rule texts are silent (each tested):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from enum import IntEnum
 from numbers import Integral
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-
 #: the name tenk is installed under (`pip install tenk-env`); the import package is tenk_env.
 #: ("tenk" on PyPI is another project's.)
 DISTRIBUTION = "tenk-env"
@@ -160,7 +159,7 @@ class DirLock:
         self.path = self.dir / ".lock"
         self._fd: int | None = None
 
-    def acquire(self) -> "DirLock":
+    def acquire(self) -> DirLock:
         import fcntl
         import json
         import socket
@@ -197,7 +196,7 @@ class DirLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "DirLock":
+    def __enter__(self) -> DirLock:
         return self.acquire()
 
     def __exit__(self, *exc: Any) -> None:

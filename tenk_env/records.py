@@ -10,8 +10,9 @@ feeds the inputs to a fresh game and checks that every outcome comes out the sam
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from tenk_env.game import Game, IllegalMoveError
 from tenk_env.io import atomic_write_text

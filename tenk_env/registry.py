@@ -25,9 +25,9 @@ assigning to it, or :func:`register`, adds an agent at run time (tests, notebook
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Callable, Iterator, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -137,13 +137,13 @@ _BATCHERS: list[Any] = []     # "module:attr" until first used, then the callabl
 _batchers_read = False        # the BATCHED_GROUP entry points are in _BATCHERS
 
 
-def register(name: str, factory: "str | Callable[[str | None], Policy]") -> None:
+def register(name: str, factory: str | Callable[[str | None], Policy]) -> None:
     """Add (or replace) agent ``name``: ``factory`` is ``"module:attr"`` or a callable
     taking the text after the colon of a spec (None when there is none)."""
     AGENTS[name] = factory
 
 
-def register_batcher(batcher: "str | Callable[[Any], BatchedPolicy | None]") -> None:
+def register_batcher(batcher: str | Callable[[Any], BatchedPolicy | None]) -> None:
     """Add a batcher (``"module:attr"`` or a callable): given a scalar policy, its batched
     form, or None for a policy it does not know. Batchers are asked in order, the entry
     points' first."""
@@ -168,7 +168,7 @@ def _batchers() -> list[Callable[[Any], Any]]:
 
 
 # ---------------------------------------------------------------------- making agents
-def make_policy(spec: "str | Policy") -> Policy:
+def make_policy(spec: str | Policy) -> Policy:
     """An agent from a spec string such as ``random``, ``hold:350`` or
     ``ppo:runs/x/best.zip``; a :class:`Policy` object is returned as it is."""
     if not isinstance(spec, str):
@@ -188,7 +188,7 @@ def _is_batched(agent: Any) -> bool:
     return hasattr(agent, "act") and not hasattr(agent, "decide")
 
 
-def make_batched(spec: "str | Policy | BatchedPolicy") -> BatchedPolicy:
+def make_batched(spec: str | Policy | BatchedPolicy) -> BatchedPolicy:
     """The batched form of a spec (``"dicenow"``, ``"hold:300"``, ``"ppo:PATH"``...) or of a
     scalar :class:`Policy`: the one a registered batcher gives, else a
     :class:`ScalarPolicyAdapter`. A batched agent (``act``, no ``decide``) is returned as it is."""

@@ -18,9 +18,10 @@ import functools
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from tenk_env.io import atomic_write_text, read_yaml_mapping
 from tenk_env.tables import combos, get_tables
@@ -260,7 +261,7 @@ class Ruleset:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "ruleset") -> "Ruleset":
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "ruleset") -> Ruleset:
         """Build a ruleset from a mapping; ``base: PRESET`` starts from a preset."""
         if not isinstance(data, Mapping):
             raise RulesetError(f"{source}: expected a mapping of ruleset fields, got {type(data).__name__}")
@@ -289,7 +290,7 @@ class Ruleset:
                 raise
             raise RulesetError(f"{source}: {e}") from None
 
-    def replace(self, **changes: Any) -> "Ruleset":
+    def replace(self, **changes: Any) -> Ruleset:
         return dataclasses.replace(self, **changes)
 
     def to_yaml(self) -> str:
@@ -374,7 +375,7 @@ def _text(v: Any) -> str:
     return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
 
 
-def load_ruleset(spec: "str | Path | Ruleset | Mapping[str, Any]") -> Ruleset:
+def load_ruleset(spec: str | Path | Ruleset | Mapping[str, Any]) -> Ruleset:
     """A ruleset from a preset name, a YAML path, a mapping of fields, or a Ruleset."""
     if isinstance(spec, Ruleset):
         return spec

@@ -14,8 +14,9 @@ import dataclasses
 import math
 import types
 import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, fields
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Union
 
 import yaml
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -201,7 +202,7 @@ class Tables:
                         instant_win=instant, lose_all=lose_all, zilch=zilch)
 
     # ------------------------------------------------------------------ queries
-    def derived(self, key: str, build: Callable[["Tables"], Any]) -> Any:
+    def derived(self, key: str, build: Callable[[Tables], Any]) -> Any:
         """Data another module derives once per ruleset from these tables (a bot's odds, the
         encoder's mask arrays, the batched engine's arrays), kept here so it lives and dies
         with the tables that :func:`get_tables` caches."""
@@ -238,7 +239,7 @@ class Tables:
             return f"{what} in {list(dice)} do{'es' if len(dead) == 1 and c[dead[0]-1] == 1 else ''} not score within the kept dice"
         return f"the dice {list(dice)} cannot all be part of scoring combinations at once"
 
-    @functools.cache
+    @functools.cache  # noqa: B019 (a ruleset's tables live as long as the process: get_tables caches them)
     def max_turn_points(self, rolls: int) -> int:
         """The largest turn total that ``rolls`` rolls can reach (with the luckiest dice)."""
         nd = self.rules.num_dice

@@ -10,7 +10,7 @@ two decimals: a regret of 0.0187 prints as ``1.87``, under a header that names t
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["REGRET_UNIT", "REGRET_HEADER", "REGRET_COLUMN", "pp", "regret_text", "pp_interval"]
 

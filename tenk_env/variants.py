@@ -40,7 +40,7 @@ version, so results under another space are never compared by accident.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -362,7 +362,7 @@ class _Eval(_Solver):
         return got
 
 
-def reference_eval(rules: "Ruleset | str", specs: list[str], *, share_turns: bool = True) -> np.ndarray:
+def reference_eval(rules: Ruleset | str, specs: list[str], *, share_turns: bool = True) -> np.ndarray:
     """``P[k, i]``: the chance that ``specs[i]`` wins when the seats go round in the list's
     order and ``specs[k]`` moves first. Exact for deterministic bots (see the module doc)."""
     rules = load_ruleset(rules)
@@ -419,7 +419,7 @@ class _BestResponse(_Solver):
 
     def _totals(self, limit):
         out, layer = set(), {(0, self.t.nd)}
-        for r in range(limit):
+        for _ in range(limit):
             nxt = set()
             for T, n in layer:
                 for _, opts in self.groups[n][2]:
@@ -540,7 +540,7 @@ class _BestResponse(_Solver):
         return got
 
 
-def reference_br(rules: "Ruleset | str", opponents: list[str], *, share_turns: bool = True) -> np.ndarray:
+def reference_br(rules: Ruleset | str, opponents: list[str], *, share_turns: bool = True) -> np.ndarray:
     """``p[k]``: the best a responder can do against the fixed bots ``opponents`` when the
     seats go round responder, opponents[0], opponents[1], ... and k players move before it."""
     rules = load_ruleset(rules)
@@ -552,7 +552,7 @@ def reference_br(rules: "Ruleset | str", opponents: list[str], *, share_turns: b
     return np.array([V[(n - k) % n] for k in range(n)])
 
 
-def reference_state(rules: "Ruleset | str", specs: list[str], scores, mover: int, trigger: int | None = None, *,
+def reference_state(rules: Ruleset | str, specs: list[str], scores, mover: int, trigger: int | None = None, *,
                     responder: bool = False, share_turns: bool = True):
     """The value at the start of ``mover``'s turn with banked ``scores`` (by seat, seats in
     the order of ``specs``; ``trigger``: the seat that started the final round, if one is on).
@@ -672,7 +672,7 @@ class _Equilibrium(_BestResponse):
         return got
 
 
-def reference_equilibrium(rules: "Ruleset | str", n: int) -> np.ndarray:
+def reference_equilibrium(rules: Ruleset | str, n: int) -> np.ndarray:
     """``p[j]``: seat j's win chance (seat 0 moves first) when every player maximises its own."""
     rules = load_ruleset(rules)
     eq = _Equilibrium(rules, n)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from tenk_env.aec import TenThousandAEC, env as make_aec
+from tenk_env.aec import TenThousandAEC
+from tenk_env.aec import env as make_aec
 from tenk_env.game import IllegalMoveError, Phase
 from tenk_env.obs import PIGGYBACK_FRESH, PIGGYBACK_TAKE, encode, keep_action, legal_mask, obs_labels, obs_size
 from tenk_env.rules import PRESETS

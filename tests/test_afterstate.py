@@ -8,20 +8,36 @@ import numpy as np
 import pytest
 import yaml
 
-from tenk_env.policies.afterstate import (AfterstateAgent, AfterstateError, ValueNet, _clone, _ends, _frame, _plan, _position,
-                               _spec, check_rules, checkpoint_meta, features_of, make_afterstate, n_features, plan_turn,
-                               read_checkpoint, win_shares)
-from tenk_env.policies.base import agent_sha256
-from tenk_env.evaluation.match import play_match, play_table
 from tenk_env.cli.main import main
-from tenk_env.training.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
-from tenk_env.training.rundir import RunError
-from tenk_env.training.config import ConfigError
+from tenk_env.evaluation.match import play_match, play_table
 from tenk_env.game import Game, Phase
 from tenk_env.io import file_sha256
+from tenk_env.policies.afterstate import (
+    AfterstateAgent,
+    AfterstateError,
+    ValueNet,
+    _clone,
+    _ends,
+    _frame,
+    _plan,
+    _position,
+    _spec,
+    check_rules,
+    checkpoint_meta,
+    features_of,
+    make_afterstate,
+    n_features,
+    plan_turn,
+    read_checkpoint,
+    win_shares,
+)
+from tenk_env.policies.base import agent_sha256
 from tenk_env.rules import PRESETS
 from tenk_env.solve import solve_game
 from tenk_env.solve.regret import TurnTables
+from tenk_env.training.afterstate import load_afterstate_config, resume_afterstate, train_afterstate
+from tenk_env.training.config import ConfigError
+from tenk_env.training.rundir import RunError
 
 C = PRESETS["classic"]
 FIN = C.replace(target=500, entry_threshold=150, max_rolls=3, multiples="flat", flat_multiples=(500, 750, 1000),

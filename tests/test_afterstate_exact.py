@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tenk_env.policies.afterstate import (AfterstateAgent, checkpoint_meta, n_features, plan_turn, save_checkpoint)
-from tenk_env.policies.exact import afterstate_policy, exact_eval, policy_key
 from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
+from tenk_env.policies.afterstate import AfterstateAgent, checkpoint_meta, n_features, plan_turn, save_checkpoint
+from tenk_env.policies.exact import afterstate_policy, exact_eval, policy_key
 from tenk_env.rules import PRESETS
 from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.solve import SolverError, solve_game

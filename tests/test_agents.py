@@ -7,13 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
+from tenk_env.cli.main import main
+from tenk_env.evaluation.play import GameTooLongError, KeyedDice, RngDice, ScriptedDice, play_game, play_terminal
+from tenk_env.game import Game, Phase
 from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.policies.heuristic import GREEDY_DEFAULT_BAR, context, take_piggyback
-from tenk_env.evaluation.play import play_terminal
 from tenk_env.policies.human import HumanAgent
-from tenk_env.evaluation.play import GameTooLongError, RngDice, KeyedDice, ScriptedDice, play_game
-from tenk_env.cli.main import main
-from tenk_env.game import Game, Phase
 from tenk_env.records import replay
 from tenk_env.rules import PRESETS
 from tenk_env.tables import get_tables

@@ -16,17 +16,17 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 
+from tenk_env.cli.main import main
 from tenk_env.evaluation.analysis import analyse, check_out_dir, seat_baselines, write_outputs
+from tenk_env.game import Game, Phase
 from tenk_env.policies.base import AgentError
 from tenk_env.policies.exact import exact_eval
 from tenk_env.policies.optimal import OptimalAgent, game_solution
-from tenk_env.cli.main import main
-from tenk_env.game import Game, Phase
 from tenk_env.records import load_jsonl, replay
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, evaluate, hold_policy, maxscore_policy, solve_game
@@ -218,7 +218,7 @@ def _brute_values(game: Game, sol) -> dict:
             vals.append(roll(T2, N if hot else n2, r_after))
         return max(vals) if vals else beta
 
-    @lru_cache(maxsize=None)
+    @cache
     def roll(T, n, r):
         v = 0.0
         for q, info in rolls[n]:
@@ -337,8 +337,8 @@ def test_mistake_records_replay_to_the_position(tmp_path):
 
 def test_same_games_as_a_match():
     # deal d of seed s is the deal tenk evaluate / play_match play: the same games, won the same way
-    from tenk_env.policies.base import make_agent
     from tenk_env.evaluation.match import play_deals
+    from tenk_env.policies.base import make_agent
 
     a = analyse("dicenow", IMM, 40, seed=7)
     c = play_deals(IMM, [make_agent("dicenow"), make_agent("optimal")], 7, 0, 20)
@@ -416,9 +416,9 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
     # a checkpoint plays the ruleset it was trained on, and the report names its bytes
     from sb3_contrib import MaskablePPO
 
-    from tenk_env.vector.sb3 import sb3_vec_env
-    from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.io import file_sha256
+    from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
+    from tenk_env.vector.sb3 import sb3_vec_env
 
     venv = sb3_vec_env(2, IMM, 2, opponents="random")
     model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from tenk_env.evaluation import benchmark
+from tenk_env.evaluation.analysis import analyse
 from tenk_env.policies import base, zoo
 from tenk_env.policies.afterstate import checkpoint_meta, n_features, save_checkpoint
-from tenk_env.evaluation.analysis import analyse
 from tenk_env.policies.exact import exact_eval
-from tenk_env.policies.ppo import checkpoint_meta as ppo_meta, write_checkpoint
+from tenk_env.policies.ppo import checkpoint_meta as ppo_meta
+from tenk_env.policies.ppo import write_checkpoint
 from tenk_env.rules import PRESETS
 
 #: a small solvable game: final round, entry threshold, two rolls a turn (as in tests/test_exact.py)

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _records import exact_regrets
+from _server import Served
 
 from tenk_env.records import load_jsonl, replay
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
-
-from _records import exact_regrets
-from _server import Served
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')")
 

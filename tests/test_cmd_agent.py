@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _processes import running
 
 from tenk_env.cli.main import main
 from tenk_env.evaluation.analysis import analyse
@@ -30,8 +31,6 @@ from tenk_env.obs import encode, keep_action, legal_mask, obs_labels
 from tenk_env.policies.base import AgentError, AgentSpec, make_agent
 from tenk_env.policies.external import CmdAgent
 from tenk_env.rules import load_ruleset
-
-from _processes import running
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tenk_env" / "policies" / "cmd_example.py"

@@ -7,11 +7,22 @@ import numpy as np
 import pytest
 
 import tenk_env  # noqa: F401  (registers TenThousand-v0)
-from tenk_env.policies.base import AgentError
 from tenk_env.env import TenThousandEnv
 from tenk_env.game import Game, IllegalMoveError, Phase
-from tenk_env.obs import (OBS_VERSION, PIGGYBACK_FRESH, PIGGYBACK_TAKE, apply_action, encode,
-                          illegal_reason, keep_action, legal_mask, obs_high, obs_labels, obs_size)
+from tenk_env.obs import (
+    OBS_VERSION,
+    PIGGYBACK_FRESH,
+    PIGGYBACK_TAKE,
+    apply_action,
+    encode,
+    illegal_reason,
+    keep_action,
+    legal_mask,
+    obs_high,
+    obs_labels,
+    obs_size,
+)
+from tenk_env.policies.base import AgentError
 from tenk_env.rules import PRESETS, RulesetError
 from tenk_env.vector.engine import game_state
 

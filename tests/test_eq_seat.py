@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_multi import reference_eval
+from test_equilibrium import THREE, TWO
 
 from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_table
 from tenk_env.policies.exact import exact_eval, exact_eval_beside_equilibrium
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError
-
-from reference_multi import reference_eval
-from test_equilibrium import THREE, TWO
 
 
 @pytest.mark.parametrize("game", list(TWO))

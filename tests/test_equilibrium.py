@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_multi import reference_equilibrium
 
 from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_table
@@ -16,8 +17,6 @@ from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.policies.exact import check_exact_spec, check_multi_spec
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, solve_equilibrium, solve_game
-
-from reference_multi import reference_equilibrium
 
 CLASSIC = PRESETS["classic"]
 FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)

@@ -13,14 +13,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tenk_env.policies.base import AgentError, make_agent
-from tenk_env.policies.exact import BotPolicy, best_response, exact_eval, exact_policy
 from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
+from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.exact import BotPolicy, best_response, exact_eval, exact_policy
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError, evaluate, solve_game
+from tenk_env.solve.evaluate import (
+    _evaluate_tables,
+    class_rolls,
+    evaluate_policies,
+    optimal_policy,
+    state_masks,
+    tabulate,
+)
 from tenk_env.solve.spec import NORMAL, build_spec
-from tenk_env.solve.evaluate import _evaluate_tables, state_masks, class_rolls, evaluate_policies, optimal_policy, tabulate
 
 CLASSIC = PRESETS["classic"]
 #: an immediate end: no final round, the cheapest game to evaluate

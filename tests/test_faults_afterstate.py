@@ -12,20 +12,21 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import yaml
-
-from tenk_env.policies.afterstate import read_checkpoint
 from _sessions import Kill, fork_session
+
 from tenk_env.cli.main import main
+from tenk_env.io import file_sha256
+from tenk_env.policies.afterstate import read_checkpoint
 from tenk_env.training import afterstate
 from tenk_env.training.afterstate import AfterstateTrainer, resume_afterstate
 from tenk_env.training.rundir import RunError
-from tenk_env.io import file_sha256
 
 FIN = {"base": "classic", "name": "fin500", "target": 500, "entry_threshold": 150, "max_rolls": 3,
        "multiples": "flat", "flat_multiples": [500, 750, 1000], "tie": "shared"}

@@ -15,20 +15,20 @@ import signal
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
-
 from _sessions import Kill, fork_session
+
+from tenk_env.cli.main import main
+from tenk_env.io import DirLock, LockedError, file_sha256
 from tenk_env.policies.base import make_agent
 from tenk_env.policies.ppo import CheckpointError, read_meta
-from tenk_env.cli.main import main
 from tenk_env.training.config import parse_config
 from tenk_env.training.rundir import RunError
 from tenk_env.training.trainer import Trainer, resume, train
-from tenk_env.io import DirLock, LockedError, file_sha256
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -394,7 +394,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
         rc = None
         if session:
             # its first line: where it resumes from (a resumed session passes the points past it)
-            rc = alive_until(pid, lambda: out.stat().st_size > 0, deadline)
+            rc = alive_until(pid, lambda out=out: out.stat().st_size > 0, deadline)
             m = re.match(r"resuming .* from step ([\d,]+)(:)?", out.read_text())
             assert m, out.read_text()
             resumed_from = -1 if m.group(2) else int(m.group(1).replace(",", ""))
@@ -409,7 +409,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
             assert ahead, f"no point left for kill {len(kills) + 1} (the session resumed from {resumed_from})"
         if rc is None and ahead:
             point = rng.choice(ahead)
-            rc = alive_until(pid, lambda: passed(point, before), deadline)
+            rc = alive_until(pid, lambda point=point, before=before: passed(point, before), deadline)
             assert rc is None or to_come < 0, f"session {session} ended ({rc}) before {point}: {out.read_text()}"
             if rc is None:
                 os.kill(pid, signal.SIGKILL)
@@ -436,8 +436,10 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     assert state["finished"] and state["step"] == ref_state["step"] == cfg["total_steps"]
     assert read_meta(run / "last.zip")["num_timesteps"] == cfg["total_steps"]
     # the same files (checkpoints, snapshots, best, last...), none half-written or set aside
-    files = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*")  # noqa: E731
-                             if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
+    def files(d):
+        return sorted(str(p.relative_to(d)) for p in d.rglob("*")
+                      if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
+
     assert files(run) == files(ref_dir)
     assert state["league"] == ref_state["league"]
     assert sorted(p.name for p in (run / "tb").iterdir() if p.is_dir()) == \

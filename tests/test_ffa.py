@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tenk_env.evaluation.match import play_table
-from tenk_env.cli.main import main
 from tenk_env.cli.cmd_ffa import ffa
+from tenk_env.cli.main import main
+from tenk_env.evaluation.match import play_table
 from tenk_env.rules import PRESETS
 
 

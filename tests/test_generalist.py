@@ -14,8 +14,17 @@ from tenk_env import variants
 from tenk_env.evaluation.match import play_match
 from tenk_env.game import Game
 from tenk_env.policies import zoo
-from tenk_env.policies.afterstate import (AfterstateAgent, AfterstateError, ValueNet, checkpoint_meta, features_of,
-                                          make_afterstate, n_features, read_checkpoint, save_checkpoint)
+from tenk_env.policies.afterstate import (
+    AfterstateAgent,
+    AfterstateError,
+    ValueNet,
+    checkpoint_meta,
+    features_of,
+    make_afterstate,
+    n_features,
+    read_checkpoint,
+    save_checkpoint,
+)
 from tenk_env.rules import PRESETS, Ruleset
 from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, rules_obs, rules_obs_labels
 from tenk_env.training import afterstate as training
@@ -57,7 +66,7 @@ def test_rulesets_that_play_differently_are_told_apart():
     rulesets = list(PRESETS.values()) + variants.split("test") + variants.split("train", 300)
     by_hash = {r.hash: r for r in rulesets}
     seen = {}
-    for h, r in by_hash.items():
+    for r in by_hash.values():
         key = rules_obs(r).tobytes()
         assert key not in seen, f"{r.name} and {seen[key]} share an observation"
         seen[key] = r.name

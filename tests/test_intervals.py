@@ -18,10 +18,10 @@ import pytest
 
 import tenk_env.evaluation.analysis as A
 import tenk_env.policies.optimal
-from tenk_env.evaluation.match import wilson
-from tenk_env.evaluation.analysis import MIN_DEALS, NO_INTERVAL, analyse, max_games, write_outputs
-from tenk_env.policies.optimal import game_solution
 from tenk_env.cli.main import main
+from tenk_env.evaluation.analysis import MIN_DEALS, NO_INTERVAL, analyse, max_games, write_outputs
+from tenk_env.evaluation.match import wilson
+from tenk_env.policies.optimal import game_solution
 from tenk_env.rules import PRESETS
 from tenk_env.solve import solve_game
 

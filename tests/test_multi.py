@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_multi import reference_br, reference_eval
 
 from tenk_env.cli.main import main
 from tenk_env.evaluation.match import play_table
@@ -19,8 +20,6 @@ from tenk_env.policies.exact import BotPolicy, best_response, best_response_n, e
 from tenk_env.rules import PRESETS
 from tenk_env.solve import SolverError
 from tenk_env.solve.multi import best_response_multi, evaluate_multi
-
-from reference_multi import reference_br, reference_eval
 
 CLASSIC = PRESETS["classic"]
 #: an immediate end: no final round

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import yaml
 
-from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
 from tenk_env.cli.main import main
 from tenk_env.evaluation.ray_runtime import RayExecutor, ray_session
+from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
 from tenk_env.training.sweep.config import SweepError, load_sweep, parse_sweep
 from tenk_env.training.sweep.run import _scheduler, run_sweep, trial_status
 

@@ -14,12 +14,11 @@ import math
 
 import numpy as np
 import pytest
+from reference_multi import check_rules, reference_br, reference_eval, reference_state
 
 from tenk_env.evaluation.match import play_table
 from tenk_env.policies.exact import best_response, exact_eval
 from tenk_env.rules import PRESETS
-
-from reference_multi import check_rules, reference_br, reference_eval, reference_state
 
 BN = PRESETS["busche_neller_2017"]
 #: no final round, the classic table (turns of two rolls keep the reference quick)

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _processes import running
 
 # A suite started in the background by a script (`pytest ... &`) runs with SIGINT ignored, an

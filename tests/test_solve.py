@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 
-from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.game import Game
+from tenk_env.policies.base import AgentError, make_agent
 from tenk_env.rules import PRESETS, Ruleset
 from tenk_env.solve import SolverError, evaluate, solve_game, solve_turn
 from tenk_env.tables import get_tables
@@ -72,7 +72,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
         return can_roll, can_bank
 
     def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None, forfeit=None):
-        @lru_cache(maxsize=None)
+        @cache
         def after(T2, n2, r):
             """The value of a keep that leaves T2 units banked this turn, n2 dice, r rolls made:
             the same whichever roll it was kept from."""
@@ -102,7 +102,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
                 return forced_hot_value
             return roll(T2, N, r)
 
-        @lru_cache(maxsize=None)
+        @cache
         def roll(T, n, r):
             p_bust, p_win, p_zilch, moves = classes[n]
             v = p_bust * beta + p_win + (p_zilch * zilch(T + z, r + 1) if p_zilch else 0.0)
@@ -329,8 +329,8 @@ def test_cache_round_trip(tmp_path):
 
 
 def test_solve_eval_and_best_response_commands_print_the_exact_figures(tmp_path, monkeypatch, capsys):
-    from tenk_env.policies.exact import best_response, exact_eval
     from tenk_env.cli.main import main
+    from tenk_env.policies.exact import best_response, exact_eval
 
     monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "small.yaml"

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tenk_env.evaluation.play import GameTooLongError, RngDice, play_game
 from tenk_env.cli.main import main
+from tenk_env.evaluation.play import GameTooLongError, RngDice, play_game
 from tenk_env.rules import MIN_BANK_CHANCE, PRESETS, RulesetError, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import P_ENTRY, P_MINBANK, build_spec
 from tenk_env.solve.game import forced_extension, solve_game
+from tenk_env.solve.spec import P_ENTRY, P_MINBANK, build_spec
 from tenk_env.tables import get_tables
 
 C, F = PRESETS["classic"], PRESETS["farkle_official"]

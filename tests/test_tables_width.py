@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tenk_env.cli.cmd_tournament import _pct, _elo, render
+from tenk_env.cli.cmd_tournament import _elo, _pct, render
 from tenk_env.cli.cmd_zoo import _strength, list_zoo
 from tenk_env.evaluation.tournament import TournamentConfig, run_tournament
 from tenk_env.policies import zoo

@@ -9,11 +9,18 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from tenk_env.policies.base import RandomAgent
+from tenk_env.cli.main import main
 from tenk_env.evaluation.match import Chunk, deal_key, play_match, play_table, wilson
 from tenk_env.evaluation.play import KeyedDice, play_game
-from tenk_env.evaluation.tournament import ELO, ConfigError, TournamentConfig, bradley_terry, load_config, run_tournament
-from tenk_env.cli.main import main
+from tenk_env.evaluation.tournament import (
+    ELO,
+    ConfigError,
+    TournamentConfig,
+    bradley_terry,
+    load_config,
+    run_tournament,
+)
+from tenk_env.policies.base import RandomAgent
 from tenk_env.records import load_jsonl, replay
 
 
@@ -188,8 +195,7 @@ def test_batched_and_scalar_engines_play_the_same_match(tmp_path):
 
 
 def test_batched_games_that_never_end_are_stopped_with_a_clear_error():
-    from tenk_env.evaluation.match import play_deals_batched
-    from tenk_env.evaluation.match import chunk_tasks
+    from tenk_env.evaluation.match import chunk_tasks, play_deals_batched
     from tenk_env.evaluation.play import GameTooLongError
     from tenk_env.rules import load_ruleset
 
@@ -388,9 +394,9 @@ def _ppo_checkpoint(path, seed):
     """An untrained PPO checkpoint (a tiny MLP): which one depends on ``seed``."""
     from sb3_contrib import MaskablePPO
 
-    from tenk_env.vector.sb3 import sb3_vec_env
     from tenk_env.policies.ppo import checkpoint_meta, write_checkpoint
     from tenk_env.rules import load_ruleset
+    from tenk_env.vector.sb3 import sb3_vec_env
 
     rules = load_ruleset("classic")
     venv = sb3_vec_env(2, rules, 2, opponents="random")

@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 import yaml
 
+from tenk_env.cli.main import main
+from tenk_env.obs import OBS_VERSION
 from tenk_env.policies.base import AGENTS, RandomAgent, make_agent
 from tenk_env.policies.ppo import CheckpointError, PPOAgent, read_meta
-from tenk_env.cli.main import main
+from tenk_env.rules import PRESETS
 from tenk_env.training.config import ConfigError, apply_overrides, load_config, parse_config
 from tenk_env.training.trainer import resume, train
-from tenk_env.obs import OBS_VERSION
-from tenk_env.rules import PRESETS
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -125,8 +125,8 @@ def test_sizes_are_bounded_before_any_work(data, message):
 
 # ---------------------------------------------------------------- the pool
 def test_pool_is_drawn_per_game_by_weight():
-    from tenk_env.training.envs import League, PoolEnv
     from tenk_env.env import TenThousandEnv
+    from tenk_env.training.envs import League, PoolEnv
 
     cfg = parse_config({"opponents": {"random": 1, "hold:300": 3}})
     env = PoolEnv(TenThousandEnv(opponents=["random"]), cfg.pool, League(), seed=3)
@@ -331,8 +331,8 @@ def test_existing_run_is_not_overwritten(smoke_run, capsys):
 def test_shaping_telescopes(n_players):
     """Over a game the shaping bonuses add up to -Phi(first observation), whatever is played,
     so the game's total reward is its result minus a constant: the best policy is unchanged."""
-    from tenk_env.training.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
     from tenk_env.env import TenThousandEnv
+    from tenk_env.training.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
 
     def make():
         return PoolEnv(TenThousandEnv(n_players=n_players, opponents=["random"]), [("hold:300", 1.0)],
@@ -364,9 +364,9 @@ def test_shaping_telescopes(n_players):
 
 
 def test_keep_features_read_the_scoring_table():
-    from tenk_env.policies.ppo import keep_features, roll_rows
-    from tenk_env.obs import encode
     from tenk_env.game import Game
+    from tenk_env.obs import encode
+    from tenk_env.policies.ppo import keep_features, roll_rows
 
     key_to_row, table = keep_features(PRESETS["classic"])
     g = Game("classic", 2)
@@ -415,9 +415,9 @@ def test_untrained_policy_numpy_twin(policy, tmp_path):
 
 
 def test_score_features_flag_a_losing_last_bank():
-    from tenk_env.policies.ppo import keep_features, roll_rows, score_features
     from tenk_env.game import Game, Phase
     from tenk_env.obs import encode
+    from tenk_env.policies.ppo import keep_features, roll_rows, score_features
 
     g = Game("classic", 2)
     g.scores, g.on_board = [10_200, 8_000], [True, True]
@@ -472,8 +472,8 @@ SOLVED = {"base": "classic", "target": 1000, "end": "immediate"}   # solves in a
 def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, capsys):
     import csv
 
-    from tenk_env.evaluation.analysis import analyse
     from tenk_env.cli.cmd_plot import plot_run, read_scalars
+    from tenk_env.evaluation.analysis import analyse
 
     cfg = parse_config({
         "name": "reg", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,

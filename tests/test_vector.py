@@ -601,9 +601,8 @@ def test_deals_agree_with_the_scalar_engine(variant):
     """A tournament's deals on the batched engine (play_deals_batched) and on the scalar one
     (play_deals, with KeyedDice): the same per-game rows (scores, wins, turns, each agent's
     turns and busts, who moved first) for every preset and variant, every seating."""
+    from tenk_env.evaluation.match import Chunk, chunk_tasks, play_deals, play_deals_batched
     from tenk_env.policies.base import make_agent
-    from tenk_env.evaluation.match import play_deals_batched
-    from tenk_env.evaluation.match import Chunk, chunk_tasks, play_deals
 
     rules, n = VARIANTS[variant]
     specs = DEAL_AGENTS[:n]

@@ -22,19 +22,19 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")          # starlette's note on which httpx it prefers
     from fastapi.testclient import TestClient
 
+from _processes import running
+from _records import exact_regrets
+
 from tenk_env.cli.main import main
 from tenk_env.evaluation.play import play_game
+from tenk_env.game import MAX_PLAYERS
 from tenk_env.policies.exact import BestResponseAgent, best_response_n
 from tenk_env.policies.optimal import OptimalAgent
 from tenk_env.records import replay
-from tenk_env.game import MAX_PLAYERS
 from tenk_env.rules import PRESETS
-from tenk_env.web.app import create_app
 from tenk_env.solve.game import is_cached, solve_minutes
-from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, Solver, SolveJob, WebError, wait_note
-
-from _processes import running
-from _records import exact_regrets
+from tenk_env.web.app import create_app
+from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, SolveJob, Solver, WebError, wait_note
 
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
 #: the example program agent (importing it would run it)

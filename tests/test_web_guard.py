@@ -19,13 +19,12 @@ import socket
 
 import pytest
 import yaml
+from _server import Served
 
 from tenk_env.cli.cmd_serve import served_hosts
 from tenk_env.cli.main import main
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
-
-from _server import Served
 
 IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from tenk_env import variants
-from tenk_env.policies import zoo
-from tenk_env.evaluation.match import play_match, play_table
-from tenk_env.policies.ppo import CheckpointError, PPOAgent, checkpoint_meta, write_checkpoint
 from tenk_env.cli.main import main
+from tenk_env.evaluation.match import play_match, play_table
+from tenk_env.policies import zoo
+from tenk_env.policies.ppo import CheckpointError, PPOAgent, checkpoint_meta, write_checkpoint
 from tenk_env.registry import AgentError, make_policy
 from tenk_env.rules import PRESETS, load_ruleset
 from tenk_env.vector import BatchedGame
@@ -91,8 +91,8 @@ def test_tenk_zoo_lists_the_agents(capsys):
 
 
 def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
-    from tenk_env.policies.afterstate import AfterstateAgent, checkpoint_meta, n_features, save_checkpoint
     from tenk_env.game import Game
+    from tenk_env.policies.afterstate import AfterstateAgent, checkpoint_meta, n_features, save_checkpoint
 
     rules = load_ruleset("classic")
     rng = np.random.default_rng(0)
@@ -114,8 +114,8 @@ def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
 
 def test_zoo_agents_are_keyed_by_their_weights():
     """Tournaments key a zoo agent's games by its weights' bytes: a replaced entry is noticed."""
-    from tenk_env.policies.base import agent_file, agent_sha256
     from tenk_env.io import file_sha256
+    from tenk_env.policies.base import agent_file, agent_sha256
 
     assert agent_file("zoo:classic_ppo_demo") == zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz"
     assert agent_sha256("zoo:classic_ppo_demo") == file_sha256(zoo.ZOO_DIR / "classic_ppo_demo" / "weights.npz")

@@ -15,12 +15,12 @@ import argparse
 import os
 import time
 
+from tenk_env.cli.common import console
 from tenk_env.evaluation.analysis import analyse
-from tenk_env.units import regret_text
 from tenk_env.policies.optimal import game_solution
 from tenk_env.policies.ppo import untrained_ppo
-from tenk_env.cli.common import console
 from tenk_env.rules import load_ruleset
+from tenk_env.units import regret_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -33,10 +33,10 @@ import time
 import numpy as np
 from rich.table import Table
 
-from tenk_env.evaluation.match import play_match
-from tenk_env.policies.ppo import untrained_ppo
 from tenk_env.cli.common import console
 from tenk_env.env import TenThousandEnv
+from tenk_env.evaluation.match import play_match
+from tenk_env.policies.ppo import untrained_ppo
 from tenk_env.vector import BatchedGame, numba_available
 from tenk_env.vector.envs import TenThousandVectorEnv
 

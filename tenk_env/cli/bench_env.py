@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from tenk_env.policies.base import AGENTS
 from tenk_env.aec import TenThousandAEC
 from tenk_env.env import TenThousandEnv
+from tenk_env.policies.base import AGENTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -21,10 +21,18 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from tenk_env.evaluation.analysis import KINDS, MIN_DEALS, check_analysis, analyse, check_out_dir, default_out_dir, write_outputs
+from tenk_env.cli.args import seed_arg
+from tenk_env.evaluation.analysis import (
+    KINDS,
+    MIN_DEALS,
+    analyse,
+    check_analysis,
+    check_out_dir,
+    default_out_dir,
+    write_outputs,
+)
 from tenk_env.policies.base import make_agent
 from tenk_env.policies.human import QuitGame
-from tenk_env.cli.args import seed_arg
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
 from tenk_env.units import REGRET_HEADER, pp, pp_interval

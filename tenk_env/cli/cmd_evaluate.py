@@ -24,15 +24,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tenk_env.evaluation.analysis import MIN_DEALS, analyse, check_games, solve_notice
-from tenk_env.policies.base import AGENTS, make_agent
-from tenk_env.evaluation.match import deal_count, default_workers
 from tenk_env.cli.args import check_output_file, seed_arg
-from tenk_env.training.config import default_eval_opponents
-from tenk_env.training import trainer  # trainer.evaluate_agent: tests stub it there
+from tenk_env.evaluation.analysis import MIN_DEALS, analyse, check_games, solve_notice
+from tenk_env.evaluation.match import deal_count, default_workers
 from tenk_env.io import atomic_write_text, file_sha256
+from tenk_env.policies.base import AGENTS, make_agent
 from tenk_env.rules import load_ruleset
 from tenk_env.solve.game import is_solvable
+from tenk_env.training import trainer  # trainer.evaluate_agent: tests stub it there
+from tenk_env.training.config import default_eval_opponents
 from tenk_env.units import pp, regret_text
 
 

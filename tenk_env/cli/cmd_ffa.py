@@ -14,12 +14,12 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from tenk_env.cli.args import seed_arg
+from tenk_env.cli.common import BR_COST
+from tenk_env.evaluation.match import default_workers, play_table
 from tenk_env.policies.base import AgentSpec
 from tenk_env.policies.exact import check_multi_spec, exact_eval_beside_equilibrium, seat_ceiling
 from tenk_env.policies.human import check_terminal
-from tenk_env.evaluation.match import default_workers, play_table
-from tenk_env.cli.args import seed_arg
-from tenk_env.cli.common import BR_COST
 from tenk_env.rules import load_ruleset
 from tenk_env.solve import SolverError
 

@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from tenk_env.evaluation import play  # play.play_terminal: tests stub it there
 from tenk_env.cli.args import check_output_file, seed_arg
+from tenk_env.evaluation import play  # play.play_terminal: tests stub it there
 
 
 def cmd_play(args: argparse.Namespace) -> int:

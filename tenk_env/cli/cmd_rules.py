@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+
 from rich.table import Table
 
-from tenk_env.cli.common import console
 from tenk_env.cli.args import check_output_dir
+from tenk_env.cli.common import console
 from tenk_env.rules import PRESETS, load_ruleset
 from tenk_env.tables import get_tables
 

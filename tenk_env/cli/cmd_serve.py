@@ -53,6 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"--port {args.port}: give a port from 1 to 65535")
     _check_port(args.host, args.port)
     import uvicorn
+
     from tenk_env.web.app import create_app
 
     app = create_app(args.rules or (), args.record or (), allow_cmd=args.allow_cmd,

@@ -11,12 +11,12 @@ import time
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tenk_env.policies import exact
-from tenk_env.cli.common import BR_COST, console
-from tenk_env.cli.args import check_output_file, ruleset_at
-from tenk_env.io import atomic_write_text
-from tenk_env.rules import load_ruleset
 from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
+from tenk_env.cli.args import check_output_file, ruleset_at
+from tenk_env.cli.common import BR_COST, console
+from tenk_env.io import atomic_write_text
+from tenk_env.policies import exact
+from tenk_env.rules import load_ruleset
 
 
 def cmd_turn(args: argparse.Namespace) -> int:

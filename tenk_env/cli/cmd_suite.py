@@ -21,13 +21,26 @@ from rich.text import Text
 from tenk_env import solve, variants
 from tenk_env.cli.args import check_output_dir, check_output_file, count_arg, seed_arg
 from tenk_env.cli.cmd_plot import regret_figure
+from tenk_env.cli.common import console
 from tenk_env.evaluation.analysis import check_games
-from tenk_env.evaluation.suite import (LEADERBOARD_COLUMNS, MAX_GAMES, MAX_TRAIN_COUNT, check_count, evaluate_suite,
-                                      leaderboard, leaderboard_head, leaderboard_rows, learning_curve,
-                                      mistakes_by_kind, read_results, result_path, unique_results, write_result)
+from tenk_env.evaluation.suite import (
+    LEADERBOARD_COLUMNS,
+    MAX_GAMES,
+    MAX_TRAIN_COUNT,
+    check_count,
+    evaluate_suite,
+    leaderboard,
+    leaderboard_head,
+    leaderboard_rows,
+    learning_curve,
+    mistakes_by_kind,
+    read_results,
+    result_path,
+    unique_results,
+    write_result,
+)
 from tenk_env.io import atomic_write_bytes, atomic_write_text
 from tenk_env.policies import zoo
-from tenk_env.cli.common import console
 from tenk_env.rules import Ruleset
 from tenk_env.units import REGRET_HEADER, REGRET_UNIT, pp, pp_interval
 

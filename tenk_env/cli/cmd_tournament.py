@@ -20,11 +20,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tenk_env.evaluation.match import MatchResult
-from tenk_env.evaluation.tournament import ConfigError, TournamentConfig, standings_order, load_config, run_tournament
 from tenk_env.cli.args import check_output_dir
 from tenk_env.cli.common import console as default_console
+from tenk_env.evaluation.match import MatchResult
 from tenk_env.evaluation.ray_runtime import RayExecutor, add_ray_arguments, ray_session
+from tenk_env.evaluation.tournament import ConfigError, TournamentConfig, load_config, run_tournament, standings_order
 
 
 def _pct(x: float) -> str:

@@ -22,13 +22,13 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from tenk_env.cli.args import check_output_file, seed_arg
+from tenk_env.cli.common import console
+from tenk_env.evaluation.benchmark import benchmark, markdown
+from tenk_env.io import atomic_write_text
 from tenk_env.policies import zoo
 from tenk_env.policies.onnx_export import export_actor
 from tenk_env.policies.ppo import PPOAgent
-from tenk_env.evaluation.benchmark import benchmark, markdown
-from tenk_env.cli.args import check_output_file, seed_arg
-from tenk_env.cli.common import console
-from tenk_env.io import atomic_write_text
 from tenk_env.units import REGRET_UNIT, regret_text
 
 

@@ -24,10 +24,26 @@ import threading
 
 from rich.markup import escape
 
-from tenk_env.cli import (cmd_analyze, cmd_bench, cmd_evaluate, cmd_ffa, cmd_play, cmd_plot, cmd_replay, cmd_rules,
-                          cmd_serve, cmd_solve, cmd_suite, cmd_sweep, cmd_tournament, cmd_train, cmd_zoo, common)
-from tenk_env.threads import one_blas_thread
+from tenk_env.cli import (
+    cmd_analyze,
+    cmd_bench,
+    cmd_evaluate,
+    cmd_ffa,
+    cmd_play,
+    cmd_plot,
+    cmd_replay,
+    cmd_rules,
+    cmd_serve,
+    cmd_solve,
+    cmd_suite,
+    cmd_sweep,
+    cmd_tournament,
+    cmd_train,
+    cmd_zoo,
+    common,
+)
 from tenk_env.cli.common import EXIT_SIGTERM, Terminated, console, interrupted_exit_code, interrupted_line
+from tenk_env.threads import one_blas_thread
 
 #: every subcommand, in the order ``tenk --help`` lists them
 COMMANDS = (cmd_analyze, cmd_bench, cmd_evaluate, cmd_ffa, cmd_play, cmd_plot, cmd_replay, cmd_rules, cmd_serve, cmd_solve,

@@ -46,12 +46,21 @@ from typing import Any
 
 import numpy as np
 
-from tenk_env.policies.base import AgentSpec, Policy, make_agent
-from tenk_env.evaluation.match import MEMORY_BUDGET, ProgressLine, agent_label, deal_keys, default_workers, run_pool, seatings, wilson
-from tenk_env.policies.optimal import OptimalAgent, game_solution, solution_source
+from tenk_env.evaluation.match import (
+    MEMORY_BUDGET,
+    ProgressLine,
+    agent_label,
+    deal_keys,
+    default_workers,
+    run_pool,
+    seatings,
+    wilson,
+)
 from tenk_env.evaluation.play import KeyedDice, play_game
 from tenk_env.game import Game
 from tenk_env.io import atomic_write_bytes, atomic_write_text
+from tenk_env.policies.base import AgentSpec, Policy, make_agent
+from tenk_env.policies.optimal import OptimalAgent, game_solution, solution_source
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import cache_dir
@@ -300,7 +309,7 @@ class _Scored:
 _W: dict[str, Any] = {}
 
 
-def _init_worker(agent: "str | Policy", top: int) -> None:
+def _init_worker(agent: str | Policy, top: int) -> None:
     _W["agent"] = make_agent(agent)
     _W["top"] = top
     _optimal()
@@ -336,7 +345,7 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
     return {"start": start, "decisions": dec, "games": per_game, "heap": scored.heap}
 
 
-def _run(tasks: list[dict[str, Any]], agent: "str | Policy", top: int, workers: int, advance) -> list[dict]:
+def _run(tasks: list[dict[str, Any]], agent: str | Policy, top: int, workers: int, advance) -> list[dict]:
     out: list[dict] = []
 
     def done(r: dict) -> None:
@@ -384,7 +393,7 @@ def check_games(games: Any, rules: Ruleset, what: str = "games") -> int:
     return games
 
 
-def check_analysis(agent: "str | Policy", rules: Ruleset, games: int, workers: int, top: int, *,
+def check_analysis(agent: str | Policy, rules: Ruleset, games: int, workers: int, top: int, *,
            names: dict[str, str] | None = None) -> Policy:
     """Every input checked before any work, each failure with its own message. ``names``:
     how to call ``games``, ``workers``, ``top`` in the messages (a command's flags)."""
@@ -412,7 +421,7 @@ def solve_notice(rules: Ruleset) -> str | None:
             f"cached in {cache_dir()})")
 
 
-def analyse(agent: "str | AgentSpec | Policy", rules: "Ruleset | str" = "classic", games: int = 1000, seed: int = 0, *,
+def analyse(agent: str | AgentSpec | Policy, rules: Ruleset | str = "classic", games: int = 1000, seed: int = 0, *,
             workers: int = 1, top: int = 20, progress: bool = False, say=None) -> Analysis:
     """Score every decision of ``agent`` in ``games`` (rounded up to even) seat-balanced
     duplicate games against ``optimal`` under ``rules`` (2 players, a ruleset the game
@@ -664,7 +673,7 @@ def plot_atlas(a: Analysis, path: str | Path) -> None:
 OUT_FILES = ("report.json", "breakdown.csv", "atlas.png", "mistakes.jsonl", "mistakes")
 
 
-def default_out_dir(agent: "str | Policy", rules: Ruleset) -> Path:
+def default_out_dir(agent: str | Policy, rules: Ruleset) -> Path:
     """runs/analysis/NAME: the agent's label (a checkpoint: its run directory and file) and the ruleset."""
     label = agent_label(agent)
     if label.startswith("ppo:"):

@@ -24,8 +24,10 @@ feedback and its analysis of saved records are the same code.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
+from tenk_env.evaluation.analysis import seat_baselines
 from tenk_env.game import Game, Phase
 from tenk_env.policies.base import AgentError
 from tenk_env.policies.exact import BestResponseAgent, best_response_n
@@ -36,7 +38,6 @@ from tenk_env.solve.multi import check_multi_rules
 from tenk_env.solve.regret import REGRET_TOL, regret_in
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import solve_turn
-from tenk_env.evaluation.analysis import seat_baselines
 
 __all__ = ["Scorer", "exact_scorer", "points_scorer", "best_response_scorer", "scorer_for", "Annotator",
            "summarise", "MODES"]

@@ -30,15 +30,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
-from tenk_env.policies import zoo
 from tenk_env.evaluation.analysis import analyse, interval_text
-from tenk_env.policies.exact import check_exact_spec, exact_eval, seat_ceiling
 from tenk_env.evaluation.match import Executor
 from tenk_env.evaluation.tournament import Rating, TournamentConfig, TournamentResult, run_tournament
+from tenk_env.policies import zoo
+from tenk_env.policies.exact import check_exact_spec, exact_eval, seat_ceiling
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import SolverError
 from tenk_env.solve.game import check_exact_rules, is_solvable

@@ -46,25 +46,32 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from tenk_env.threads import one_blas_thread
-from tenk_env.policies.base import AgentError, Policy, close_agents, make_agent
-from tenk_env.policies.external import GRACE
-from tenk_env.policies.batched import (BatchedHeuristic, BatchedMaxScore, BatchedPolicy, BatchedPPO, BatchedRandom,
-                            batched_agent)
 from tenk_env.evaluation.play import GameTooLongError, KeyedDice, play_game
 from tenk_env.game import Phase
 from tenk_env.io import atomic_write_text
+from tenk_env.policies.base import AgentError, Policy, close_agents, make_agent
+from tenk_env.policies.batched import (
+    BatchedHeuristic,
+    BatchedMaxScore,
+    BatchedPolicy,
+    BatchedPPO,
+    BatchedRandom,
+    batched_agent,
+)
+from tenk_env.policies.external import GRACE
 from tenk_env.records import save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
+from tenk_env.threads import one_blas_thread
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import splitmix64
 
@@ -101,12 +108,12 @@ def wilson(k: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def agent_label(agent: "str | Policy") -> str:
+def agent_label(agent: str | Policy) -> str:
     """The name an agent goes by in results: its spec string, else its ``name``."""
     return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
 
 
-def deal_keys(seed: int, deals: "np.ndarray | Sequence[int]") -> np.ndarray:
+def deal_keys(seed: int, deals: np.ndarray | Sequence[int]) -> np.ndarray:
     """The dice keys (uint64) of deals ``deals`` of a match or tournament with seed ``seed``
     (:class:`~tenk_env.evaluation.play.KeyedDice` on the scalar engine, a slot's dice key on the batched
     one): output ``d + 1`` of the splitmix64 stream of ``base``, the first 64 bits of
@@ -174,14 +181,14 @@ class Chunk:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Chunk":
+    def from_json(cls, d: dict[str, Any]) -> Chunk:
         return cls(start=int(d["start"]), stop=int(d["stop"]), seating=np.asarray(d["seating"], np.int64),
                    scores=np.asarray(d["scores"], np.int64), win=np.asarray(d["win"], np.float64),
                    turns=np.asarray(d["turns"], np.int64), agent_turns=np.asarray(d["agent_turns"], np.int64),
                    busts=np.asarray(d["busts"], np.int64), first=np.asarray(d["first"], np.int64))
 
     @staticmethod
-    def concat(chunks: Sequence["Chunk"]) -> "Chunk":
+    def concat(chunks: Sequence[Chunk]) -> Chunk:
         chunks = sorted(chunks, key=lambda c: c.start)
         for x, y in zip(chunks, chunks[1:]):
             if x.stop != y.start:
@@ -227,7 +234,7 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
                  col(4, np.int64), col(5, np.int64), col(6, np.int64))
 
 
-def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedPolicy"],
+def play_deals_batched(rules: Ruleset, agents: Sequence[str | Policy | BatchedPolicy],
                        tasks: Sequence[dict[str, Any]], *, max_turns: int = 100_000) -> list[Chunk]:
     """The per-game rows (:class:`Chunk`) of the deals of several tasks of one table size,
     every game in one batch of the batched engine (agents in their batched forms,
@@ -308,7 +315,7 @@ def play_deals_batched(rules: Ruleset, agents: Sequence["str | Policy | BatchedP
 _WORKER_AGENTS: list[Policy] = []
 
 
-def _init_worker(agents: Sequence["str | Policy"]) -> None:
+def _init_worker(agents: Sequence[str | Policy]) -> None:
     global _WORKER_AGENTS
     _WORKER_AGENTS = [make_agent(a) for a in agents]
 
@@ -468,7 +475,7 @@ def _workers_end_first() -> Iterator[None]:
 
 
 def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..., None], init_args: tuple,
-             sent: Sequence["str | Policy"], workers: int, on_result: Callable[[Any], None],
+             sent: Sequence[str | Policy], workers: int, on_result: Callable[[Any], None],
              on_error: Callable[[Any, ValueError], None] | None = None) -> None:
     """``on_result(work(task))`` for every task, in this process as each finishes. With
     ``workers`` <= 1 (or one task) everything runs here after ``init(*init_args)``; otherwise
@@ -495,7 +502,7 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
     if workers <= 1 or len(tasks) == 1:
         init(*init_args)
         for t in tasks:
-            deliver(t, lambda: work(t))
+            deliver(t, lambda t=t: work(t))
         return
     _check_sendable(sent, "worker processes", " or use workers=1")
     with _workers_end_first(), ProcessPoolExecutor(
@@ -516,7 +523,7 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
             raise
 
 
-def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], workers: int,
+def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], workers: int,
                on_done: Callable[[Any, Chunk], None] | None = None,
                on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
     """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
@@ -698,8 +705,14 @@ class ProgressLine:
     def __init__(self, total: int, description: str, enabled: bool):
         self.bar = None
         if enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("games"), TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
@@ -719,7 +732,7 @@ class ProgressLine:
             self.bar.__exit__(*exc)
 
 
-def batched_supports(a: "str | Policy") -> bool:
+def batched_supports(a: str | Policy) -> bool:
     """Whether the batched engine plays this agent with its own batched code (the
     heuristic bots, maxscore, random, PPO agents); anything else it would ask game by game, at
     scalar speed, so ``backend="auto"`` gives those to the scalar engine."""
@@ -735,7 +748,7 @@ BACKENDS = ("auto", "batched", "scalar")
 BATCH_GAMES = 4096
 
 
-def task_engines(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], backend: str) -> list[str]:
+def task_engines(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], backend: str) -> list[str]:
     """The engine ("batched" or "scalar") each task is played on. ``backend``: "scalar",
     "batched" (every task it can: game records need the scalar engine) or "auto" (batched
     when it plays every agent of the task natively, see :func:`batched_supports`). For
@@ -783,7 +796,7 @@ def _batched_groups(batched: Sequence[dict[str, Any]], batch_games: int) -> list
     return groups
 
 
-def _check_sendable(agents: Sequence["str | Policy"], where: str, alternative: str = "") -> None:
+def _check_sendable(agents: Sequence[str | Policy], where: str, alternative: str = "") -> None:
     """Every agent object (not a spec string) pickles, or AgentError before any work."""
     for a in agents:
         if not isinstance(a, str):
@@ -794,7 +807,7 @@ def _check_sendable(agents: Sequence["str | Policy"], where: str, alternative: s
                                  f"give it as a spec string{alternative}") from None
 
 
-def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence["str | Policy"], engines: Sequence[str], *,
+def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], engines: Sequence[str], *,
               workers: int = 1, on_done: Callable[[Any, Chunk], None] | None = None,
               batch_games: int = BATCH_GAMES, executor: Executor | None = None,
               on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
@@ -889,7 +902,7 @@ def play_job(job: dict[str, Any]) -> list[tuple[Any, Chunk]]:
     return out
 
 
-def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", games: int, seed: int,
+def play_match(rules: Ruleset | str, a: str | Policy, b: str | Policy, games: int, seed: int,
                workers: int = 1, progress: bool = False, *, save_games: int = 0,
                save_dir: str | Path | None = None, backend: str = "auto") -> MatchResult:
     """A seat-balanced match: ``games`` (rounded up to even) games of ``a`` against ``b``.
@@ -913,7 +926,7 @@ def play_match(rules: "Ruleset | str", a: "str | Policy", b: "str | Policy", gam
                                                     backend=engine))
 
 
-def play_table(rules: "Ruleset | str", agents: Sequence["str | Policy"], games: int, seed: int,
+def play_table(rules: Ruleset | str, agents: Sequence[str | Policy], games: int, seed: int,
                workers: int = 1, progress: bool = False, *, backend: str = "auto") -> TableResult:
     """An N-player free-for-all of ``agents``, every deal played in each of the N seat
     rotations (``games`` rounded up to a multiple of N); ``backend`` as in :func:`play_match`."""

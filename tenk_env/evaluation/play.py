@@ -18,8 +18,9 @@ can be replayed exactly under another seating (common random numbers):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class GameTooLongError(ValueError):
     cause is an agent: one that never banks, or never lands an exact finish."""
 
     @classmethod
-    def of(cls, max_turns: int, scores: Sequence[int], names: Sequence[str]) -> "GameTooLongError":
+    def of(cls, max_turns: int, scores: Sequence[int], names: Sequence[str]) -> GameTooLongError:
         idle = [f"{n} (seat {i})" for i, (n, s) in enumerate(zip(names, scores)) if s == 0]
         who = f"; never banked: {', '.join(idle)}" if idle else ""
         return cls(f"game not over after {max_turns:,} turns (scores {list(map(int, scores))}; agents "
@@ -136,7 +137,7 @@ class ScriptedDice:
         return np.random.default_rng(0)
 
 
-def dice_source(dice: "DiceSource | np.random.Generator | int | Sequence[Sequence[int]]") -> DiceSource:
+def dice_source(dice: DiceSource | np.random.Generator | int | Sequence[Sequence[int]]) -> DiceSource:
     """A :class:`DiceSource` from a generator or int seed (:class:`RngDice`), a list of rolls
     (:class:`ScriptedDice`) or a source."""
     if isinstance(dice, (np.random.Generator, int, np.integer)) and not isinstance(dice, bool):
@@ -148,8 +149,8 @@ def dice_source(dice: "DiceSource | np.random.Generator | int | Sequence[Sequenc
     raise TypeError(f"dice {dice!r}: give a numpy Generator, an int seed, a list of rolls or a DiceSource")
 
 
-def play_game(rules: Ruleset | str, agents: Sequence["str | Policy"],
-              dice: "DiceSource | np.random.Generator | int | Sequence[Sequence[int]]",
+def play_game(rules: Ruleset | str, agents: Sequence[str | Policy],
+              dice: DiceSource | np.random.Generator | int | Sequence[Sequence[int]],
               agent_rng: np.random.Generator | None = None, *, n_players: int | None = None,
               record: bool = True, on_step: Callable[[Game], None] | None = None,
               max_turns: int = 100_000) -> Game:
@@ -180,7 +181,7 @@ def play_game(rules: Ruleset | str, agents: Sequence["str | Policy"],
     return advance(game, players, source.draw, agent_rng, on_step=on_step, max_turns=max_turns)
 
 
-def advance(game: Game, players: Sequence["Policy | None"], draw: Callable[[Game], Sequence[int]],
+def advance(game: Game, players: Sequence[Policy | None], draw: Callable[[Game], Sequence[int]],
             agent_rng: np.random.Generator, *, on_step: Callable[[Game], None] | None = None,
             max_turns: int = 100_000) -> Game:
     """Feed ``game`` dice from ``draw`` and the seated agents' decisions until it is over, or
@@ -213,7 +214,7 @@ def advance(game: Game, players: Sequence["Policy | None"], draw: Callable[[Game
 
 
 # --------------------------------------------------------------------------- at the terminal
-def play_terminal(rules: "Ruleset | str" = "classic", opponents: Sequence[str] = ("dicenow",), *,
+def play_terminal(rules: Ruleset | str = "classic", opponents: Sequence[str] = ("dicenow",), *,
                   n_players: int | None = None, seat: int = 1, seed: int | None = None,
                   save: str | Path | None = None, input_fn: InputFn | None = None,
                   print_fn: PrintFn | None = None) -> int:

@@ -31,9 +31,10 @@ import re
 import signal
 import socket
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 __all__ = ["EXTRA", "RayUnavailableError", "RayAddressError", "import_ray", "import_tune", "import_rliable",
            "ray_session", "RaySession", "RayExecutor", "resolve_address", "check_address"]

@@ -25,9 +25,9 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tenk_env import variants
 from tenk_env.evaluation.analysis import KINDS, check_games

@@ -61,23 +61,43 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from tenk_env.policies.base import AgentError, AgentSpec, Policy, agent_sha256
-from tenk_env.policies.external import is_script
 from tenk_env.evaluation.match import (
-    BACKENDS, CHUNK_DEALS, MEMORY_BUDGET, Chunk, Executor, MatchResult, chunk_tasks, default_workers,
-    match_result, run_tasks, seatings, table_result, task_engines, wilson, ProgressLine,
+    BACKENDS,
+    CHUNK_DEALS,
+    MEMORY_BUDGET,
+    Chunk,
+    Executor,
+    MatchResult,
+    ProgressLine,
+    chunk_tasks,
+    default_workers,
+    match_result,
+    run_tasks,
+    seatings,
+    table_result,
+    task_engines,
+    wilson,
 )
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import (
-    DirLock, StateFileError, atomic_write_bytes, atomic_write_text, find_config, project_version, read_json,
+    DirLock,
+    StateFileError,
+    atomic_write_bytes,
+    atomic_write_text,
+    find_config,
+    project_version,
+    read_json,
     read_yaml_mapping,
 )
+from tenk_env.policies.base import AgentError, AgentSpec, Policy, agent_sha256
+from tenk_env.policies.external import is_script
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.schema import ConfigError, build_section, config_field, public_fields
 
@@ -121,7 +141,7 @@ class TournamentConfig:
         return [f.name for f in public_fields(cls)]
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str = "tournament config") -> "TournamentConfig":
+    def from_dict(cls, data: Mapping[str, Any], source: str = "tournament config") -> TournamentConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a mapping of {', '.join(cls.keys())}, got {type(data).__name__}")
         try:
@@ -698,7 +718,7 @@ def result_rows(res: TournamentResult) -> list[dict[str, Any]]:
     (``a_sha256``, empty for agents without one) and the engine(s) that played it (``backend``)."""
     sha = dict(zip(res.labels, res.agent_sha256 or [None] * len(res.labels)))
     rows = []
-    for t, (table, r) in enumerate(zip(res.tables, res.results)):
+    for t, r in enumerate(res.results):
         engine = res.engines[t] if res.engines else None
         if isinstance(r, MatchResult):
             d = r.to_dict()
@@ -762,8 +782,10 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
 
 def standings_order(res: TournamentResult) -> list[int]:
     """Agents strongest first (by rating, then by share of comparisons won)."""
-    key = lambda a: (-(res.ratings[a].elo if not math.isnan(res.ratings[a].elo) else -math.inf),  # noqa: E731
-                     -(res.ratings[a].score if not math.isnan(res.ratings[a].score) else 0))
+    def key(a):
+        r = res.ratings[a]
+        return -(r.elo if not math.isnan(r.elo) else -math.inf), -(r.score if not math.isnan(r.score) else 0)
+
     return sorted(range(len(res.labels)), key=key)
 
 

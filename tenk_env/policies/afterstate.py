@@ -33,9 +33,10 @@ from __future__ import annotations
 import copy
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -46,10 +47,10 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, game_meta, reads_rules
 from tenk_env.rules_obs import rules_obs as rules_vector
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
-from tenk_env.solve.policy import pick
 from tenk_env.solve.kernels import optimal_values
+from tenk_env.solve.policy import pick
+from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.tables import Keep
 
 __all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPlan", "plan_turn", "features_of",
@@ -451,7 +452,7 @@ def _sure_bank_cap(game: Game, beta: float) -> int:
     return int(K.opt_tcap(spec.prm, Rsup, pbmin, EPS, 0, game.scores[p] // u, game.scores[o] // u, fa, fb, beta))
 
 
-def _values(ends: _Ends, net: "ValueNet | None", N: int) -> np.ndarray:
+def _values(ends: _Ends, net: ValueNet | None, N: int) -> np.ndarray:
     """(L + 2, N) values of the turn's ends for every seat, from the mover: exact where the game
     ends or a last turn follows, else the net's."""
     vals = ends.out
@@ -588,13 +589,13 @@ class AfterstateAgent:
         self._plan: TurnPlan | None = None
 
     @classmethod
-    def from_weights(cls, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any], name: str) -> "AfterstateAgent":
+    def from_weights(cls, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any], name: str) -> AfterstateAgent:
         """The agent of a checkpoint's weights and meta (its features version included)."""
         return cls(ValueNet(weights, int(meta.get("features_version", 1)), int(meta.get("rules_obs", 0))), meta,
                    name)
 
     @classmethod
-    def load(cls, path: str | Path, name: str | None = None) -> "AfterstateAgent":
+    def load(cls, path: str | Path, name: str | None = None) -> AfterstateAgent:
         weights, meta = read_checkpoint(path)
         return cls.from_weights(weights, meta, name or f"afterstate:{path}")
 

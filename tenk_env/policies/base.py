@@ -62,7 +62,7 @@ def command_file(command: str) -> Path | None:
     return None
 
 
-def agent_file(spec: "str | AgentSpec | Any") -> Path | None:
+def agent_file(spec: str | AgentSpec | Any) -> Path | None:
     """The file an agent's behaviour comes from (a checkpoint, a zoo entry's weights), or None."""
     if isinstance(spec, AgentSpec):
         return spec.file
@@ -72,7 +72,7 @@ def agent_file(spec: "str | AgentSpec | Any") -> Path | None:
     return _spec_file(name, arg)
 
 
-def agent_sha256(spec: "str | AgentSpec | Any") -> str | None:
+def agent_sha256(spec: str | AgentSpec | Any) -> str | None:
     """An agent's content key: the SHA-256 (16 hex digits) of its file's bytes as they are
     now, or None for agents that their spec defines alone. (:attr:`AgentSpec.sha256` is the
     key of the file as it was when the spec was parsed.)"""
@@ -94,7 +94,7 @@ class AgentSpec:
     label: str              #: what results and tables call it
 
     @classmethod
-    def parse(cls, spec: "str | AgentSpec") -> "AgentSpec":
+    def parse(cls, spec: str | AgentSpec) -> AgentSpec:
         """The parsed spec (an AgentSpec is returned as it is). :class:`AgentError` for an
         unknown agent or a file that is not there, with the message making it would give."""
         if isinstance(spec, AgentSpec):

@@ -29,7 +29,8 @@ them. :class:`FusedOpponents` plays the bots inside the single-game envs' compil
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba.core import types
@@ -42,13 +43,31 @@ from tenk_env.registry import BatchedPolicy, ScalarPolicyAdapter, make_batched
 from tenk_env.rules import Ruleset
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (
-    njit, table_arrays, F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_ONBOARD,
-    P_BUSTS, P_SCORE, PH_DECIDE, PH_PIGGY, POPCOUNT, RC_END, RC_MAXROLLS, RC_P,
+    F_CURRENT,
+    F_DL,
+    F_FINAL,
+    F_PHASE,
+    F_PIGD,
+    F_PIGT,
+    F_RID,
+    F_ROLLS,
+    F_TRIGGER,
+    F_TT,
+    P_BUSTS,
+    P_ONBOARD,
+    P_SCORE,
+    PH_DECIDE,
+    PH_PIGGY,
+    POPCOUNT,
+    RC_END,
+    RC_MAXROLLS,
+    RC_P,
+    njit,
+    table_arrays,
 )
 from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
 from tenk_env.vector.obs import encode_batch
 from tenk_env.vector.single import NEED_DICE, TO_OTHER, SingleGame, entry_point, k_single
-
 
 __all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedMaxScore", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
            "batched_form", "batched_agent"]
@@ -488,7 +507,7 @@ class BatchedPPO(_BatchedForm):
         out[games] = self.scalar.act(obs, masks)
 
 
-def batched_form(agent: Any) -> "BatchedPolicy | None":
+def batched_form(agent: Any) -> BatchedPolicy | None:
     """The batched form of one of this package's agents (heuristic bots, maxscore, random,
     PPO), or None: the ``tenk.batched`` entry point, asked by
     :func:`tenk_env.registry.make_batched`."""

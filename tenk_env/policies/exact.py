@@ -35,36 +35,73 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from typing import Hashable
+from collections.abc import Hashable
 
 import numpy as np
 from numba import njit
 
-from tenk_env.policies import afterstate as _afterstate_mod, batched as _batched, heuristic as _heuristic, optimal as _optimal
+from tenk_env.game import Game
+from tenk_env.policies import afterstate as _afterstate_mod
+from tenk_env.policies import batched as _batched
+from tenk_env.policies import heuristic as _heuristic
+from tenk_env.policies import optimal as _optimal
 from tenk_env.policies.afterstate import AfterstateAgent
 from tenk_env.policies.base import AGENTS, AgentError, make_agent
 from tenk_env.policies.batched import batched_agent
-from tenk_env.policies.heuristic import (BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, Situation, breakeven_weight,
-                              context, dicenow_bar)
+from tenk_env.policies.heuristic import (
+    BreakEvenAgent,
+    DiceNowAgent,
+    GreedyAgent,
+    HoldAgent,
+    Situation,
+    breakeven_weight,
+    context,
+    dicenow_bar,
+)
 from tenk_env.policies.optimal import MaxScoreAgent
-from tenk_env.game import Game
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.solve import spec as spec_module
-from tenk_env.solve.spec import SolverError, Spec
-from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
-from tenk_env.solve.evaluate import (THETA, EvalResult, ExactPolicy, SelfValued, Tabulated, cached_eval, class_rolls,
-                                     code_hash, eval_cache_key, evaluate_policies, optimal_key, optimal_policy)
-from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
-from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
-from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
-from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve import turn as _turn
+from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
+from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
+from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
+from tenk_env.solve.evaluate import (
+    THETA,
+    EvalResult,
+    ExactPolicy,
+    SelfValued,
+    Tabulated,
+    cached_eval,
+    class_rolls,
+    code_hash,
+    eval_cache_key,
+    evaluate_policies,
+    optimal_key,
+    optimal_policy,
+)
+from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game
+from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve.policy import choose, move_values
 from tenk_env.solve.regret import state_key
+from tenk_env.solve.spec import SolverError, Spec
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector import BatchedGame
-from tenk_env.vector.layout import (F_CURRENT, F_DL, F_FINAL, F_PHASE, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS,
-                                    P_ONBOARD, P_SCORE, PH_DECIDE, POPCOUNT, table_arrays)
+from tenk_env.vector.layout import (
+    F_CURRENT,
+    F_DL,
+    F_FINAL,
+    F_PHASE,
+    F_RID,
+    F_ROLLS,
+    F_TRIGGER,
+    F_TT,
+    P_BUSTS,
+    P_ONBOARD,
+    P_SCORE,
+    PH_DECIDE,
+    POPCOUNT,
+    table_arrays,
+)
 
 __all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
            "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent",
@@ -162,7 +199,7 @@ def _bot_list(arg: str) -> list[str]:
     return bots
 
 
-def exact_eval_n(rules: "Ruleset | str", specs: list[str], *, cache: bool = True, theta: float = THETA,
+def exact_eval_n(rules: Ruleset | str, specs: list[str], *, cache: bool = True, theta: float = THETA,
                  progress=None, cached_only: bool = False) -> MultiEval | None:
     """Exact P(win) of N = 2 to 4 bots (:data:`MULTI_AGENTS`) sitting in this cyclic order, for
     every one of them moving first (:class:`~tenk_env.solve.multi.MultiEval`); cached on disk
@@ -178,7 +215,7 @@ def exact_eval_n(rules: "Ruleset | str", specs: list[str], *, cache: bool = True
     return res
 
 
-def exact_eval_beside_equilibrium(rules: "Ruleset | str", bot: str, n_players: int = 3, *, cache: bool = True,
+def exact_eval_beside_equilibrium(rules: Ruleset | str, bot: str, n_players: int = 3, *, cache: bool = True,
                                   theta: float = THETA, progress=None,
                                   cached_only: bool = False) -> SeatVsEquilibrium | None:
     """Exact P(win) of ``bot`` (:data:`MULTI_AGENTS`) from every seat of an ``n_players`` game
@@ -198,7 +235,7 @@ def exact_eval_beside_equilibrium(rules: "Ruleset | str", bot: str, n_players: i
 _BRN: OrderedDict = OrderedDict()
 
 
-def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = True, theta: float = THETA,
+def best_response_n(rules: Ruleset | str, bots: list[str], *, cache: bool = True, theta: float = THETA,
                     progress=None, cached_only: bool = False) -> MultiBestResponse | None:
     """The exact best response to 1 to 3 bots seated after it in this order
     (:class:`~tenk_env.solve.multi.MultiBestResponse`: its win probability seat by seat, the
@@ -224,7 +261,7 @@ def best_response_n(rules: "Ruleset | str", bots: list[str], *, cache: bool = Tr
     return br
 
 
-def seat_ceiling(rules: "Ruleset | str", opponents: list[str], seated: list[str], *, compute: bool = False,
+def seat_ceiling(rules: Ruleset | str, opponents: list[str], seated: list[str], *, compute: bool = False,
                  progress=None) -> tuple[MultiBestResponse | None, dict[str, float]]:
     """What exact play says about one seat of a free-for-all against ``opponents`` (seated
     after it in this order): the best response there (None, unless ``compute``, if it is not
@@ -402,7 +439,7 @@ def policy_key(spec: str) -> str:
 _BR: OrderedDict = OrderedDict()
 
 
-def best_response(rules: "Ruleset | str", bot: str, *, cache: bool = True, theta: float = THETA) -> BestResponse:
+def best_response(rules: Ruleset | str, bot: str, *, cache: bool = True, theta: float = THETA) -> BestResponse:
     """The exact best response to ``bot`` (any spec :func:`check_exact_spec` accepts) under
     ``rules``: its win rate seat by seat (``p_first``, ``p_second``, ``p``), the solution
     ``br:BOT`` plays from. Solved once, then read from the disk cache."""
@@ -421,7 +458,7 @@ def best_response(rules: "Ruleset | str", bot: str, *, cache: bool = True, theta
     return br
 
 
-def exact_policy(rules: "Ruleset | str", spec: str, *, sol=None, theta: float = THETA) -> ExactPolicy:
+def exact_policy(rules: Ruleset | str, spec: str, *, sol=None, theta: float = THETA) -> ExactPolicy:
     """The exact evaluator's view of agent ``spec`` (solving what it needs: the game, a best response)."""
     check_exact_spec(spec)
     rules = load_ruleset(rules)
@@ -435,7 +472,7 @@ def exact_policy(rules: "Ruleset | str", spec: str, *, sol=None, theta: float = 
     return BotPolicy(make_agent(spec), rules)
 
 
-def exact_eval(rules: "Ruleset | str", a: str, b: str, *, cache: bool = True, theta: float = THETA) -> EvalResult:
+def exact_eval(rules: Ruleset | str, a: str, b: str, *, cache: bool = True, theta: float = THETA) -> EvalResult:
     """Exact P(A beats B) under ``rules``, seat by seat (``p_a_first``, ``p_a_second``,
     balanced ``p_a``), for agent specs A and B (see :data:`EXACT_AGENTS`). Names and the
     ruleset are checked before anything is solved; results are cached on disk."""

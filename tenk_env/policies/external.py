@@ -95,14 +95,24 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from tenk_env.game import Game, Phase
-from tenk_env.obs import (OBS_VERSION, PIGGYBACK_TAKE, action_table, decode_action, encode, illegal_reason,
-                          legal_mask, n_actions, obs_labels)
+from tenk_env.obs import (
+    OBS_VERSION,
+    PIGGYBACK_TAKE,
+    action_table,
+    decode_action,
+    encode,
+    illegal_reason,
+    legal_mask,
+    n_actions,
+    obs_labels,
+)
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
@@ -176,7 +186,7 @@ def _keep_tail(pipe, tail: collections.deque) -> None:
 _GROUPS = hasattr(os, "killpg")
 #: the processes this interpreter started and has not closed (a forked child inherits the
 #: entries and skips them: :meth:`_Process.owned`), for the SIGTERM handler
-_RUNNING: dict[int, "_Process"] = {}
+_RUNNING: dict[int, _Process] = {}
 #: one entry per program being started, not yet in _RUNNING; a SIGTERM then waits for the start
 _STARTING: list[int] = []
 #: a SIGTERM that came during a start (the start then handles it)
@@ -389,7 +399,7 @@ def _guard_sigterm() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-def is_script(path: "str | os.PathLike[str] | None") -> bool:
+def is_script(path: str | os.PathLike[str] | None) -> bool:
     """Whether ``path`` is a script (its first bytes are ``#!``, or it ends ``.sh``, ``.bat`` or
     ``.cmd``): a wrapper, whose key (its own bytes) misses the program it runs."""
     if path is None:
@@ -567,7 +577,7 @@ class CmdAgent:
         return (CmdAgent._rebuilt, (self.argv, self.name, self._timeout_given))
 
     @classmethod
-    def _rebuilt(cls, argv: list[str], name: str, timeout: float | None) -> "CmdAgent":
+    def _rebuilt(cls, argv: list[str], name: str, timeout: float | None) -> CmdAgent:
         return cls(argv, name, timeout=timeout)
 
     def __repr__(self) -> str:

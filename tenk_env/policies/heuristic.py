@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from tenk_env.policies.base import AgentError
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game
+from tenk_env.policies.base import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep, RollInfo, Tables
 

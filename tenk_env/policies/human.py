@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 import string
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tenk_env.policies.base import AgentError
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game
+from tenk_env.policies.base import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep, counts_of
 

@@ -9,8 +9,9 @@ from the observation, so the model needs nothing of tenk to run.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

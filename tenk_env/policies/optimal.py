@@ -16,13 +16,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from tenk_env.policies.base import AgentError
 from tenk_env.game import Game
+from tenk_env.policies.base import AgentError
 from tenk_env.rules import Ruleset
-from tenk_env.solve.spec import SolverError
 from tenk_env.solve.game import check_game_rules, is_cached, solve_game
 from tenk_env.solve.policy import choose, move_values
 from tenk_env.solve.regret import TurnTables, state_key
+from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import Keep
 

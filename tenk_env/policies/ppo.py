@@ -36,16 +36,17 @@ import io
 import json
 import zipfile
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from tenk_env.policies.base import AgentError
 from tenk_env.game import Game
 from tenk_env.io import atomic_write_bytes
 from tenk_env.obs import OBS_VERSION, PIGGYBACK_TAKE, decode_action, encode, legal_mask, obs_size
 from tenk_env.obs import n_actions as _n_actions  # checkpoint_meta has an argument of that name
+from tenk_env.policies.base import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, game_meta, reads_rules
 from tenk_env.rules_obs import rules_obs as rules_vector
@@ -353,7 +354,7 @@ class NumpyActor:
             self.key_to_row, self.table = keep_features(rules)
 
     @classmethod
-    def from_state_dict(cls, sd: Mapping[str, Any], meta: Mapping[str, Any], source: str) -> "NumpyActor":
+    def from_state_dict(cls, sd: Mapping[str, Any], meta: Mapping[str, Any], source: str) -> NumpyActor:
         def arr(k):
             v = sd[k]
             return v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
@@ -411,7 +412,7 @@ class PPOAgent:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def load(cls, path: str | Path, name: str | None = None) -> "PPOAgent":
+    def load(cls, path: str | Path, name: str | None = None) -> PPOAgent:
         # torch only reads the weights here (the agent plays in NumPy), and the process's torch
         # threads stay its own: match workers and trainers set theirs
         path = Path(path)
@@ -420,7 +421,7 @@ class PPOAgent:
         return cls(actor, meta, name or f"ppo:{path}")
 
     @classmethod
-    def from_policy(cls, policy: Any, meta: Mapping[str, Any], name: str = "ppo") -> "PPOAgent":
+    def from_policy(cls, policy: Any, meta: Mapping[str, Any], name: str = "ppo") -> PPOAgent:
         """A frozen copy of a live SB3 policy (later training does not change it)."""
         actor = NumpyActor.from_state_dict(policy.state_dict(), meta, name)
         return cls(actor, meta, name)
@@ -476,7 +477,7 @@ def make_ppo(arg: str | None) -> PPOAgent:
     return PPOAgent.load(arg)
 
 
-def untrained_ppo(rules: "Ruleset | str" = "classic", n_players: int = 2, seed: int = 0) -> PPOAgent:
+def untrained_ppo(rules: Ruleset | str = "classic", n_players: int = 2, seed: int = 0) -> PPOAgent:
     """A PPOAgent with SB3's default (untrained) MLP policy: for benchmarks and tests.
     Imports sb3-contrib (and torch)."""
     from sb3_contrib import MaskablePPO

@@ -31,19 +31,20 @@ tournament keys zoo agents by the weights found there too); every function also 
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml
 
+from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
 from tenk_env.policies import base
 from tenk_env.policies.afterstate import FORMAT as AFTERSTATE_FORMAT
 from tenk_env.policies.afterstate import AfterstateAgent, read_checkpoint
 from tenk_env.policies.base import ZOO_DIR
-from tenk_env.policies.ppo import META_FORMAT, CheckpointError, PPOAgent, NumpyActor, read_meta, read_weights
-from tenk_env.io import atomic_write_bytes, atomic_write_text, file_sha256
+from tenk_env.policies.ppo import META_FORMAT, CheckpointError, NumpyActor, PPOAgent, read_meta, read_weights
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.rules_obs import reads_rules
@@ -213,7 +214,7 @@ def entries(root: str | Path | None = None) -> list[ZooEntry]:
     return scan(root)[0]
 
 
-def load(name: str, root: str | Path | None = None) -> "PPOAgent | AfterstateAgent":
+def load(name: str, root: str | Path | None = None) -> PPOAgent | AfterstateAgent:
     """The zoo agent ``name`` (deterministic: PPO agents play greedily); :class:`ZooError`
     naming the fault if its entry is broken."""
     root = _root(root)
@@ -235,7 +236,7 @@ def load(name: str, root: str | Path | None = None) -> "PPOAgent | AfterstateAge
     return PPOAgent(NumpyActor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
 
 
-def make_zoo(arg: str | None) -> "PPOAgent | AfterstateAgent":
+def make_zoo(arg: str | None) -> PPOAgent | AfterstateAgent:
     """The ``zoo:NAME`` agent spec."""
     if not arg:
         names = ", ".join(e.name for e in entries()) or "(nothing)"

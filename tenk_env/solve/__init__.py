@@ -20,16 +20,25 @@ Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk
 inner loops are compiled with numba (cached too, so only the first run compiles).
 """
 
-from tenk_env.solve.spec import SolverError
-from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.best_response import BestResponse, solve_best_response
-from tenk_env.solve.evaluate import (EvalResult, ExactPolicy, SelfValued, Tabulated, TablePolicy, evaluate,
-                                     evaluate_policies, hold_policy, maxscore_policy, optimal_policy)
-from tenk_env.solve.game import GameSolution, check_exact_rules, check_game_rules, is_cached, solve_game
-from tenk_env.solve.multi import (MultiBestResponse, MultiEval, best_response_multi, check_multi_rules,
-                                  evaluate_multi)
+from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.equilibrium import Equilibrium, check_equilibrium_rules, solve_equilibrium
+from tenk_env.solve.evaluate import (
+                                     EvalResult,
+                                     ExactPolicy,
+                                     SelfValued,
+                                     TablePolicy,
+                                     Tabulated,
+                                     evaluate,
+                                     evaluate_policies,
+                                     hold_policy,
+                                     maxscore_policy,
+                                     optimal_policy,
+)
+from tenk_env.solve.game import GameSolution, check_exact_rules, check_game_rules, is_cached, solve_game
+from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
 from tenk_env.solve.plot import plot_policy
+from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import TurnSolution, solve_turn
 
 __all__ = ["SolverError", "cache_dir", "solve_turn", "TurnSolution", "solve_game", "GameSolution",

@@ -31,12 +31,26 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import SolverError
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import (THETA, ExactPolicy, PenaltySide, SelfValued, by_status, evaluator_hash,
-                                     mover_states, penalty_solve, penalty_states, prefetch, reach_all, make_side,
-                                     TabSide, code_hash, rf_optimal)
-from tenk_env.solve.game import EPS, TOL, GameSolution, check_exact_rules, forced_extension, state_masks, solve_game
+from tenk_env.solve.evaluate import (
+    THETA,
+    ExactPolicy,
+    PenaltySide,
+    SelfValued,
+    TabSide,
+    by_status,
+    code_hash,
+    evaluator_hash,
+    make_side,
+    mover_states,
+    penalty_solve,
+    penalty_states,
+    prefetch,
+    reach_all,
+    rf_optimal,
+)
+from tenk_env.solve.game import EPS, TOL, GameSolution, check_exact_rules, forced_extension, solve_game, state_masks
+from tenk_env.solve.spec import SolverError
 
 __all__ = ["BestResponse", "solve_best_response", "br_cache_key", "BR_VERSION"]
 
@@ -120,7 +134,7 @@ class BestResponse:
         return self.sol.final_values(d, fa)
 
 
-def solve_best_response(rules: "Ruleset | str", opponent: ExactPolicy, *, sol: GameSolution | None = None,
+def solve_best_response(rules: Ruleset | str, opponent: ExactPolicy, *, sol: GameSolution | None = None,
                         cache: bool = True, theta: float = THETA) -> BestResponse:
     """The policy that maximises the win probability against ``opponent`` (2 players), its
     exact win rate seat by seat; cached on disk by ruleset hash and the opponent's content key."""
@@ -228,7 +242,7 @@ def _penalty_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
     WB = sol.W.copy()
     XA = XB = None
     sweeps = 0
-    for rounds in range(1, MAX_ROUNDS + 1):
+    for rounds in range(1, MAX_ROUNDS + 1):  # noqa: B007 (reported after the loop)
         A = PenaltySide(SelfValued("br", sol, WB, RB), sol, states, theta).outcomes(RB)
         XA, XB, n = penalty_solve(sol, states, IDX, A, B, XA, XB)
         sweeps += n

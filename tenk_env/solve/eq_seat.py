@@ -285,7 +285,7 @@ def _key(rules: Ruleset, N: int, policy: Tabulated, theta: float) -> str:
     return f"eqseat{N}-v{EQ_VERSION}-{rules.hash}-{closure_hash(__name__)}-{policy.cache_key()}-{theta:g}"
 
 
-def evaluate_beside_equilibrium(rules: "Ruleset | str", policy: Tabulated, n_players: int = 3, *, cache: bool = True,
+def evaluate_beside_equilibrium(rules: Ruleset | str, policy: Tabulated, n_players: int = 3, *, cache: bool = True,
                                 theta: float = THETA, progress=None, cached_only: bool = False
                                 ) -> SeatVsEquilibrium | None:
     """Exact P(win) of the fixed :class:`~tenk_env.solve.evaluate.Tabulated` ``policy`` from

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K, multi_kernels as MK
+from tenk_env.solve import kernels as K
+from tenk_env.solve import multi_kernels as MK
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.evaluate import code_hash, evaluator_hash
 from tenk_env.solve.game import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance
@@ -184,7 +185,7 @@ def _key(rules: Ruleset, N: int) -> str:
     return f"eq{N}-v{EQ_VERSION}-{rules.hash}-{code_hash(__file__, MK.__file__)}{evaluator_hash()}"
 
 
-def solve_equilibrium(rules: "Ruleset | str", n_players: int = 3, *, cache: bool = True, progress=None,
+def solve_equilibrium(rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None,
                       cached_only: bool = False) -> Equilibrium | None:
     """The symmetric (max-n) equilibrium of ``rules`` at 2 or 3 players, cached on disk by
     ruleset hash and this solver's code; ``progress(fraction)`` is called after each level;

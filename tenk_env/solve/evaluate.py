@@ -45,19 +45,43 @@ import hashlib
 import itertools
 import time
 from collections import OrderedDict, defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Hashable
 
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import game as _game, kernels as K, spec as spec_module
-from tenk_env.solve.spec import (BUST, END_ONE_MORE_ROLL, NORMAL, P_END, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH,
-                                  SolverError, Spec, build_spec)
+from tenk_env.solve import game as _game
+from tenk_env.solve import kernels as K
+from tenk_env.solve import spec as spec_module
 from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.game import (EPS, GAME_VERSION, TOL, GameSolution, check_exact_rules, final_prm, forced_extension,
-                                 off_board_scores, state_masks, solve_game)
+from tenk_env.solve.game import (
+    EPS,
+    GAME_VERSION,
+    TOL,
+    GameSolution,
+    check_exact_rules,
+    final_prm,
+    forced_extension,
+    off_board_scores,
+    solve_game,
+    state_masks,
+)
+from tenk_env.solve.spec import (
+    BUST,
+    END_ONE_MORE_ROLL,
+    NORMAL,
+    P_END,
+    P_MAXROLLS,
+    P_SHARED,
+    P_ZILCH,
+    WIN,
+    ZILCH,
+    SolverError,
+    Spec,
+    build_spec,
+)
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
@@ -87,14 +111,14 @@ class TablePolicy:
         return int(idx.max()) + 1 if idx.size else 0
 
 
-def maxscore_policy(rules: "Ruleset | str") -> TablePolicy:
+def maxscore_policy(rules: Ruleset | str) -> TablePolicy:
     """The max-expected-points policy (no bust penalty assumed: k = 0 busts in a row)."""
     t = solve_turn(rules)
     bank = np.arange(t.values.shape[-1] + 64, dtype=np.float64) * t.unit
     return TablePolicy("maxscore", t.unit, np.ascontiguousarray(t.values[0]), bank, 0.0)
 
 
-def hold_policy(rules: "Ruleset | str", hold_at: int) -> TablePolicy:
+def hold_policy(rules: Ruleset | str, hold_at: int) -> TablePolicy:
     """Bank as soon as the turn total reaches ``hold_at`` points; keep the most points."""
     rules = load_ruleset(rules)
     spec = build_spec(rules, for_game=True)
@@ -128,7 +152,7 @@ class EvalResult:
         return 0.5 * (self.p_a_first + self.p_a_second)
 
 
-def _final_for(sol: GameSolution, pol: "str | TablePolicy") -> np.ndarray:
+def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
     if isinstance(pol, str):
         return sol.R
     s = sol.spec
@@ -161,7 +185,7 @@ def _final_for(sol: GameSolution, pol: "str | TablePolicy") -> np.ndarray:
     return R
 
 
-def _as_policy(rules: Ruleset, p) -> "str | TablePolicy":
+def _as_policy(rules: Ruleset, p) -> str | TablePolicy:
     if isinstance(p, TablePolicy):
         return p
     if p == "optimal":
@@ -177,7 +201,7 @@ def _as_policy(rules: Ruleset, p) -> "str | TablePolicy":
     raise SolverError(f"policy {p!r}: the exact evaluator follows 'optimal', 'maxscore', 'hold:N' or a TablePolicy")
 
 
-def _evaluate_tables(rules: "Ruleset | str", a="optimal", b="maxscore", *,
+def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *,
                      sol: GameSolution | None = None) -> EvalResult:
     """The evaluation of preference tables on the kernels' ``eval_game``: kept as an independent check of
     :func:`evaluate_policies` (tests/test_exact.py). It assumes that a table policy banks
@@ -546,7 +570,7 @@ class TabSide:
                 need[k] = s
         got = dict(zip(need, tabulate(self.pol, self.spec, np.array(list(need.values()), np.int64).reshape(-1, 5),
                                       self.theta))) if need else {}
-        for k, t in got.items():
+        for t in got.values():
             self.count += 1
             self.reach = max(self.reach, t.Tt)
             if t.Tt + 1 > self.V.shape[2]:
@@ -585,7 +609,7 @@ class TabSide:
         return final_chances(self, J)
 
 
-def final_chances(side: "TabSide", J: int) -> np.ndarray:
+def final_chances(side: TabSide, J: int) -> np.ndarray:
     """RF[f, b, j]: a tabulated policy's chance in its final turn, own score b (units, status
     f: :meth:`GameSolution.status`) against a leader at target + j. Leads that even optimal
     play cannot overcome but with probability EPS count 0 (unless a roll wins at once)."""
@@ -709,7 +733,7 @@ def cached_eval(key: str, a: str, b: str) -> EvalResult | None:
     return EvalResult(a, b, float(pf), float(ps), float(secs), {"cached": True, "pruned": float(pruned)})
 
 
-def evaluate_policies(rules: "Ruleset | str", pa: ExactPolicy, pb: ExactPolicy, *, sol: GameSolution | None = None,
+def evaluate_policies(rules: Ruleset | str, pa: ExactPolicy, pb: ExactPolicy, *, sol: GameSolution | None = None,
                       cache: bool = True, theta: float = THETA) -> EvalResult:
     """Exact P(A wins) against B, seat by seat (2 players), for any two :class:`ExactPolicy`.
 
@@ -953,7 +977,7 @@ class TableTabulated(Tabulated):
         return s.o_p[o] * s.unit, s.o_d[o], (out & 1) == 1
 
 
-def evaluate(rules: "Ruleset | str", a="optimal", b="maxscore", *, sol: GameSolution | None = None,
+def evaluate(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None,
              cache: bool = True) -> EvalResult:
     """Exact P(A wins) against B, seat by seat, under ``rules`` (2 players), for ``"optimal"``,
     ``"maxscore"``, ``"hold:N"`` (as preference tables describe them) or a :class:`TablePolicy`;

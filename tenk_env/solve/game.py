@@ -42,9 +42,24 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import (BUST, END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_PEN, P_PENAFTER,
-                                  P_SHARED, P_TARGET, WIN, ZILCH, SolverError, Spec, build_spec)
 from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
+from tenk_env.solve.spec import (
+    BUST,
+    END_IMMEDIATE,
+    P_END,
+    P_ENTRY,
+    P_MAXROLLS,
+    P_MINBANK,
+    P_PEN,
+    P_PENAFTER,
+    P_SHARED,
+    P_TARGET,
+    WIN,
+    ZILCH,
+    SolverError,
+    Spec,
+    build_spec,
+)
 
 __all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable",
            "final_turn_chances", "off_board_scores", "solve_minutes", "GAME_VERSION", "EPS", "TOL"]
@@ -500,13 +515,13 @@ def _cache_key(rules: Ruleset) -> str:
     return f"game-v{GAME_VERSION}-{rules.hash}"
 
 
-def is_cached(rules: "Ruleset | str") -> bool:
+def is_cached(rules: Ruleset | str) -> bool:
     """Whether :func:`solve_game` would read ``rules``' solution from the disk cache (a solve
     that is not cached takes seconds at a small target, minutes on classic)."""
     return cache_path(_cache_key(load_ruleset(rules))).is_file()
 
 
-def solve_game(rules: "Ruleset | str", *, cache: bool = True, with_fair_komi: bool = True,
+def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool = True,
                progress=None) -> GameSolution:
     """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash).
     ``progress(fraction)``, if given, is called as the solve of the turn-start states goes on

@@ -25,8 +25,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tenk_env.solve.spec import (BUST, END_IMMEDIATE, NORMAL, P_END, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK,
-                                  P_N, P_PEN, P_PENAFTER, P_TARGET, P_ZILCH, WIN, ZILCH)
+from tenk_env.solve.spec import (
+    BUST,
+    END_IMMEDIATE,
+    NORMAL,
+    P_END,
+    P_ENTRY,
+    P_HOTMAND,
+    P_MAXROLLS,
+    P_MINBANK,
+    P_N,
+    P_PEN,
+    P_PENAFTER,
+    P_TARGET,
+    P_ZILCH,
+    WIN,
+    ZILCH,
+)
 
 NEG = -1e300
 

@@ -39,11 +39,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K, multi_kernels as MK
+from tenk_env.solve import kernels as K
+from tenk_env.solve import multi_kernels as MK
 from tenk_env.solve.cache import load_arrays, save_arrays
 from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, outcome_rows
-from tenk_env.solve.game import (EPS, TOL, check_exact_rules, final_prm, final_turn_chances, forced_extension,
-                                 min_bust_chance)
+from tenk_env.solve.game import (
+    EPS,
+    TOL,
+    check_exact_rules,
+    final_prm,
+    final_turn_chances,
+    forced_extension,
+    min_bust_chance,
+)
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
 __all__ = ["MultiEval", "MultiBestResponse", "evaluate_multi", "best_response_multi", "check_multi_rules",
@@ -236,7 +244,7 @@ def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
     pols = [p for p in players if p is not None]
     for p in pols:
         p.prepare(spec)
-    regular = {id(p): _memo(("regular", rules.hash, p.cache_key(), theta), lambda: _regular_tables(p, spec, theta))
+    regular = {id(p): _memo(("regular", rules.hash, p.cache_key(), theta), lambda p=p: _regular_tables(p, spec, theta))
                for p in pols}
     # Bars: a fixed trigger's bank (past J1 with chance <= EPS), raised by at most one keep
     # per later final turn (the bots' banks stop once they beat the bar), or the responder's
@@ -251,7 +259,7 @@ def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
             continue
         KID, DIST, DW, DQ, pruned, n = regular[id(p)]
         FKID, FDIST, FW, FB, pruned_f = _memo(("final", rules.hash, p.cache_key(), J, theta),
-                                              lambda: _final_tables(p, spec, J, R, theta))
+                                              lambda p=p: _final_tables(p, spec, J, R, theta))
         fixed.append(_Fixed(KID, DIST, DW, DQ, FKID, FDIST, FW, FB, max(pruned, pruned_f), n))
     fA, fB = forced_extension(spec.prm, spec)
     prm_f = final_prm(spec)
@@ -391,7 +399,7 @@ def _cache_keys(kind: str, rules: Ruleset, keys: list, theta: float) -> str:
     return f"multi{kind}-v{MULTI_VERSION}-{rules.hash}-{_code()}-{'-'.join(keys)}-{theta:g}"
 
 
-def evaluate_multi(rules: "Ruleset | str", policies: list, *, cache: bool = True, theta: float = THETA,
+def evaluate_multi(rules: Ruleset | str, policies: list, *, cache: bool = True, theta: float = THETA,
                    progress=None, cached_only: bool = False) -> MultiEval | None:
     """Exact P(win) of every one of N fixed :class:`~tenk_env.solve.evaluate.Tabulated`
     policies sitting in the given cyclic order, for every player to move first.
@@ -535,7 +543,7 @@ def _chains_from(arrays: dict) -> dict:
     return chains
 
 
-def best_response_multi(rules: "Ruleset | str", opponents: list, *, cache: bool = True, theta: float = THETA,
+def best_response_multi(rules: Ruleset | str, opponents: list, *, cache: bool = True, theta: float = THETA,
                         progress=None, cached_only: bool = False) -> MultiBestResponse | None:
     """The policy that maximises its win probability against N-1 fixed
     :class:`~tenk_env.solve.evaluate.Tabulated` policies seated after it in the given order,

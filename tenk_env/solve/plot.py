@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tenk_env.solve.spec import P_MINBANK
 from tenk_env.solve.game import GameSolution
+from tenk_env.solve.spec import P_MINBANK
 
 __all__ = ["bank_thresholds", "plot_policy"]
 
@@ -37,7 +37,7 @@ def bank_thresholds(sol: GameSolution, step: int | None = None):
     return grid * sol.unit, thr
 
 
-def plot_policy(sol: GameSolution, path: "str | Path", step: int | None = None) -> Path:
+def plot_policy(sol: GameSolution, path: str | Path, step: int | None = None) -> Path:
     """Save the banking-threshold maps of ``sol`` as a PNG; returns the path."""
     import matplotlib
 

@@ -9,7 +9,7 @@ optimal agent's move is by construction the one the analysis ranks first.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -38,9 +38,9 @@ from numba import njit
 
 from tenk_env.game import Game
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_SHARED, P_ZILCH, WIN, ZILCH
 from tenk_env.solve.game import EPS, GameSolution, final_prm
 from tenk_env.solve.policy import choose, move_values, pick
+from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_SHARED, P_ZILCH, WIN, ZILCH
 from tenk_env.tables import Keep
 
 __all__ = ["TurnTables", "turn_tables", "state_key", "roll_past_cap", "MoveRegret", "regret_of", "regret_in",

@@ -24,8 +24,8 @@ import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import kernels as K
-from tenk_env.solve.spec import P_MAXROLLS, P_MINBANK, SolverError, Spec, build_spec
 from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.spec import P_MAXROLLS, P_MINBANK, SolverError, Spec, build_spec
 
 __all__ = ["TurnSolution", "solve_turn"]
 
@@ -107,7 +107,7 @@ def thresholds_of(spec: Spec, V_on: np.ndarray) -> dict:
     return out
 
 
-def solve_turn(rules: "Ruleset | str", *, cache: bool = True, tol: float = 1e-9) -> TurnSolution:
+def solve_turn(rules: Ruleset | str, *, cache: bool = True, tol: float = 1e-9) -> TurnSolution:
     """The max-expected-points policy of a ruleset (cached on disk by the ruleset hash).
 
     A normal turn is solved: an instant-win roll counts as its best keep (a win is not a
@@ -136,7 +136,7 @@ def solve_turn(rules: "Ruleset | str", *, cache: bool = True, tol: float = 1e-9)
     it = 0
     if pen:
         # relative value iteration: g + h(k) = E_turn(beta_k); values relative to h(0) = 0
-        for it in range(1, 10_000):
+        for it in range(1, 10_000):  # noqa: B007 (reported after the loop)
             beta = betas(h)
             E = np.array([_dp(spec, 1, beta[k], 0.0, Tcap)[0, spec.n_dice, 0] for k in range(Kn)])
             h_new = E - E[0]

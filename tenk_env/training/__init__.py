@@ -12,10 +12,15 @@ CLI, sweeps, notebooks) need not.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Union
 
-from tenk_env.training.afterstate import (ALGO, AfterstateConfig, AfterstateResult, load_afterstate_config,
-                                          resume_afterstate, train_afterstate)
+from tenk_env.training.afterstate import (
+    ALGO,
+    AfterstateConfig,
+    AfterstateResult,
+    load_afterstate_config,
+    resume_afterstate,
+    train_afterstate,
+)
 from tenk_env.training.config import ConfigError, TrainConfig, load_config, parse_config, read_yaml
 from tenk_env.training.rundir import RunError
 from tenk_env.training.trainer import RunResult, resume, train
@@ -23,7 +28,7 @@ from tenk_env.training.trainer import RunResult, resume, train
 __all__ = ["ConfigError", "TrainConfig", "AfterstateConfig", "load_config", "parse_config", "RunError", "RunResult",
            "AfterstateResult", "train", "resume", "algo_of", "train_file", "resume_run"]
 
-Result = Union[RunResult, AfterstateResult]
+Result = RunResult | AfterstateResult
 
 
 def algo_of(config: str | Path) -> str:

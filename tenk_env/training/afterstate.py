@@ -26,29 +26,69 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any
 
 import numpy as np
 import yaml
 
-from tenk_env.rules_obs import RULES_OBS_VERSION
-from tenk_env.policies.afterstate import (FEATURES_VERSION, AfterstateAgent, AfterstateError, ValueNet, check_rules,
-                               checkpoint_meta, n_features, plan_turn, position_features, save_checkpoint, win_shares)
-from tenk_env.units import regret_text
-from tenk_env.policies.base import make_agent
-from tenk_env.training.config import (BYTES_PER_PARAMETER, DEFAULT_EVAL_OPPONENTS, SELF, ConfigError, RunConfig, build_section,
-                                  check_agent, check_choice, config_field, parse_pool, check_positive, public_fields, check_seed, check_unit,
-                                  apply_overrides, check_games, check_memory, mlp_parameters, read_yaml, training_rules)
-from tenk_env.training.rundir import (RunError, StopRequest, append_rows, check_run_dir, read_rows, run_record,
-                                      start_run, tb_writer, write_rows)
-from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, pooled_row, tag_name
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.io import DirLock, atomic_write_bytes, atomic_write_text
-from tenk_env.threads import one_blas_thread
+from tenk_env.policies.afterstate import (
+    FEATURES_VERSION,
+    AfterstateAgent,
+    AfterstateError,
+    ValueNet,
+    check_rules,
+    checkpoint_meta,
+    n_features,
+    plan_turn,
+    position_features,
+    save_checkpoint,
+    win_shares,
+)
+from tenk_env.policies.base import make_agent
 from tenk_env.rules import Ruleset, did_you_mean
+from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.solve.game import is_solvable
+from tenk_env.threads import one_blas_thread
+from tenk_env.training.config import (
+    BYTES_PER_PARAMETER,
+    DEFAULT_EVAL_OPPONENTS,
+    SELF,
+    ConfigError,
+    RunConfig,
+    apply_overrides,
+    build_section,
+    check_agent,
+    check_choice,
+    check_games,
+    check_memory,
+    check_positive,
+    check_seed,
+    check_unit,
+    config_field,
+    mlp_parameters,
+    parse_pool,
+    public_fields,
+    read_yaml,
+    training_rules,
+)
+from tenk_env.training.rundir import (
+    RunError,
+    StopRequest,
+    append_rows,
+    check_run_dir,
+    read_rows,
+    run_record,
+    start_run,
+    tb_writer,
+    write_rows,
+)
+from tenk_env.training.trainer import LinearSchedule, evaluate_agent, log_regret, pooled_row, tag_name
+from tenk_env.units import regret_text
 
 __all__ = ["AfterstateConfig", "load_afterstate_config", "train_afterstate", "resume_afterstate", "ALGO"]
 
@@ -67,8 +107,8 @@ class AfterstateEvalConfig:
     every: int = config_field("learner turns between evaluations (0: only at the end)", 20_000)
     games: int = config_field("games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
                        "learner against copies of the opponent)", 400)
-    opponents: Union[list[str], None] = config_field("agent specs (null: random, hold:300, dicenow)", None)
-    best_by: Union[str, None] = config_field("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
+    opponents: list[str] | None = config_field("agent specs (null: random, hold:300, dicenow)", None)
+    best_by: str | None = config_field("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
                                       "regret (null: regret where the game solver covers the game, else the last "
                                       "opponent)", None)
     regret_games: int = config_field("games analysed against optimal at each evaluation (2 players, rulesets the game "
@@ -93,14 +133,14 @@ class AfterstateConfig(RunConfig):
                            "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
     hidden: list[int] = config_field("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
     learning_rate: float = config_field("Adam step size", 1e-3)
-    lr_end: Union[float, None] = config_field("anneal the step size linearly to this by total_turns (null: constant)", None)
+    lr_end: float | None = config_field("anneal the step size linearly to this by total_turns (null: constant)", None)
     batch_size: int = config_field("targets per gradient step", 256)
     train_every: int = config_field("new targets between training phases", 256)
     grad_steps: int = config_field("gradient steps per training phase", 8)
     buffer: int = config_field("replay buffer size (the newest targets)", 100_000)
     lam: float = config_field("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
                        "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)", 0.7)
-    lam_end: Union[float, None] = config_field("anneal lam linearly to this by total_turns (null: constant)", 0.0)
+    lam_end: float | None = config_field("anneal lam linearly to this by total_turns (null: constant)", 0.0)
     other_seats: str = config_field("with 3 or more players, the backup of the seats not moving: plan (their chances under "
                              "the mover's plan, one more turn evaluation per seat) or net (the net's own estimate, "
                              "scaled to what the mover's backup leaves: one evaluation per turn in all)", "plan")

@@ -15,19 +15,21 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any
 
 import yaml
 
-from tenk_env.policies.base import AGENTS, make_agent
+from tenk_env import variants
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.io import find_config, read_yaml_mapping, shipped_configs
 from tenk_env.obs import n_actions, obs_size
-from tenk_env import variants
+from tenk_env.policies.base import AGENTS, make_agent
 from tenk_env.rules import Ruleset, RulesetError, did_you_mean, load_ruleset
 from tenk_env.rules_obs import RULES_OBS_SIZE
+
 # the dialect's machinery; its names stay importable from here for the trainers
 from tenk_env.schema import ConfigError, build_section, coerce, config_field, public_fields
 from tenk_env.schema import describe_fields as _describe_fields
@@ -68,16 +70,16 @@ class EnvConfig:
     shaping_potential: str = config_field("margin: (own - best other score) / target, any ruleset (the only potential: "
                                    "none is read off the exact solver, which measures agents and never trains them)",
                                    "margin")
-    shaping_end: Union[float, None] = config_field("anneal the shaping coefficient linearly to this by total_steps (null: "
+    shaping_end: float | None = config_field("anneal the shaping coefficient linearly to this by total_steps (null: "
                                             "constant). Shaping speeds up learning what a turn is worth; ending at 0 "
                                             "leaves the last stretch to the win reward alone", None)
-    seat: Union[int, str] = config_field("the learner's seat, or random (a new seat every game)", "random")
+    seat: int | str = config_field("the learner's seat, or random (a new seat every game)", "random")
 
 
 @dataclass
 class PPOConfig:
     learning_rate: float = config_field("Adam step size", 3e-4)
-    lr_end: Union[float, None] = config_field("anneal the step size linearly to this by total_steps (null: constant)", None)
+    lr_end: float | None = config_field("anneal the step size linearly to this by total_steps (null: constant)", None)
     n_steps: int = config_field("steps per env per rollout", 128)
     batch_size: int = config_field("minibatch size of the gradient steps", 1024)
     n_epochs: int = config_field("passes over each rollout", 4)
@@ -87,7 +89,7 @@ class PPOConfig:
     ent_coef: float = config_field("entropy bonus", 0.01)
     vf_coef: float = config_field("value-loss weight", 0.5)
     max_grad_norm: float = config_field("gradient clipping", 0.5)
-    target_kl: Union[float, None] = config_field("stop a rollout's epochs early past this KL (null: never)", None)
+    target_kl: float | None = config_field("stop a rollout's epochs early past this KL (null: never)", None)
     normalize_advantage: bool = config_field("normalise advantages per minibatch", True)
     net_arch: list[int] = config_field("hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128])
     activation: str = config_field("tanh or relu", "tanh")
@@ -107,9 +109,9 @@ class SelfPlayConfig:
 class EvalConfig:
     every: int = config_field("steps between evaluations (0: only at the end)", 100_000)
     games: int = config_field("games per evaluation opponent (seat-balanced: half in each seat)", 1000)
-    opponents: Union[list[str], None] = config_field(
+    opponents: list[str] | None = config_field(
         "agent specs, weakest first (null: random, hold:300, dicenow, and optimal where it plays the ruleset)", None)
-    best_by: Union[str, None] = config_field("best.zip is the checkpoint with the highest win rate against this "
+    best_by: str | None = config_field("best.zip is the checkpoint with the highest win rate against this "
                                       "opponent (null: the last, strongest, evaluation opponent)", None)
     final_games: int = config_field("games per opponent in the evaluation after the last step (0: same as games)", 0)
     at_start: bool = config_field("evaluate the untrained policy too (the curves then start at step 0)", True)
@@ -139,7 +141,7 @@ class CheckpointConfig:
 class RunConfig:
     """The keys every training config starts with (PPO's and the afterstate family's)."""
 
-    name: Union[str, None] = config_field("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
+    name: str | None = config_field("run name: the run writes RUNS_DIR/NAME (null: the config file's name)", None)
     runs_dir: str = config_field("where run directories go", "runs")
     rules: Any = config_field("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
     n_players: int = config_field("players per game", 2)

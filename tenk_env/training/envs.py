@@ -24,21 +24,22 @@ dicts: the env builds fresh dicts every step, so nothing is shared, and the copy
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper
 
+from tenk_env.env import TenThousandEnv
+from tenk_env.obs import n_actions
 from tenk_env.policies.base import make_agent
 from tenk_env.policies.batched import BatchedPPO
 from tenk_env.policies.ppo import PPOAgent
-from tenk_env.training.config import SELF, TrainConfig
-from tenk_env.env import TenThousandEnv
-from tenk_env.obs import n_actions
 from tenk_env.rules import Ruleset
 from tenk_env.rules_obs import rules_obs, with_rules_space
+from tenk_env.training.config import SELF, TrainConfig
 from tenk_env.vector.sb3 import sb3_vec_env
 
 __all__ = ["League", "PoolEnv", "RulesPoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env",

@@ -20,7 +20,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
 
-from tenk_env.policies.ppo import KEEP_FEATURES, TABLE_FEATURES, POW7, keep_features
+from tenk_env.policies.ppo import KEEP_FEATURES, POW7, TABLE_FEATURES, keep_features
 from tenk_env.rules import Ruleset
 
 __all__ = ["KeepAwarePolicy"]

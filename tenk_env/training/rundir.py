@@ -15,9 +15,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Collection
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Callable, Collection
+from typing import Any
 
 from tenk_env.io import DirLock, atomic_write_text, project_version
 

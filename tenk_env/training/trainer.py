@@ -44,27 +44,45 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import yaml
 
 from tenk_env.evaluation.analysis import analyse
-from tenk_env.units import regret_text
 from tenk_env.evaluation.match import play_match, play_table, wilson
+from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
+from tenk_env.obs import OBS_VERSION, n_actions
 from tenk_env.policies.optimal import game_solution, solution_source
+from tenk_env.policies.ppo import (
+    KEEP_FEATURES_VERSION,
+    CheckpointError,
+    PPOAgent,
+    check_meta,
+    checkpoint_meta,
+    read_meta,
+    verify_checkpoint,
+    write_checkpoint,
+)
+from tenk_env.rules_obs import game_meta, reads_rules
 from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.game import solve_game
-from tenk_env.policies.ppo import (KEEP_FEATURES_VERSION, CheckpointError, PPOAgent, check_meta, checkpoint_meta,
-                                   read_meta, verify_checkpoint, write_checkpoint)
 from tenk_env.training.config import TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
-from tenk_env.io import DirLock, StateFileError, atomic_write_bytes, atomic_write_text, read_json
-from tenk_env.training.rundir import (RunError, StopRequest, check_run_dir, read_rows, run_record, say, start_run,
-                                      tb_writer, write_rows)
-from tenk_env.obs import OBS_VERSION, n_actions
-from tenk_env.rules_obs import game_meta, reads_rules
+from tenk_env.training.rundir import (
+    RunError,
+    StopRequest,
+    check_run_dir,
+    read_rows,
+    run_record,
+    say,
+    start_run,
+    tb_writer,
+    write_rows,
+)
+from tenk_env.units import regret_text
 
 __all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule",
            "log_regret"]
@@ -362,7 +380,7 @@ class Trainer:
             self.venv.env_method("sync_league", self.league_paths())
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, kind: str = "eval", games: int | None = None, stop: "StopRequest | None" = None) -> list[EvalRow]:
+    def evaluate(self, kind: str = "eval", games: int | None = None, stop: StopRequest | None = None) -> list[EvalRow]:
         if self.eta is not None:
             self.eta.begin_eval(time.perf_counter())
         try:
@@ -373,7 +391,7 @@ class Trainer:
             if self.eta is not None:
                 self.eta.end_eval(time.perf_counter())
 
-    def _evaluate(self, kind: str, games: int | None, stop: "StopRequest | None") -> list[EvalRow]:
+    def _evaluate(self, kind: str, games: int | None, stop: StopRequest | None) -> list[EvalRow]:
         cfg = self.cfg
         agent = PPOAgent.from_policy(self.model.policy, self.meta(), name="learner")
         step = self.step

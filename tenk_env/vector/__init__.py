@@ -36,7 +36,12 @@ million). Both play identical games from the same seed.
 """
 
 from tenk_env.vector.engine import (
-    BACKENDS, BatchedGame, DiceSource, IllegalActionError, game_state, numba_available,
+    BACKENDS,
+    BatchedGame,
+    DiceSource,
+    IllegalActionError,
+    game_state,
+    numba_available,
 )
 from tenk_env.vector.layout import ACT_FRESH, ACT_TAKE, END_BIT, STAT_NAMES
 

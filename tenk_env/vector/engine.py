@@ -5,7 +5,8 @@ See the package docstring (:mod:`tenk_env.vector`) for the model and an example.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -14,10 +15,47 @@ from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import counts_of, get_tables
 from tenk_env.vector import layout as L
 from tenk_env.vector.layout import (
-    ACT_FRESH, ACT_TAKE, END_BIT, F_CURRENT, F_DL, F_FINAL, F_FLEFT, F_GAME, F_ORDERN, F_PHASE, F_PIGD,
-    F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, F_TURN, MAX_FACES, NF, NPF, ORDER_Q, ORDER_T, P_BUSTS,
-    P_CONTENDER, P_FINAL, P_ONBOARD, P_REACHED, P_SCORE, P_TURNS, P_WINNER, PH_DECIDE, PH_ORDER, PH_OVER,
-    PH_PIGGY, PH_ROLL, STAT_NAMES, dice_counter, faces_to_roll, keyed_faces, rule_constants, table_arrays,
+    ACT_FRESH,
+    ACT_TAKE,
+    END_BIT,
+    F_CURRENT,
+    F_DL,
+    F_FINAL,
+    F_FLEFT,
+    F_GAME,
+    F_ORDERN,
+    F_PHASE,
+    F_PIGD,
+    F_PIGT,
+    F_RID,
+    F_ROLLS,
+    F_TRIGGER,
+    F_TT,
+    F_TURN,
+    MAX_FACES,
+    NF,
+    NPF,
+    ORDER_Q,
+    ORDER_T,
+    P_BUSTS,
+    P_CONTENDER,
+    P_FINAL,
+    P_ONBOARD,
+    P_REACHED,
+    P_SCORE,
+    P_TURNS,
+    P_WINNER,
+    PH_DECIDE,
+    PH_ORDER,
+    PH_OVER,
+    PH_PIGGY,
+    PH_ROLL,
+    STAT_NAMES,
+    dice_counter,
+    faces_to_roll,
+    keyed_faces,
+    rule_constants,
+    table_arrays,
 )
 
 __all__ = ["BatchedGame", "IllegalActionError", "DiceSource", "BACKENDS", "numba_available"]

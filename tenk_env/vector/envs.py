@@ -20,7 +20,8 @@ The legal actions are ``infos["action_mask"]`` (int8, (num_envs, n_actions)) and
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

@@ -10,11 +10,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_tables, obs_size
+from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_size, obs_tables
 from tenk_env.vector.engine import BatchedGame
 from tenk_env.vector.layout import (
-    F_CURRENT, F_DL, F_FINAL, F_PHASE, F_PIGD, F_PIGT, F_RID, F_ROLLS, F_TRIGGER, F_TT, P_BUSTS, P_ONBOARD, P_SCORE,
-    PH_DECIDE, PH_ORDER, PH_OVER, PH_PIGGY, njit,
+    F_CURRENT,
+    F_DL,
+    F_FINAL,
+    F_PHASE,
+    F_PIGD,
+    F_PIGT,
+    F_RID,
+    F_ROLLS,
+    F_TRIGGER,
+    F_TT,
+    P_BUSTS,
+    P_ONBOARD,
+    P_SCORE,
+    PH_DECIDE,
+    PH_ORDER,
+    PH_OVER,
+    PH_PIGGY,
+    njit,
 )
 
 __all__ = ["encode_batch", "k_encode", "obs_consts", "roll_features", "OBS_VERSION"]

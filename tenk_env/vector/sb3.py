@@ -18,7 +18,7 @@ from tenk_env.vector.envs import TenThousandVectorEnv
 __all__ = ["sb3_vec_env"]
 
 
-def sb3_vec_env(num_envs: int = 256, rules: "Ruleset | str" = "classic", n_players: int = 2, **kwargs: Any):
+def sb3_vec_env(num_envs: int = 256, rules: Ruleset | str = "classic", n_players: int = 2, **kwargs: Any):
     """An SB3 ``VecEnv`` over :class:`tenk_env.vector.envs.TenThousandVectorEnv` (same
     arguments), which sb3-contrib's ``MaskablePPO`` takes directly::
 

@@ -23,9 +23,9 @@ from tenk_env.dice import FaceBuffer
 from tenk_env.game import Game
 from tenk_env.obs import obs_size
 from tenk_env.rules import Ruleset
+from tenk_env.vector import nb_backend
 from tenk_env.vector.engine import BatchedGame
 from tenk_env.vector.layout import F_CURRENT, F_PHASE, MAX_FACES, PH_DECIDE, PH_OVER, PH_PIGGY, njit
-from tenk_env.vector import nb_backend
 from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
 from tenk_env.vector.obs import k_encode, obs_consts, roll_features
 
@@ -152,7 +152,7 @@ class SingleGame:
 
     _dealt = False
 
-    def snapshot(self) -> "Game | None":
+    def snapshot(self) -> Game | None:
         """A new :class:`Game` in the state of this one (no log), or None before the first deal."""
         return self.engine.to_game(0) if self._dealt else None
 

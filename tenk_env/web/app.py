@@ -31,10 +31,11 @@ dropped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -43,12 +44,24 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tenk_env.policies.base import ZOO_DIR
 from tenk_env.records import load_jsonl
 from tenk_env.registry import AGENTS
 from tenk_env.rules import PRESETS, Ruleset, RulesetError, load_ruleset
-from tenk_env.policies.base import ZOO_DIR
-from tenk_env.web.games import (MAX_SCRIPTED_ROLLS, MAX_WEB_PLAYERS, GameStore, Pending, PlayGame, Solver, WebError,
-                                analyse, analysis_jobs, check_record, wait_for, watch)
+from tenk_env.web.games import (
+    MAX_SCRIPTED_ROLLS,
+    MAX_WEB_PLAYERS,
+    GameStore,
+    Pending,
+    PlayGame,
+    Solver,
+    WebError,
+    analyse,
+    analysis_jobs,
+    check_record,
+    wait_for,
+    watch,
+)
 from tenk_env.web.guard import MAX_BODY, Guard
 
 __all__ = ["create_app", "STATIC"]

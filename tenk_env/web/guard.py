@@ -22,7 +22,8 @@ Every refusal is JSON ``{"error": "..."}`` naming what was refused and why.
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 __all__ = ["Guard", "host_name", "MAX_BODY"]
 

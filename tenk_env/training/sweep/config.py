@@ -34,9 +34,10 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml
@@ -45,8 +46,7 @@ from tenk_env import schema
 from tenk_env.io import find_config, read_yaml_mapping
 from tenk_env.rules import did_you_mean
 from tenk_env.schema import config_field, public_fields
-from tenk_env.training.config import (ConfigError, TrainConfig, apply_overrides, config_to_dict, parse_config,
-                                      read_yaml)
+from tenk_env.training.config import ConfigError, TrainConfig, apply_overrides, config_to_dict, parse_config, read_yaml
 
 __all__ = ["SweepError", "SweepFile", "SweepConfig", "Trial", "load_sweep", "parse_sweep", "SWEEP_KEYS",
            "DISTRIBUTIONS"]

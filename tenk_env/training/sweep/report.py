@@ -35,16 +35,17 @@ import io
 import json
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import yaml
 
 from tenk_env.evaluation.ray_runtime import import_rliable
-from tenk_env.training.sweep.config import MAX_REPS, REPS_WHY, SweepError
 from tenk_env.io import atomic_write_bytes, atomic_write_text
+from tenk_env.training.sweep.config import MAX_REPS, REPS_WHY, SweepError
 
 __all__ = ["write_report", "Report", "SUMMARY_FIELDS", "load_trials"]
 

@@ -43,20 +43,27 @@ import io
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
-from tenk_env.evaluation.ray_runtime import (check_address, import_ray, import_rliable, import_tune, ray_session,
-                                  resolve_address)
-from tenk_env.training.sweep.config import SweepConfig, SweepError
-from tenk_env.training.sweep.report import write_report
-from tenk_env.training.config import parse_config
-from tenk_env.training.trainer import resume, tag_name, train
+from tenk_env.evaluation.ray_runtime import (
+    check_address,
+    import_ray,
+    import_rliable,
+    import_tune,
+    ray_session,
+    resolve_address,
+)
 from tenk_env.io import DirLock, LockedError, StateFileError, atomic_write_text, read_json
 from tenk_env.solve.game import solve_game
+from tenk_env.training.config import parse_config
+from tenk_env.training.sweep.config import SweepConfig, SweepError
+from tenk_env.training.sweep.report import write_report
+from tenk_env.training.trainer import resume, tag_name, train
 
 __all__ = ["run_sweep", "SweepResult", "trial_status", "read_state", "check_resources", "run_trial", "SweepStateError"]
 
@@ -370,7 +377,7 @@ def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: boo
         say("nothing to run: every trial is done")
     wall = time.perf_counter() - t0
     status = {t.name: trial_status(out / t.name, state["stopped"]) for t in sweep.trials}
-    for name, msg in errors.items():
+    for name in errors:
         if status[name] != "finished":
             status[name] = "error"
     state["errors"] = {**{k: v for k, v in state["errors"].items() if status.get(k) == "error"}, **errors}
