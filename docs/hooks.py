@@ -62,10 +62,18 @@ def config_reference() -> str:
     from tenk_env.training.afterstate import AfterstateConfig
     from tenk_env.training.config import describe_fields
 
-    return "\n".join([
-        "### PPO (`algo: ppo`, the default)", "", _table(describe_fields()), "",
-        "### Afterstate (`algo: afterstate`)", "", _table(describe_fields(AfterstateConfig)), "",
-    ])
+    return "\n".join(
+        [
+            "### PPO (`algo: ppo`, the default)",
+            "",
+            _table(describe_fields()),
+            "",
+            "### Afterstate (`algo: afterstate`)",
+            "",
+            _table(describe_fields(AfterstateConfig)),
+            "",
+        ]
+    )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -64,17 +64,33 @@ __all__ = ["TenThousandAEC", "env", "raw_env"]
 class TenThousandAEC(AECEnv):
     """Ten Thousand for 2 to 8 external agents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "tenthousand_v0", "is_parallelizable": False,
-                "render_fps": 4, "obs_version": OBS_VERSION}
+    metadata = {
+        "render_modes": ["ansi", "human"],
+        "name": "tenthousand_v0",
+        "is_parallelizable": False,
+        "render_fps": 4,
+        "obs_version": OBS_VERSION,
+    }
 
-    def __init__(self, rules: str | Ruleset | Any = "classic", n_players: int = 2,
-                 tie_reward: float = 0.0, render_mode: str | None = None, backend: str = "auto"):
+    def __init__(
+        self,
+        rules: str | Ruleset | Any = "classic",
+        n_players: int = 2,
+        tie_reward: float = 0.0,
+        render_mode: str | None = None,
+        backend: str = "auto",
+    ):
         super().__init__()
         self.rules: Ruleset = load_ruleset(rules)
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
-            raise ValueError(f"n_players = {n_players!r}: TenThousandAEC plays {MIN_PLAYERS} to "
-                             f"{MAX_PLAYERS} players; give an integer in that range")
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, (int, np.integer))
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
+            raise ValueError(
+                f"n_players = {n_players!r}: TenThousandAEC plays {MIN_PLAYERS} to "
+                f"{MAX_PLAYERS} players; give an integer in that range"
+            )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode = {render_mode!r}: choose None, 'ansi' or 'human'")
         self.n_players = n = int(n_players)
@@ -95,9 +111,9 @@ class TenThousandAEC(AECEnv):
         na = n_actions(self.rules)
         obs_space = spaces.Box(np.zeros(obs_size(n), dtype=np.float32), obs_high(n), dtype=np.float32)
         self.observation_spaces = {
-            a: spaces.Dict({"observation": obs_space,
-                            "action_mask": spaces.Box(0, 1, (na,), dtype=np.int8)})
-            for a in self.possible_agents}
+            a: spaces.Dict({"observation": obs_space, "action_mask": spaces.Box(0, 1, (na,), dtype=np.int8)})
+            for a in self.possible_agents
+        }
         self.action_spaces = {a: spaces.Discrete(na) for a in self.possible_agents}
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self._game: Game | None = None
@@ -154,8 +170,10 @@ class TenThousandAEC(AECEnv):
         if seat != self._obs_for:
             core.observe(seat)
             self._obs_for = seat
-        return {"observation": self._obs1.copy(),
-                "action_mask": self._mask8.copy() if seat == self._mover else self._no_moves.copy()}
+        return {
+            "observation": self._obs1.copy(),
+            "action_mask": self._mask8.copy() if seat == self._mover else self._no_moves.copy(),
+        }
 
     @property
     def game(self) -> Game | None:
@@ -219,11 +237,12 @@ class TenThousandAEC(AECEnv):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; create the env with "
-                                  "render_mode='ansi' or 'human'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; create the env with render_mode='ansi' or 'human'"
+            )
             return None
         g = self._game
-        text = "(no game: call reset())" if g is None else format_log(g.events[self._mark:], self.possible_agents)
+        text = "(no game: call reset())" if g is None else format_log(g.events[self._mark :], self.possible_agents)
         if self.render_mode == "human":
             print(text)
             return None

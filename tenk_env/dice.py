@@ -76,12 +76,12 @@ class FaceBuffer:
         self.rng = rng
         self._s = len(s)
         self.faces = np.zeros(self._s + 2 * BLOCK, np.int64)
-        self.faces[:self._s] = s
+        self.faces[: self._s] = s
         self.cursor = np.array([self._s, self._s, 0, self._s], np.int64)
 
     def refill(self) -> None:
         f, c, s = self.faces, self.cursor, self._s
-        left = f[c[0]:c[1]].copy()
-        f[s:s + len(left)] = left
-        f[s + len(left):s + len(left) + BLOCK] = self.rng.integers(1, 7, size=BLOCK)
+        left = f[c[0] : c[1]].copy()
+        f[s : s + len(left)] = left
+        f[s + len(left) : s + len(left) + BLOCK] = self.rng.integers(1, 7, size=BLOCK)
         c[0], c[1] = s, s + len(left) + BLOCK

@@ -180,15 +180,22 @@ class TenThousandEnv(gym.Env):
         backend: str = "auto",
     ):
         self.rules: Ruleset = load_ruleset(rules)
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
-            raise ValueError(f"n_players = {n_players!r}: TenThousandEnv plays {MIN_PLAYERS} to "
-                             f"{MAX_PLAYERS} players; give an integer in that range")
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, (int, np.integer))
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
+            raise ValueError(
+                f"n_players = {n_players!r}: TenThousandEnv plays {MIN_PLAYERS} to "
+                f"{MAX_PLAYERS} players; give an integer in that range"
+            )
         self.n_players = n = int(n_players)
         self._fixed_seat = self._check_seat(seat, "seat")
         if reward not in REWARDS:
-            raise ValueError(f"reward = {reward!r}: choose 'win' (+1 win, -1 loss, tie_reward on a "
-                             "shared win) or 'shaped' (that plus banked points / target every step)")
+            raise ValueError(
+                f"reward = {reward!r}: choose 'win' (+1 win, -1 loss, tie_reward on a "
+                "shared win) or 'shaped' (that plus banked points / target every step)"
+            )
         self.reward_mode = reward
         self.tie_reward = float(tie_reward)
         self.strict = bool(strict)
@@ -201,8 +208,7 @@ class TenThousandEnv(gym.Env):
 
         self.obs_version = OBS_VERSION
         self.action_space = spaces.Discrete(n_actions(self.rules))
-        self.observation_space = spaces.Box(np.zeros(obs_size(n), dtype=np.float32), obs_high(n),
-                                            dtype=np.float32)
+        self.observation_space = spaces.Box(np.zeros(obs_size(n), dtype=np.float32), obs_high(n), dtype=np.float32)
         self._game: Game | None = None
         self._tdata = obs_tables(get_tables(self.rules))
         self.seat = 0 if self._fixed_seat is None else self._fixed_seat
@@ -239,8 +245,9 @@ class TenThousandEnv(gym.Env):
         if isinstance(seat, str) and seat == "random":
             return None
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < self.n_players:
-            raise ValueError(f"{what} = {seat!r}: give a seat 0 to {self.n_players - 1} "
-                             f"(n_players = {self.n_players}) or 'random'")
+            raise ValueError(
+                f"{what} = {seat!r}: give a seat 0 to {self.n_players - 1} (n_players = {self.n_players}) or 'random'"
+            )
         return int(seat)
 
     def _make_opponents(self, opponents: Any) -> list[Any]:
@@ -254,9 +261,11 @@ class TenThousandEnv(gym.Env):
         if len(opponents) == 1:
             opponents = opponents * others
         if len(opponents) != others:
-            raise ValueError(f"opponents: {len(opponents)} given for {others} other seat(s) "
-                             f"(n_players = {self.n_players}); give one agent spec per other seat, "
-                             "in turn order after the learner, or a single spec for all of them")
+            raise ValueError(
+                f"opponents: {len(opponents)} given for {others} other seat(s) "
+                f"(n_players = {self.n_players}); give one agent spec per other seat, "
+                "in turn order after the learner, or a single spec for all of them"
+            )
         made = []
         for i, spec in enumerate(opponents):
             try:
@@ -273,8 +282,10 @@ class TenThousandEnv(gym.Env):
         options = dict(options or {})
         unknown = set(options) - {"seat", "dice"}
         if unknown:
-            raise ValueError(f"reset options {sorted(unknown)} are not known; TenThousandEnv takes "
-                             "'seat' (0 to n_players - 1) and 'dice' (a list of faces to roll first)")
+            raise ValueError(
+                f"reset options {sorted(unknown)} are not known; TenThousandEnv takes "
+                "'seat' (0 to n_players - 1) and 'dice' (a list of faces to roll first)"
+            )
         stream = DiceStream if self._core is None else FaceBuffer
         if self._dice is None or seed is not None:
             # a seeded reset restarts the dice stream, so the game depends on the seed alone
@@ -287,8 +298,7 @@ class TenThousandEnv(gym.Env):
         while True:
             self.seat = int(self.np_random.integers(self.n_players)) if seat is None else seat
             n = self.n_players
-            self._policies = [self.opponents[(q - self.seat - 1) % n] if q != self.seat else None
-                              for q in range(n)]
+            self._policies = [self.opponents[(q - self.seat - 1) % n] if q != self.seat else None for q in range(n)]
             self._game = Game(self.rules, n, record=self.render_mode is not None)
             self._mark = 0
             self._step_busts = self._step_banked = 0
@@ -297,8 +307,13 @@ class TenThousandEnv(gym.Env):
                 break
         self._ep_busts, self._ep_banked = self._step_busts, self._step_banked
         self._mask = mask = legal_mask(self._game)
-        info = {"action_mask": mask.copy(), "seat": self.seat, "banked": self._step_banked,
-                "busts": self._step_busts, "illegal_action": False}
+        info = {
+            "action_mask": mask.copy(),
+            "seat": self.seat,
+            "banked": self._step_banked,
+            "busts": self._step_busts,
+            "illegal_action": False,
+        }
         if self.render_mode == "human":
             self.render()
         return encode(self._game, self.seat), info
@@ -338,8 +353,7 @@ class TenThousandEnv(gym.Env):
             raise AssertionError(f"action {a} was masked off but the game accepted it")  # pragma: no cover
         else:
             self._mark = mark
-            info = {"action_mask": self._mask.copy(), "seat": seat, "banked": 0, "busts": 0,
-                    "illegal_action": True}
+            info = {"action_mask": self._mask.copy(), "seat": seat, "banked": 0, "busts": 0, "illegal_action": True}
             return encode(g, seat), self.illegal_reward, False, False, info
         self._mark = mark
         banked = g.scores[seat] - s0
@@ -351,15 +365,26 @@ class TenThousandEnv(gym.Env):
         reward = (g.scores[seat] - s0) / self.rules.target if self.reward_mode == "shaped" else 0.0
         self._mask = mask = legal_mask(g)
         # the caller gets its own copy: editing it must not change what the env accepts
-        info = {"action_mask": mask.copy(), "seat": seat, "banked": self._step_banked,
-                "busts": self._step_busts, "illegal_action": False}
+        info = {
+            "action_mask": mask.copy(),
+            "seat": seat,
+            "banked": self._step_banked,
+            "busts": self._step_busts,
+            "illegal_action": False,
+        }
         terminated = g.phase == _OVER
         if terminated:
             w = g.winners
             reward += (1.0 if len(w) == 1 else self.tie_reward) if seat in w else -1.0
-            info.update(winners=list(w), winner=w[0] if len(w) == 1 else -1, won=seat in w,
-                        final_scores=list(g.scores), turns=g.turn, episode_busts=self._ep_busts,
-                        episode_banked=self._ep_banked)
+            info.update(
+                winners=list(w),
+                winner=w[0] if len(w) == 1 else -1,
+                won=seat in w,
+                final_scores=list(g.scores),
+                turns=g.turn,
+                episode_busts=self._ep_busts,
+                episode_banked=self._ep_banked,
+            )
         if self.render_mode == "human":
             self.render()
         return encode(g, seat), reward, terminated, False, info
@@ -370,8 +395,7 @@ class TenThousandEnv(gym.Env):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; create the env with "
-                            "render_mode='ansi' or 'human'")
+            gym.logger.warn("render() called without a render_mode; create the env with render_mode='ansi' or 'human'")
             return None
         text = self._render_text()
         if self.render_mode == "human":
@@ -444,8 +468,13 @@ class TenThousandEnv(gym.Env):
         self._started, self._over = True, False
         PS = core.engine._PS
         self._mine = PS[:, 0, self.seat]
-        info = {"action_mask": self._mask.copy(), "seat": self.seat, "banked": int(PS[P_GBANKED, 0, self.seat]),
-                "busts": int(PS[P_GBUSTS, 0, self.seat]), "illegal_action": False}
+        info = {
+            "action_mask": self._mask.copy(),
+            "seat": self.seat,
+            "banked": int(PS[P_GBANKED, 0, self.seat]),
+            "busts": int(PS[P_GBUSTS, 0, self.seat]),
+            "illegal_action": False,
+        }
         return self._obs.copy(), info
 
     def _step_numba(self, a: int):
@@ -464,16 +493,28 @@ class TenThousandEnv(gym.Env):
             code = self._play_others(code)
         after = mine.tolist()
         reward = (after[P_SCORE] - before[P_SCORE]) / self.rules.target if self.reward_mode == "shaped" else 0.0
-        info = {"action_mask": self._mask.copy(), "seat": seat, "banked": after[P_GBANKED] - before[P_GBANKED],
-                "busts": after[P_GBUSTS] - before[P_GBUSTS], "illegal_action": False}
+        info = {
+            "action_mask": self._mask.copy(),
+            "seat": seat,
+            "banked": after[P_GBANKED] - before[P_GBANKED],
+            "busts": after[P_GBUSTS] - before[P_GBUSTS],
+            "illegal_action": False,
+        }
         terminated = code == OVER
         if terminated:
             self._over = True
             w, scores, turns = core.result()
             won = seat in w
             reward += (1.0 if len(w) == 1 else self.tie_reward) if won else -1.0
-            info.update(winners=w, winner=w[0] if len(w) == 1 else -1, won=won, final_scores=scores, turns=turns,
-                        episode_busts=after[P_GBUSTS], episode_banked=after[P_GBANKED])
+            info.update(
+                winners=w,
+                winner=w[0] if len(w) == 1 else -1,
+                won=won,
+                final_scores=scores,
+                turns=turns,
+                episode_busts=after[P_GBUSTS],
+                episode_banked=after[P_GBANKED],
+            )
         return self._obs.copy(), reward, terminated, False, info
 
     def _play_others(self, code: int) -> int:
@@ -506,11 +547,13 @@ class TenThousandEnv(gym.Env):
         g = self._game
         if g is None:
             return "(no game: call reset())"
-        lines = [format_log(g.events[self._mark:], self._names())]
+        lines = [format_log(g.events[self._mark :], self._names())]
         if g.phase == _DECIDE and g.current == self.seat:
             legal = np.flatnonzero(self._mask)
-            lines.append(f"your roll: {' '.join(map(str, g.dice))} | turn total {g.turn_total:,} | "
-                         f"legal actions: {', '.join(map(str, legal))}")
+            lines.append(
+                f"your roll: {' '.join(map(str, g.dice))} | turn total {g.turn_total:,} | "
+                f"legal actions: {', '.join(map(str, legal))}"
+            )
         elif g.phase == _PIGGYBACK and g.current == self.seat:
             dice, total = g.piggy
             lines.append(f"piggyback? {dice} dice and {total:,} points left: 128 take over, 129 start fresh")
@@ -527,8 +570,10 @@ def pick_backend(backend: str, render_mode: str | None) -> str:
         if SingleGame is None:
             raise ValueError("backend 'numba' needs the numba package: pip install numba (or use backend='python')")
         if render_mode is not None:
-            raise ValueError(f"render_mode = {render_mode!r} draws the Python engine's game log: use backend='python' "
-                             "(or 'auto', which picks it when rendering)")
+            raise ValueError(
+                f"render_mode = {render_mode!r} draws the Python engine's game log: use backend='python' "
+                "(or 'auto', which picks it when rendering)"
+            )
     return backend
 
 

@@ -87,8 +87,11 @@ def _faces(keep: Any, info: RollInfo) -> list[int]:
     for d in given:
         if not _is_face(d):
             shown = "[" + ", ".join(str(int(x)) if _is_face(x) else repr(x) for x in given) + "]"
-            what = "is not a face" if isinstance(d, Integral) and not isinstance(d, bool) else \
-                f"is a {type(d).__name__}, not a face"
+            what = (
+                "is not a face"
+                if isinstance(d, Integral) and not isinstance(d, bool)
+                else f"is a {type(d).__name__}, not a face"
+            )
             raise IllegalMoveError(f"keep {shown}: entry {d!r} {what}; {how}")
     return [int(d) for d in given]
 
@@ -105,8 +108,11 @@ class Game:
 
     def __init__(self, rules: Ruleset | str = "classic", n_players: int = 2, *, record: bool = True):
         self.rules = rules = load_ruleset(rules)
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, int)
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
             raise ValueError(f"n_players = {n_players!r}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
         self.tables: Tables = get_tables(rules)
         self.n_players = n_players
@@ -197,8 +203,9 @@ class Game:
         for k in self.info.keeps:
             if can_roll:
                 out.append((k, False))
-            if not can_roll or (self._bankable(self.turn_total + k.points)
-                                and not (mandatory and k.n == self.dice_left)):
+            if not can_roll or (
+                self._bankable(self.turn_total + k.points) and not (mandatory and k.n == self.dice_left)
+            ):
                 out.append((k, True))
         return out
 
@@ -213,20 +220,28 @@ class Game:
             info = None
         if info is None or len(info.dice) != self.dice_left:
             if self.phase not in (Phase.ROLL, Phase.ORDER):
-                raise IllegalMoveError(f"no roll is due: the game is in phase {self.phase.name}"
-                                       + (" (call act() with a keep)" if self.phase == Phase.DECIDE else ""))
+                raise IllegalMoveError(
+                    f"no roll is due: the game is in phase {self.phase.name}"
+                    + (" (call act() with a keep)" if self.phase == Phase.DECIDE else "")
+                )
             try:
                 given = list(dice)
             except TypeError:
-                raise IllegalMoveError(f"roll {dice!r}: give the {self.dice_to_roll} faces as a list, "
-                                       "e.g. [1, 5, 3]") from None
+                raise IllegalMoveError(
+                    f"roll {dice!r}: give the {self.dice_to_roll} faces as a list, e.g. [1, 5, 3]"
+                ) from None
             try:
                 dice = tuple(map(int, given))
             except (TypeError, ValueError):
                 dice = ()
             ordered = sorted(dice)
-            if (len(dice) != self.dice_to_roll or not dice or ordered[0] < 1 or ordered[-1] > 6
-                    or any(d != g for d, g in zip(dice, given))):  # 2.5 or "3" is not a face
+            if (
+                len(dice) != self.dice_to_roll
+                or not dice
+                or ordered[0] < 1
+                or ordered[-1] > 6
+                or any(d != g for d, g in zip(dice, given))
+            ):  # 2.5 or "3" is not a face
                 raise IllegalMoveError(f"roll {given}: expected {self.dice_to_roll} dice with faces 1 to 6")
             if self.phase == Phase.ORDER:
                 self._order_roll(dice)
@@ -275,8 +290,10 @@ class Game:
         ``end_turn`` a bool (numpy's too, or 0 or 1): anything else raises :class:`IllegalMoveError`.
         """
         if self.phase != Phase.DECIDE:
-            raise IllegalMoveError(f"no decision is due: the game is in phase {self.phase.name}"
-                                   + (f" (call roll() with {self.dice_to_roll} dice)" if self.dice_to_roll else ""))
+            raise IllegalMoveError(
+                f"no decision is due: the game is in phase {self.phase.name}"
+                + (f" (call roll() with {self.dice_to_roll} dice)" if self.dice_to_roll else "")
+            )
         if end_turn is not True and end_turn is not False:
             end_turn = _end_flag(end_turn)
         k = self._find_keep(keep)
@@ -284,8 +301,9 @@ class Game:
         if end_turn and not can_bank and can_roll:
             raise IllegalMoveError(f"cannot bank after keeping {list(k.dice)}: {self.why_no_bank(k)}; roll instead")
         if not end_turn and not can_roll:
-            raise IllegalMoveError(f"cannot roll again: the {self.max_rolls}-roll limit of this turn is reached; "
-                                   "end the turn instead")
+            raise IllegalMoveError(
+                f"cannot roll again: the {self.max_rolls}-roll limit of this turn is reached; end the turn instead"
+            )
         r, p = self.rules, self.current
         self.turn_total += k.points
         self.dice_left -= k.n
@@ -293,8 +311,15 @@ class Game:
         if hot:
             self.dice_left = r.num_dice
         if self.record:
-            self._emit("keep", player=p, dice=list(k.dice), points=k.points, turn_total=self.turn_total,
-                       end_turn=bool(end_turn), hot_dice=hot)
+            self._emit(
+                "keep",
+                player=p,
+                dice=list(k.dice),
+                points=k.points,
+                turn_total=self.turn_total,
+                end_turn=bool(end_turn),
+                hot_dice=hot,
+            )
         self.info = None
         self.dice = ()
         if self._overshoots():
@@ -438,6 +463,8 @@ class Game:
         self._emit("game_over", winners=list(winners), scores=list(self.scores))
 
     def __repr__(self) -> str:
-        return (f"Game({self.rules.name!r}, players={self.n_players}, phase={self.phase.name}, "
-                f"current={self.current}, scores={self.scores}, turn_total={self.turn_total}, "
-                f"dice={list(self.dice)}, dice_left={self.dice_left})")
+        return (
+            f"Game({self.rules.name!r}, players={self.n_players}, phase={self.phase.name}, "
+            f"current={self.current}, scores={self.scores}, turn_total={self.turn_total}, "
+            f"dice={list(self.dice)}, dice_left={self.dice_left})"
+        )

@@ -135,8 +135,9 @@ def read_json(path: Path, what: str, expect: type = dict, fix: str = "") -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise StateFileError(f"{what} {str(path)!r} is damaged (not valid JSON: {e}){tail}") from None
     if not isinstance(data, expect):
-        raise StateFileError(f"{what} {str(path)!r} is damaged: expected a JSON {expect.__name__}, "
-                             f"found {type(data).__name__}{tail}")
+        raise StateFileError(
+            f"{what} {str(path)!r} is damaged: expected a JSON {expect.__name__}, found {type(data).__name__}{tail}"
+        )
     return data
 
 
@@ -181,10 +182,16 @@ class DirLock:
                 who += f" on {holder['host']}"
             if holder.get("command"):
                 who += f" ({holder['command']})"
-            raise LockedError(f"{self.what} {str(self.dir)!r} is in use by {who} since {holder.get('since', '?')}; "
-                              "wait for it to finish or stop it, then run again (one writer per directory)") from None
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])[:200]}
+            raise LockedError(
+                f"{self.what} {str(self.dir)!r} is in use by {who} since {holder.get('since', '?')}; "
+                "wait for it to finish or stop it, then run again (one writer per directory)"
+            ) from None
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])[:200],
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd

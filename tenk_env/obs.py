@@ -76,9 +76,22 @@ from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep, Tables
 
 __all__ = [
-    "OBS_VERSION", "TURN_SCALE", "N_KEEP_ACTIONS", "PIGGYBACK_TAKE", "PIGGYBACK_FRESH",
-    "n_actions", "obs_size", "obs_labels", "obs_high", "encode", "legal_mask",
-    "keep_action", "apply_action", "decode_action", "describe_action", "illegal_reason",
+    "OBS_VERSION",
+    "TURN_SCALE",
+    "N_KEEP_ACTIONS",
+    "PIGGYBACK_TAKE",
+    "PIGGYBACK_FRESH",
+    "n_actions",
+    "obs_size",
+    "obs_labels",
+    "obs_high",
+    "encode",
+    "legal_mask",
+    "keep_action",
+    "apply_action",
+    "decode_action",
+    "describe_action",
+    "illegal_reason",
     "action_table",
 ]
 
@@ -114,9 +127,22 @@ def obs_labels(n_players: int) -> list[str]:
     """The name of every observation index (see the module docstring)."""
     names = [f"die{i}_is{f}" for i in range(6) for f in range(1, 7)]
     names += [f"count{f}" for f in range(1, 7)]
-    names += ["dice_left", "turn_total", "turn_total_fine", "rolls", "roll_limit", "rolls_left",
-              "score_if_banked", "phase_decide", "phase_piggyback", "game_over", "piggy_dice",
-              "piggy_total", "piggy_total_fine", "final_round"]
+    names += [
+        "dice_left",
+        "turn_total",
+        "turn_total_fine",
+        "rolls",
+        "roll_limit",
+        "rolls_left",
+        "score_if_banked",
+        "phase_decide",
+        "phase_piggyback",
+        "game_over",
+        "piggy_dice",
+        "piggy_total",
+        "piggy_total_fine",
+        "final_round",
+    ]
     for k in range(n_players):
         names += [f"p{k}_score", f"p{k}_on_board", f"p{k}_busts", f"p{k}_to_move", f"p{k}_triggered"]
     return names
@@ -156,8 +182,7 @@ class _TablesData:
         rules = tables.rules
         self.tables = tables
         self.n_actions = na = n_actions(rules)
-        self.rolls = {dice: _RollData(dice, info.keeps, rules.num_dice)
-                      for dice, info in tables.rolls.items()}
+        self.rolls = {dice: _RollData(dice, info.keeps, rules.num_dice) for dice, info in tables.rolls.items()}
         self.piggy_mask = np.zeros(na, dtype=np.int8)
         if rules.piggyback:
             self.piggy_mask[PIGGYBACK_TAKE] = self.piggy_mask[PIGGYBACK_FRESH] = 1
@@ -193,13 +218,19 @@ def encode(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         rolls = game.rolls
         m = game.max_rolls
         own = scores[game.current] + tt
-        tail = [game.dice_left / r.num_dice, min(tt / target, 2.0), min(tt / TURN_SCALE, 1.0),
-                min(rolls / 10.0, 1.0), 1.0 if m else 0.0, max(m - rolls, 0) / m if m else 1.0,
-                min(own / target, 2.0), 1.0 if decide else 0.0]
+        tail = [
+            game.dice_left / r.num_dice,
+            min(tt / target, 2.0),
+            min(tt / TURN_SCALE, 1.0),
+            min(rolls / 10.0, 1.0),
+            1.0 if m else 0.0,
+            max(m - rolls, 0) / m if m else 1.0,
+            min(own / target, 2.0),
+            1.0 if decide else 0.0,
+        ]
         piggy = game.piggy
         if ph is _PIGGYBACK and piggy is not None:
-            tail += [1.0, 0.0, piggy[0] / r.num_dice, min(piggy[1] / target, 2.0),
-                     min(piggy[1] / TURN_SCALE, 1.0)]
+            tail += [1.0, 0.0, piggy[0] / r.num_dice, min(piggy[1] / target, 2.0), min(piggy[1] / TURN_SCALE, 1.0)]
         else:
             tail += [0.0, 0.0, 0.0, 0.0, 0.0]
     tail.append(1.0 if game.final_round else 0.0)
@@ -211,9 +242,13 @@ def encode(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     for q in range(seat, seat + n):
         if q >= n:
             q -= n
-        tail += (min(scores[q] / target, 2.0), 1.0 if on_board[q] else 0.0,
-                 busts[q] / after if after else 0.0, 1.0 if q == to_move else 0.0,
-                 1.0 if q == trigger else 0.0)
+        tail += (
+            min(scores[q] / target, 2.0),
+            1.0 if on_board[q] else 0.0,
+            busts[q] / after if after else 0.0,
+            1.0 if q == to_move else 0.0,
+            1.0 if q == trigger else 0.0,
+        )
     out[_N_DICE_FEATURES:] = tail
     return out
 
@@ -262,9 +297,11 @@ def _decode_problem(game: Game, action: int) -> tuple[Keep, bool] | bool | str:
         return f"the action space is Discrete({d.n_actions}) (0 to {d.n_actions - 1})"
     if action >= N_KEEP_ACTIONS:
         if ph != _PIGGYBACK:
-            return ("piggyback actions (128 take over, 129 start fresh) are legal only at the start "
-                    f"of a turn after a bank; the game is in phase {ph.name}"
-                    + (f" with roll {list(game.dice)}" if ph == _DECIDE else ""))
+            return (
+                "piggyback actions (128 take over, 129 start fresh) are legal only at the start "
+                f"of a turn after a bank; the game is in phase {ph.name}"
+                + (f" with roll {list(game.dice)}" if ph == _DECIDE else "")
+            )
         return action == PIGGYBACK_TAKE
     if ph != _DECIDE:
         if ph == _PIGGYBACK:
@@ -279,15 +316,19 @@ def _decode_problem(game: Game, action: int) -> tuple[Keep, bool] | bool | str:
     if mask == 0:
         return "keep-mask 0 sets no die aside; at least one scoring die must be set aside"
     if mask >> len(dice):
-        return (f"keep-mask {mask:#08b} selects die {mask.bit_length() - 1} but the roll "
-                f"{list(dice)} has only {len(dice)} dice (bit i keeps die i of the sorted roll)")
+        return (
+            f"keep-mask {mask:#08b} selects die {mask.bit_length() - 1} but the roll "
+            f"{list(dice)} has only {len(dice)} dice (bit i keeps die i of the sorted roll)"
+        )
     kept = [f for i, f in enumerate(dice) if mask >> i & 1]
     counts = tuple(kept.count(f) for f in range(1, 7))
     for k in d.rolls[dice].keeps:
         if k.counts == counts:
-            return (f"keep-mask {mask:#08b} keeps {kept} from roll {list(dice)}, but only the canonical "
-                    f"mask of each set of dice is legal: use action {keep_action(k, end)} "
-                    f"(mask {k.mask:#08b}, the lowest positions of each face)")
+            return (
+                f"keep-mask {mask:#08b} keeps {kept} from roll {list(dice)}, but only the canonical "
+                f"mask of each set of dice is legal: use action {keep_action(k, end)} "
+                f"(mask {k.mask:#08b}, the lowest positions of each face)"
+            )
     return f"keep-mask {mask:#08b} keeps {kept} from roll {list(dice)}: {game.tables.why_not(kept)}"
 
 
@@ -303,8 +344,10 @@ def illegal_reason(game: Game, action: int) -> str | None:
         return None
     if end:
         return f"cannot bank after keeping {list(k.dice)}: {game.why_no_bank(k)}; roll on instead (action {k.mask})"
-    return (f"cannot roll again: the {game.max_rolls}-roll limit of this turn is reached; end the turn "
-            f"instead (action {k.mask | END_TURN})")
+    return (
+        f"cannot roll again: the {game.max_rolls}-roll limit of this turn is reached; end the turn "
+        f"instead (action {k.mask | END_TURN})"
+    )
 
 
 def apply_action(game: Game, action: int) -> None:
@@ -344,7 +387,13 @@ def action_table(game: Game) -> list[dict[str, Any]]:
     for a in np.flatnonzero(legal_mask(game)):
         move = decode_action(game, int(a))
         keep, end = move if isinstance(move, tuple) else (None, False)
-        out.append({"action": int(a), "keep": list(keep.dice) if keep else [],
-                    "points": int(keep.points) if keep else 0, "end": bool(end),
-                    "label": describe_action(game, int(a))})
+        out.append(
+            {
+                "action": int(a),
+                "keep": list(keep.dice) if keep else [],
+                "points": int(keep.points) if keep else 0,
+                "end": bool(end),
+                "label": describe_action(game, int(a)),
+            }
+        )
     return out

@@ -18,8 +18,17 @@ from tenk_env.game import Game, IllegalMoveError
 from tenk_env.io import atomic_write_text
 from tenk_env.rules import Ruleset, did_you_mean
 
-__all__ = ["dumps_jsonl", "save_jsonl", "load_jsonl", "replay", "format_event", "format_log", "ReplayError", "EVENT_KEYS",
-           "event_problem"]
+__all__ = [
+    "dumps_jsonl",
+    "save_jsonl",
+    "load_jsonl",
+    "replay",
+    "format_event",
+    "format_log",
+    "ReplayError",
+    "EVENT_KEYS",
+    "event_problem",
+]
 
 
 class ReplayError(ValueError):
@@ -74,8 +83,9 @@ def event_problem(e: Any) -> str | None:
 
 
 def _json_kind(v: Any) -> str:
-    return {list: "list", str: "string", bool: "boolean", int: "number", float: "number",
-            type(None): "null"}.get(type(v), type(v).__name__)
+    return {list: "list", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}.get(
+        type(v), type(v).__name__
+    )
 
 
 def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
@@ -123,7 +133,7 @@ def replay(events: list[dict[str, Any]]) -> Game:
         raise ReplayError(f"the record's ruleset hashes to {rules.hash}, not the recorded {head.get('hash')}")
     try:
         game = Game(rules, head["players"])
-    except ValueError as err:            # a player count the engine does not play
+    except ValueError as err:  # a player count the engine does not play
         raise ReplayError(f"event 0 (line 1): {err}") from None
     for i, e in enumerate(events[1:], 1):
         kind = e.get("type")
@@ -153,6 +163,7 @@ def _dice(d: list[int]) -> str:
 
 def format_event(e: dict[str, Any], names: list[str] | None = None) -> str | None:
     """One readable line for an event (None for events that print nothing)."""
+
     def who(p: int) -> str:
         return names[p] if names else f"P{p + 1}"
 

@@ -36,8 +36,20 @@ from tenk_env.obs import END_TURN, PIGGYBACK_FRESH, PIGGYBACK_TAKE
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.tables import Keep
 
-__all__ = ["AGENT_GROUP", "BATCHED_GROUP", "AGENTS", "AgentError", "Policy", "BatchedPolicy", "ScalarPolicyAdapter",
-           "register", "register_batcher", "make_policy", "make_batched", "close_agents"]
+__all__ = [
+    "AGENT_GROUP",
+    "BATCHED_GROUP",
+    "AGENTS",
+    "AgentError",
+    "Policy",
+    "BatchedPolicy",
+    "ScalarPolicyAdapter",
+    "register",
+    "register_batcher",
+    "make_policy",
+    "make_batched",
+    "close_agents",
+]
 
 #: entry-point group of agent factories (name = "module:factory")
 AGENT_GROUP = "tenk.agents"
@@ -133,8 +145,8 @@ class _Agents(MutableMapping):
 
 #: the live agent table (see the module docstring)
 AGENTS: MutableMapping[str, Any] = _Agents()
-_BATCHERS: list[Any] = []     # "module:attr" until first used, then the callable
-_batchers_read = False        # the BATCHED_GROUP entry points are in _BATCHERS
+_BATCHERS: list[Any] = []  # "module:attr" until first used, then the callable
+_batchers_read = False  # the BATCHED_GROUP entry points are in _BATCHERS
 
 
 def register(name: str, factory: str | Callable[[str | None], Policy]) -> None:
@@ -178,8 +190,10 @@ def make_policy(spec: str | Policy) -> Policy:
     name, _, arg = spec.partition(":")
     if name not in AGENTS:
         if not AGENTS:
-            raise AgentError(f"unknown agent {name!r}: no agents are registered (entry-point group "
-                             f"{AGENT_GROUP!r}); install the tenk package, e.g. pip install -e .")
+            raise AgentError(
+                f"unknown agent {name!r}: no agents are registered (entry-point group "
+                f"{AGENT_GROUP!r}); install the tenk package, e.g. pip install -e ."
+            )
         raise AgentError(f"unknown agent {name!r}{did_you_mean(name, AGENTS)}; agents: {', '.join(AGENTS)}")
     return _load(AGENTS[name], name, AGENT_GROUP)(arg or None)
 

@@ -149,8 +149,7 @@ class Ruleset:
     def _validate(self) -> None:
         def bad(name: str, allowed: str) -> RulesetError:
             return RulesetError(
-                f"ruleset {self.name!r}: field {name!r} = {getattr(self, name)!r} is not allowed; "
-                f"allowed: {allowed}"
+                f"ruleset {self.name!r}: field {name!r} = {getattr(self, name)!r} is not allowed; allowed: {allowed}"
             )
 
         if not isinstance(self.name, str) or not self.name:
@@ -167,40 +166,61 @@ class Ruleset:
             raise bad("num_dice", "5 or 6")
         if self.target < 50:
             raise bad("target", "an integer >= 50")
-        for name in ("entry_threshold", "min_bank", "max_rolls", "straight", "half_straights",
-                     "short_straights", "three_pairs", "two_triplets", "zilch_payout",
-                     "bust_penalty", "komi"):
+        for name in (
+            "entry_threshold",
+            "min_bank",
+            "max_rolls",
+            "straight",
+            "half_straights",
+            "short_straights",
+            "three_pairs",
+            "two_triplets",
+            "zilch_payout",
+            "bust_penalty",
+            "komi",
+        ):
             if getattr(self, name) < 0:
                 raise bad(name, "an integer >= 0 (0 switches it off)")
         if self.three_ones <= 0:
             raise bad("three_ones", "a positive integer (1000 in Ten Thousand, 300 in Farkle)")
         fm = self.flat_multiples
-        if (len(fm) != 3 or any(isinstance(x, bool) or not isinstance(x, int) or x <= 0 for x in fm)):
+        if len(fm) != 3 or any(isinstance(x, bool) or not isinstance(x, int) or x <= 0 for x in fm):
             raise bad("flat_multiples", "three positive integers [four, five, six of a kind]")
         if self.bust_penalty_after < 1:
             raise bad("bust_penalty_after", "an integer >= 1")
         if self.komi >= self.target:
             raise bad("komi", f"an integer below the target ({self.target})")
         if self.num_dice == 5:
-            for name, what in (("straight", "a six-dice straight"), ("three_pairs", "three pairs"),
-                               ("two_triplets", "two triplets")):
+            for name, what in (
+                ("straight", "a six-dice straight"),
+                ("three_pairs", "three pairs"),
+                ("two_triplets", "two triplets"),
+            ):
                 if getattr(self, name):
                     raise RulesetError(
                         f"ruleset {self.name!r}: field {name!r} = {getattr(self, name)} needs six dice "
-                        f"({what}) but num_dice is 5; set {name}: 0")
+                        f"({what}) but num_dice is 5; set {name}: 0"
+                    )
             if self.six_of_a_kind_wins != "off":
-                raise RulesetError(f"ruleset {self.name!r}: six_of_a_kind_wins needs six dice but "
-                                   "num_dice is 5; set six_of_a_kind_wins: off")
+                raise RulesetError(
+                    f"ruleset {self.name!r}: six_of_a_kind_wins needs six dice but "
+                    "num_dice is 5; set six_of_a_kind_wins: off"
+                )
         if self.four_plus_pair_is_three_pairs and not self.three_pairs:
-            raise RulesetError(f"ruleset {self.name!r}: four_plus_pair_is_three_pairs is true but "
-                               "three_pairs is 0; give three_pairs a value or set it false")
+            raise RulesetError(
+                f"ruleset {self.name!r}: four_plus_pair_is_three_pairs is true but "
+                "three_pairs is 0; give three_pairs a value or set it false"
+            )
         self._check_games_can_end()
 
     def _check_games_can_end(self) -> None:
         """Refuse a ruleset under which no game could end. Accepted, it would surface only when a
         tournament or a training run hits its turn limit, minutes later and blaming the agents."""
-        never = ("so only a six-of-a-kind instant win could end a game" if self.six_of_a_kind_wins != "off"
-                 else "so no game could end")
+        never = (
+            "so only a six-of-a-kind instant win could end a game"
+            if self.six_of_a_kind_wins != "off"
+            else "so no game could end"
+        )
         if self.exact_finish != "off":
             # Every change to a banked score is a sum of scoring combinations (banks, zilch
             # pay-outs, gifts under to_lowest), a bust penalty taken off, or a reset to 0 (lose-all,
@@ -210,8 +230,9 @@ class Ruleset:
             for v in [c.points for c in combos(self)] + [self.zilch_payout, self.bust_penalty]:
                 g = math.gcd(g, v)
             if self.target % g and (self.target - self.komi) % g:
-                parts = ["the scoring table's points"] + [n for n in ("zilch_payout", "bust_penalty")
-                                                          if getattr(self, n)]
+                parts = ["the scoring table's points"] + [
+                    n for n in ("zilch_payout", "bust_penalty") if getattr(self, n)
+                ]
                 why = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else parts[0]
                 komi = f" (seat 1's: komi {self.komi} plus such a multiple)" if self.komi % g else ""
                 lo = self.target // g * g
@@ -219,7 +240,8 @@ class Ruleset:
                     f"ruleset {self.name!r}: target {self.target} cannot be reached exactly (exact_finish: "
                     f"{self.exact_finish}): every score is a multiple of {g}, the greatest common divisor of "
                     f"{why}{komi}, {never}; set target to a multiple of {g} (e.g. {lo} or {lo + g}) "
-                    "or exact_finish: off")
+                    "or exact_finish: off"
+                )
         if self.max_rolls:
             # A roll of all 1s, all kept (three 1s and single 1s), gives hot dice: a turn scores at
             # least that much per roll. Only a threshold above this bound needs the full tables.
@@ -230,7 +252,8 @@ class Ruleset:
                     raise RulesetError(
                         f"ruleset {self.name!r}: {name} {v} cannot be reached in {self.max_rolls} rolls "
                         f"(max_rolls {self.max_rolls}): the most a turn can score is {reach:,}, {never}; "
-                        f"lower {name} to {reach} or less, or raise max_rolls")
+                        f"lower {name} to {reach} or less, or raise max_rolls"
+                    )
         # A threshold that a turn reaches only with negligible chance makes games that end only
         # in theory: they surface as turn-limit failures in tournaments and training, hours in.
         # Thresholds up to CHECKED_FROM points are met often under every table (single 1s and 5s
@@ -246,13 +269,13 @@ class Ruleset:
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
                     lo, hi = (mid, hi) if tables.bank_chance(50 * mid) >= MIN_BANK_CHANCE else (lo, mid)
-                where = (f"within {self.max_rolls} roll{'s' * (self.max_rolls > 1)}" if self.max_rolls
-                         else "in a turn")
+                where = f"within {self.max_rolls} roll{'s' * (self.max_rolls > 1)}" if self.max_rolls else "in a turn"
                 odds = f"one turn in {1 / p:,.0f}" if p > 1e-12 else "practically never"
                 raise RulesetError(
                     f"ruleset {self.name!r}: {name} {v} is reached {where} with chance {p:.2g} at best "
                     f"({odds}), so games would not end in practice; a playable table needs a chance of at "
-                    f"least {MIN_BANK_CHANCE:g}: lower {name} to {50 * lo} or less")
+                    f"least {MIN_BANK_CHANCE:g}: lower {name} to {50 * lo} or less"
+                )
 
     # ------------------------------------------------------------------ data in and out
     def to_dict(self) -> dict[str, Any]:
@@ -271,8 +294,10 @@ class Ruleset:
         unknown = [k for k in data if k not in names]
         if unknown:
             k = unknown[0]
-            raise RulesetError(f"{source}: unknown ruleset field {k!r}{did_you_mean(str(k), names)}; "
-                               f"allowed fields: {', '.join(names)}")
+            raise RulesetError(
+                f"{source}: unknown ruleset field {k!r}{did_you_mean(str(k), names)}; "
+                f"allowed fields: {', '.join(names)}"
+            )
         if base_name is not None:
             base = get_preset(base_name).to_dict()
             if "name" not in data:
@@ -339,22 +364,49 @@ PRESETS: dict[str, Ruleset] = {
     for r in [
         Ruleset(name="classic"),
         Ruleset(name="article_baseline", multiples="flat", straight=1500, three_pairs=1500),
-        Ruleset(name="bc_society", straight=1000, three_pairs=1000, entry_threshold=800,
-                hot_dice="mandatory", end="one_more_roll", turn_order="highest_die"),
-        Ruleset(name="scribd_farkle", multiples="flat", straight=1500, three_pairs=1500,
-                entry_threshold=750),
-        Ruleset(name="inform_five_dice", num_dice=5, max_rolls=3, entry_threshold=350,
-                straight=0, three_pairs=0, short_straights=2000, end="immediate"),
+        Ruleset(
+            name="bc_society",
+            straight=1000,
+            three_pairs=1000,
+            entry_threshold=800,
+            hot_dice="mandatory",
+            end="one_more_roll",
+            turn_order="highest_die",
+        ),
+        Ruleset(name="scribd_farkle", multiples="flat", straight=1500, three_pairs=1500, entry_threshold=750),
+        Ruleset(
+            name="inform_five_dice",
+            num_dice=5,
+            max_rolls=3,
+            entry_threshold=350,
+            straight=0,
+            three_pairs=0,
+            short_straights=2000,
+            end="immediate",
+        ),
         Ruleset(name="house_1000", entry_threshold=1000),
         Ruleset(name="walnut", three_pairs=0),
-        Ruleset(name="wikihow", entry_threshold=0, three_pairs=1000, short_straights=500,
-                six_of_a_kind_wins="ones"),
-        Ruleset(name="farkle_official", three_ones=300, multiples="flat", three_pairs=1500,
-                four_plus_pair_is_three_pairs=True, two_triplets=2500),
-        Ruleset(name="busche_neller_2017", multiples="none", straight=0, three_pairs=0,
-                entry_threshold=0, end="immediate"),
-        Ruleset(name="zilch", three_pairs=1500, four_plus_pair_is_three_pairs=True,
-                zilch_payout=500, entry_threshold=0, min_bank=300, bust_penalty=500),
+        Ruleset(name="wikihow", entry_threshold=0, three_pairs=1000, short_straights=500, six_of_a_kind_wins="ones"),
+        Ruleset(
+            name="farkle_official",
+            three_ones=300,
+            multiples="flat",
+            three_pairs=1500,
+            four_plus_pair_is_three_pairs=True,
+            two_triplets=2500,
+        ),
+        Ruleset(
+            name="busche_neller_2017", multiples="none", straight=0, three_pairs=0, entry_threshold=0, end="immediate"
+        ),
+        Ruleset(
+            name="zilch",
+            three_pairs=1500,
+            four_plus_pair_is_three_pairs=True,
+            zilch_payout=500,
+            entry_threshold=0,
+            min_bank=300,
+            bust_penalty=500,
+        ),
     ]
 }
 
@@ -367,8 +419,10 @@ def get_preset(name: str) -> Ruleset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        raise RulesetError(f"unknown ruleset preset {name!r}{did_you_mean(str(name), PRESETS)}; presets: {', '.join(PRESETS)}; "
-                           "or give a path to a YAML file") from None
+        raise RulesetError(
+            f"unknown ruleset preset {name!r}{did_you_mean(str(name), PRESETS)}; presets: {', '.join(PRESETS)}; "
+            "or give a path to a YAML file"
+        ) from None
 
 
 def _text(v: Any) -> str:
@@ -385,8 +439,9 @@ def load_ruleset(spec: str | Path | Ruleset | Mapping[str, Any]) -> Ruleset:
         return PRESETS[spec]
     path = Path(spec)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
-        data = read_yaml_mapping(path, "ruleset", RulesetError,
-                                 f"give a preset name ({', '.join(PRESETS)}) or the path of a YAML file")
+        data = read_yaml_mapping(
+            path, "ruleset", RulesetError, f"give a preset name ({', '.join(PRESETS)}) or the path of a YAML file"
+        )
         data.setdefault("name", path.stem)
         return Ruleset.from_dict(data, source=f"ruleset file {str(path)!r}")
     return get_preset(str(spec))

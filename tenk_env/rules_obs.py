@@ -63,8 +63,17 @@ from gymnasium import spaces
 
 from tenk_env.rules import Ruleset
 
-__all__ = ["RULES_OBS_VERSION", "RULES_OBS_SIZE", "rules_obs", "rules_obs_labels", "reads_rules", "game_meta", "RulesObservation",
-           "RulesObservationVector", "with_rules_space"]
+__all__ = [
+    "RULES_OBS_VERSION",
+    "RULES_OBS_SIZE",
+    "rules_obs",
+    "rules_obs_labels",
+    "reads_rules",
+    "game_meta",
+    "RulesObservation",
+    "RulesObservationVector",
+    "with_rules_space",
+]
 
 #: version of the layout above; agents that read it record it and refuse another
 RULES_OBS_VERSION = 1
@@ -178,8 +187,7 @@ class RulesObservationVector(gym.vector.VectorWrapper):
         self.metadata = {**env.metadata, "rules_obs_version": RULES_OBS_VERSION}
 
     def _add(self, observations: np.ndarray) -> np.ndarray:
-        return np.concatenate([observations, np.broadcast_to(self._rules, (len(observations), RULES_OBS_SIZE))],
-                              axis=1)
+        return np.concatenate([observations, np.broadcast_to(self._rules, (len(observations), RULES_OBS_SIZE))], axis=1)
 
     def reset(self, *, seed=None, options=None):
         obs, infos = self.env.reset(seed=seed, options=options)

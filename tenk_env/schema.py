@@ -22,8 +22,16 @@ import yaml
 
 from tenk_env.rules import did_you_mean
 
-__all__ = ["ConfigError", "config_field", "public_fields", "coerce", "check_keys", "unknown_key", "build_section",
-           "describe_fields"]
+__all__ = [
+    "ConfigError",
+    "config_field",
+    "public_fields",
+    "coerce",
+    "check_keys",
+    "unknown_key",
+    "build_section",
+    "describe_fields",
+]
 
 
 class ConfigError(ValueError):
@@ -114,13 +122,19 @@ def coerce(value: Any, tp: Any, key: str) -> Any:
 def unknown_key(key: str, known: Sequence[str], prefix: str) -> str:
     """The training configs' message for an unknown ``key`` of section ``prefix``."""
     where = f"{prefix}." if prefix else ""
-    return (f"unknown config key {where}{key}{did_you_mean(str(key), known)}; "
-            f"{'section ' + prefix if prefix else 'the top level'} has: {', '.join(known)}")
+    return (
+        f"unknown config key {where}{key}{did_you_mean(str(key), known)}; "
+        f"{'section ' + prefix if prefix else 'the top level'} has: {', '.join(known)}"
+    )
 
 
-def check_keys(data: Mapping[str, Any], known: Sequence[str], prefix: str = "",
-               message: Callable[[str, Sequence[str], str], str] = unknown_key,
-               error: type[ConfigError] = ConfigError) -> None:
+def check_keys(
+    data: Mapping[str, Any],
+    known: Sequence[str],
+    prefix: str = "",
+    message: Callable[[str, Sequence[str], str], str] = unknown_key,
+    error: type[ConfigError] = ConfigError,
+) -> None:
     """``error`` for the first key of ``data`` not in ``known``, worded by ``message``."""
     for k in data:
         if k not in known:
@@ -139,9 +153,15 @@ def _section_type(tp: Any) -> tuple[Any, bool]:
     return None, False
 
 
-def build_section(cls, data: Any, prefix: str = "", *, check_types: bool = True,
-                  message: Callable[[str, Sequence[str], str], str] = unknown_key,
-                  error: type[ConfigError] = ConfigError):
+def build_section(
+    cls,
+    data: Any,
+    prefix: str = "",
+    *,
+    check_types: bool = True,
+    message: Callable[[str, Sequence[str], str], str] = unknown_key,
+    error: type[ConfigError] = ConfigError,
+):
     """``cls`` built from the mapping ``data`` (None: every default), nested dataclasses from
     nested mappings. Unknown keys raise ``error`` (worded by ``message``), and so does a
     value of the wrong type unless ``check_types`` is false (for a config whose own
@@ -158,8 +178,9 @@ def build_section(cls, data: Any, prefix: str = "", *, check_types: bool = True,
         key = f"{prefix}.{name}" if prefix else name
         section, nullable = _section_type(hints[name])
         if section is not None and not (nullable and data.get(name) is None):
-            kwargs[name] = build_section(section, data.get(name), key, check_types=check_types, message=message,
-                                         error=error)
+            kwargs[name] = build_section(
+                section, data.get(name), key, check_types=check_types, message=message, error=error
+            )
         elif name in data:
             kwargs[name] = coerce(data[name], hints[name], key) if check_types else data[name]
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:

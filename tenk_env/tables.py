@@ -158,9 +158,7 @@ class Tables:
         # best[counts] = (points, reading) of the best partition of exactly these dice into
         # combinations, or None when some die cannot score within the set.
         self._best: dict[tuple[int, ...], tuple[int, tuple[str, ...]] | None] = {(0,) * 6: (0, ())}
-        all_counts = sorted(
-            (c for c in itertools.product(range(nd + 1), repeat=6) if 0 < sum(c) <= nd), key=sum
-        )
+        all_counts = sorted((c for c in itertools.product(range(nd + 1), repeat=6) if 0 < sum(c) <= nd), key=sum)
         for c in all_counts:
             best = None
             for combo in self.combos:
@@ -193,13 +191,19 @@ class Tables:
         keeps.sort(key=lambda k: k.mask)
         n = len(dice)
         instant = n == 6 and (
-            (r.six_of_a_kind_wins == "ones" and counts[0] == 6)
-            or (r.six_of_a_kind_wins == "any" and max(counts) == 6)
+            (r.six_of_a_kind_wins == "ones" and counts[0] == 6) or (r.six_of_a_kind_wins == "any" and max(counts) == 6)
         )
         lose_all = r.four_twos_lose_all and counts[1] >= 4 and not instant
         zilch = not keeps and r.zilch_payout > 0 and n == r.num_dice
-        return RollInfo(dice, counts, tuple(keeps), bust=not keeps and not zilch,
-                        instant_win=instant, lose_all=lose_all, zilch=zilch)
+        return RollInfo(
+            dice,
+            counts,
+            tuple(keeps),
+            bust=not keeps and not zilch,
+            instant_win=instant,
+            lose_all=lose_all,
+            zilch=zilch,
+        )
 
     # ------------------------------------------------------------------ queries
     def derived(self, key: str, build: Callable[[Tables], Any]) -> Any:
@@ -232,11 +236,14 @@ class Tables:
             return "at least one scoring die must be set aside"
         if sum(c) > self.rules.num_dice:
             return f"only {self.rules.num_dice} dice are in play"
-        dead = [f for f in FACES if c[f - 1] and not any(
-            combo.counts[f - 1] and _sub(c, combo.counts) is not None for combo in self.combos)]
+        dead = [
+            f
+            for f in FACES
+            if c[f - 1] and not any(combo.counts[f - 1] and _sub(c, combo.counts) is not None for combo in self.combos)
+        ]
         if dead:
             what = ", ".join(f"the {f}" + ("s" if c[f - 1] > 1 else "") for f in dead)
-            return f"{what} in {list(dice)} do{'es' if len(dead) == 1 and c[dead[0]-1] == 1 else ''} not score within the kept dice"
+            return f"{what} in {list(dice)} do{'es' if len(dead) == 1 and c[dead[0] - 1] == 1 else ''} not score within the kept dice"
         return f"the dice {list(dice)} cannot all be part of scoring combinations at once"
 
     @functools.cache  # noqa: B019 (a ruleset's tables live as long as the process: get_tables caches them)
@@ -245,11 +252,19 @@ class Tables:
         nd = self.rules.num_dice
         best = {n: 0 for n in range(1, nd + 1)}  # best[n]: with n dice to roll and no rolls left
         for _ in range(rolls):
-            best = {n: max([k.points + best[n - k.n or nd]
-                            for dice, info in self.rolls.items() if len(dice) == n for k in info.keeps]
-                           + ([self.rules.zilch_payout + best[nd]] if n == nd and self.rules.zilch_payout else []),
-                           default=0)
-                    for n in range(1, nd + 1)}
+            best = {
+                n: max(
+                    [
+                        k.points + best[n - k.n or nd]
+                        for dice, info in self.rolls.items()
+                        if len(dice) == n
+                        for k in info.keeps
+                    ]
+                    + ([self.rules.zilch_payout + best[nd]] if n == nd and self.rules.zilch_payout else []),
+                    default=0,
+                )
+                for n in range(1, nd + 1)
+            }
         return best[nd]
 
     def bank_chance(self, threshold: int) -> float:
@@ -264,8 +279,9 @@ class Tables:
         of the scoring values (milliseconds to a few tenths of a second)."""
         r = self.rules
         N, R = r.num_dice, max(1, r.max_rolls)
-        g = functools.reduce(math.gcd, [k.points for info in self.rolls.values() for k in info.keeps]
-                             + [r.zilch_payout], 0)
+        g = functools.reduce(
+            math.gcd, [k.points for info in self.rolls.values() for k in info.keeps] + [r.zilch_payout], 0
+        )
         X = -(-threshold // g)
         if X <= 0:
             return 1.0
@@ -277,7 +293,7 @@ class Tables:
             for dice, info in self.rolls.items():
                 if len(dice) != n:
                     continue
-                w = math.factorial(n) / math.prod(math.factorial(k) for k in info.counts) / 6 ** n
+                w = math.factorial(n) / math.prod(math.factorial(k) for k in info.counts) / 6**n
                 if info.instant_win:
                     kind.append(1)
                 elif info.bust or info.lose_all:
@@ -292,9 +308,17 @@ class Tables:
                 prob.append(w)
             kind_a, prob_a = np.array(kind), np.array(prob)
             left = n - np.array(od, dtype=np.int64)
-            groups.append((prob_a[kind_a == 1].sum(), prob_a[kind_a == 2].sum(), prob_a[kind_a == 3],
-                           np.array(op, dtype=np.int64), left, np.where(left == 0, N, left),
-                           np.array(start, dtype=np.int64)))
+            groups.append(
+                (
+                    prob_a[kind_a == 1].sum(),
+                    prob_a[kind_a == 2].sum(),
+                    prob_a[kind_a == 3],
+                    np.array(op, dtype=np.int64),
+                    left,
+                    np.where(left == 0, N, left),
+                    np.array(start, dtype=np.int64),
+                )
+            )
         z = r.zilch_payout // g
         # f[k, n, T]: value of rolling n dice at total T with k rolls used; row R: no roll left
         f = np.zeros((R + 1, N + 1, X + 1))

@@ -48,8 +48,17 @@ from tenk_env.rules import PRESETS, Ruleset, RulesetError
 from tenk_env.solve.game import check_game_rules, is_solvable
 from tenk_env.solve.spec import SolverError
 
-__all__ = ["SPACE_VERSION", "SPLITS", "N_TEST", "TEST_SEEDS", "sample_ruleset", "split", "train_rulesets",
-           "variant_name", "covered"]
+__all__ = [
+    "SPACE_VERSION",
+    "SPLITS",
+    "N_TEST",
+    "TEST_SEEDS",
+    "sample_ruleset",
+    "split",
+    "train_rulesets",
+    "variant_name",
+    "covered",
+]
 
 #: bump on any change to the space or to the order of draws: results name it
 SPACE_VERSION = 1
@@ -108,8 +117,9 @@ def sample_ruleset(seed: int) -> Ruleset:
     last = None
     for _ in range(_MAX_DRAWS):
         try:
-            r = Ruleset.from_dict({"base": "classic", **_draw(rng), "name": variant_name(int(seed))},
-                                  source=f"variant seed {seed}")
+            r = Ruleset.from_dict(
+                {"base": "classic", **_draw(rng), "name": variant_name(int(seed))}, source=f"variant seed {seed}"
+            )
             check_game_rules(r)  # the space is built to pass it; checked so that a change cannot slip
             return r
         except (RulesetError, SolverError) as e:

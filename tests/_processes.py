@@ -16,4 +16,4 @@ def running(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return not Path("/proc/self").is_dir()
-    return stat[stat.rindex(b")") + 2:].split()[0] not in (b"Z", b"X")
+    return stat[stat.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")

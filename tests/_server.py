@@ -28,7 +28,7 @@ class Served:
 
     def __enter__(self) -> Served:
         self.thread.start()
-        deadline = time.monotonic() + 60      # a hang guard, not a timing check
+        deadline = time.monotonic() + 60  # a hang guard, not a timing check
         while not self.server.started:
             assert self.thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
             time.sleep(0.05)
@@ -39,8 +39,9 @@ class Served:
         self.thread.join(30)
         self.sock.close()
 
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
-                host: str | None = None) -> tuple[int, dict, dict]:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict | None = None, host: str | None = None
+    ) -> tuple[int, dict, dict]:
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         c.putheader("Host", host if host is not None else f"127.0.0.1:{self.port}")

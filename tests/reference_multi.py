@@ -59,10 +59,20 @@ PRUNE = 1e-18
 
 def check_rules(rules: Ruleset, n: int) -> None:
     """Refuse what the reference does not model, naming the field."""
-    bad = [(name, getattr(rules, name), want) for name, want in (
-        ("komi", 0), ("bust_penalty", 0), ("piggyback", False), ("exact_finish", "off"),
-        ("four_twos_lose_all", False), ("zilch_payout", 0), ("turn_order", "seat"), ("tie", "first_to_target"))
-        if getattr(rules, name) != want]
+    bad = [
+        (name, getattr(rules, name), want)
+        for name, want in (
+            ("komi", 0),
+            ("bust_penalty", 0),
+            ("piggyback", False),
+            ("exact_finish", "off"),
+            ("four_twos_lose_all", False),
+            ("zilch_payout", 0),
+            ("turn_order", "seat"),
+            ("tie", "first_to_target"),
+        )
+        if getattr(rules, name) != want
+    ]
     if bad:
         raise ValueError("reference_multi does not model " + ", ".join(f"{k}={v!r} (needs {w!r})" for k, v, w in bad))
     if not 2 <= n <= 4:
@@ -76,7 +86,7 @@ def roll_odds(n: int) -> list[tuple[tuple[int, ...], float]]:
         ways = math.factorial(n)
         for f in range(1, 7):
             ways //= math.factorial(dice.count(f))
-        out.append((dice, ways / 6 ** n))
+        out.append((dice, ways / 6**n))
     return out
 
 
@@ -118,7 +128,8 @@ class _Table:
         if got is None:
             got = self._reach[k, n] = max(
                 (kp.points + self.reach(k - 1, n - kp.n or self.nd) for _, i in self.by_dice[n][2] for kp in i.keeps),
-                default=0)
+                default=0,
+            )
         return got
 
     def turn_limit(self, trigger) -> int:
@@ -155,8 +166,10 @@ class _BotTurns:
         self.kind = spec.partition(":")[0]
         # any deterministic agent can be asked move by move; the shared turns rest on what the bots document
         if self.kind not in BOTS and (share or self.kind != "equilibrium"):
-            raise ValueError(f"reference_multi plays the deterministic bots {', '.join(BOTS)}, and 'equilibrium' "
-                             f"with share_turns=False, not {spec!r}")
+            raise ValueError(
+                f"reference_multi plays the deterministic bots {', '.join(BOTS)}, and 'equilibrium' "
+                f"with share_turns=False, not {spec!r}"
+            )
         self.agent.check(table.rules, table.n)
         self.rng = np.random.default_rng(0)
         self.memo: dict = {}
@@ -265,7 +278,7 @@ class _Solver:
         """Value after ``mover`` ends a turn banking ``bank`` (0: no bank)."""
         t, n = self.t, self.n
         if bank:
-            scores = scores[:mover] + (scores[mover] + bank,) + scores[mover + 1:]
+            scores = scores[:mover] + (scores[mover] + bank,) + scores[mover + 1 :]
             if trigger is None and scores[mover] >= t.target:
                 if t.immediate:
                     return self.win(mover)
@@ -393,8 +406,10 @@ class _BestResponse(_Solver):
         super().__init__(rules, len(opponents) + 1, share)
         t = self.t
         if t.rules.max_rolls == 0 and not t.immediate:
-            raise ValueError("reference_br needs a roll limit (max_rolls) or end: immediate: "
-                             "otherwise the responder's turns are unbounded")
+            raise ValueError(
+                "reference_br needs a roll limit (max_rolls) or end: immediate: "
+                "otherwise the responder's turns are unbounded"
+            )
         self.bots = self._bots(t, opponents, share)
         self.dp_calls = 0
         self.mandatory = t.rules.hot_dice == "mandatory"
@@ -441,8 +456,10 @@ class _BestResponse(_Solver):
 
     def banks(self, scores, trigger):
         r, own = self.t.rules, scores[0]
-        return _Banks(lambda T: self.after(scores, 0, trigger, T),
-                      lambda T: (own > 0 or T >= r.entry_threshold) and T >= r.min_bank)
+        return _Banks(
+            lambda T: self.after(scores, 0, trigger, T),
+            lambda T: (own > 0 or T >= r.entry_threshold) and T >= r.min_bank,
+        )
 
     def turn(self, limit, w, E):
         """The responder's best turn value when a turn without a bank is worth ``w`` and
@@ -552,15 +569,22 @@ def reference_br(rules: Ruleset | str, opponents: list[str], *, share_turns: boo
     return np.array([V[(n - k) % n] for k in range(n)])
 
 
-def reference_state(rules: Ruleset | str, specs: list[str], scores, mover: int, trigger: int | None = None, *,
-                    responder: bool = False, share_turns: bool = True):
+def reference_state(
+    rules: Ruleset | str,
+    specs: list[str],
+    scores,
+    mover: int,
+    trigger: int | None = None,
+    *,
+    responder: bool = False,
+    share_turns: bool = True,
+):
     """The value at the start of ``mover``'s turn with banked ``scores`` (by seat, seats in
     the order of ``specs``; ``trigger``: the seat that started the final round, if one is on).
     Fixed bots: the vector of win chances by seat. ``responder=True``: seat 0 is the best
     responder, ``specs`` the bots in seats 1.., and the value is its best win chance."""
     rules = load_ruleset(rules)
-    solver = (_BestResponse(rules, list(specs), share_turns) if responder
-              else _Eval(rules, list(specs), share_turns))
+    solver = _BestResponse(rules, list(specs), share_turns) if responder else _Eval(rules, list(specs), share_turns)
     scores = tuple(int(x) for x in scores)
     if len(scores) != solver.n or (trigger is not None and (scores[trigger] < rules.target or mover == trigger)):
         raise ValueError(f"not a turn start: scores {scores}, mover {mover}, trigger {trigger}")
@@ -588,8 +612,10 @@ class _Equilibrium(_BestResponse):
 
     def banks_of(self, scores, mover, trigger):
         r, own = self.t.rules, scores[mover]
-        return _Banks(lambda T: self.after(scores, mover, trigger, T),
-                      lambda T: (own > 0 or T >= r.entry_threshold) and T >= r.min_bank)
+        return _Banks(
+            lambda T: self.after(scores, mover, trigger, T),
+            lambda T: (own > 0 or T >= r.entry_threshold) and T >= r.min_bank,
+        )
 
     def vturn(self, limit, w, E, me):
         """The mover's (seat ``me``) turn chosen on its own chance: the vector it is worth,
@@ -661,8 +687,11 @@ class _Equilibrium(_BestResponse):
             limit, E = self.t.turn_limit(trigger), self.banks_of(scores, mover, trigger)
             # final turns that value every total alike are one turn (many differ only in
             # scores that no longer matter)
-            dk = (limit, mover, tuple(w),
-                  tuple(None if E[T] is None else tuple(E[T]) for T in self.totals[limit])) if limit else None
+            dk = (
+                (limit, mover, tuple(w), tuple(None if E[T] is None else tuple(E[T]) for T in self.totals[limit]))
+                if limit
+                else None
+            )
             got = self.final_dp.get(dk) if dk else None
             if got is None:
                 got = self.vturn(limit, w, E, mover)

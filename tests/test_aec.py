@@ -17,13 +17,16 @@ PIGGY = PRESETS["classic"].replace(piggyback=True)
 # games, which api_test exempts from these two warnings by name only.
 @pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
 @pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
-@pytest.mark.parametrize("kwargs", [
-    {},
-    {"n_players": 3, "rules": "bc_society"},
-    {"n_players": 8},
-    {"n_players": 2, "rules": PIGGY},
-    {"n_players": 4, "rules": "inform_five_dice"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"n_players": 3, "rules": "bc_society"},
+        {"n_players": 8},
+        {"n_players": 2, "rules": PIGGY},
+        {"n_players": 4, "rules": "inform_five_dice"},
+    ],
+)
 def test_pettingzoo_api_test_passes(kwargs):
     api_test(make_aec(**kwargs), num_cycles=200)
     api_test(TenThousandAEC(**kwargs), num_cycles=200)
@@ -56,8 +59,16 @@ def play(aec, seed, decisions=600, check=None):
     return out
 
 
-@pytest.mark.parametrize("rules,n", [("classic", 2), (PIGGY, 3), ("inform_five_dice", 4), ("zilch", 2),
-                                     (PRESETS["bc_society"].replace(piggyback=True), 3)])
+@pytest.mark.parametrize(
+    "rules,n",
+    [
+        ("classic", 2),
+        (PIGGY, 3),
+        ("inform_five_dice", 4),
+        ("zilch", 2),
+        (PRESETS["bc_society"].replace(piggyback=True), 3),
+    ],
+)
 def test_every_agent_decision_has_the_engine_mask_and_its_own_observation(rules, n):
     seen = {"decisions": 0}
 
@@ -96,8 +107,7 @@ def test_terminal_rewards_three_players_with_hand_fed_dice():
     assert set(np.flatnonzero(obs["action_mask"]).tolist()) == {1, 3, 7, 15, 7 | 64, 15 | 64}
     aec.step(15 | 64)
     assert aec.terminations == {a: True for a in aec.possible_agents}
-    assert {a: aec._cumulative_rewards[a] for a in aec.agents} == {
-        "player_0": -1.0, "player_1": -1.0, "player_2": 1.0}
+    assert {a: aec._cumulative_rewards[a] for a in aec.agents} == {"player_0": -1.0, "player_1": -1.0, "player_2": 1.0}
     assert aec.infos["player_2"] == {"winners": [2], "won": True, "final_scores": [1000, 0, 2000], "turns": 3}
     obs, reward, term, trunc, info = aec.last()
     assert (reward, term, trunc) == (1.0, True, False)
@@ -142,7 +152,8 @@ def test_bad_arguments_and_rendering(capsys):
         "player_0 keeps 1 for 100 (turn 100) and rolls on",
         "player_0 rolls 2 2 3 4 6",
         "player_0 busts, losing 100",
-        "-- turn 2: player_1 (scores 0, 0)"]
+        "-- turn 2: player_1 (scores 0, 0)",
+    ]
     human = TenThousandAEC(render_mode="human")
     human.reset(seed=0)
     assert "player_0 rolls" in capsys.readouterr().out

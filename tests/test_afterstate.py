@@ -40,15 +40,28 @@ from tenk_env.training.config import ConfigError
 from tenk_env.training.rundir import RunError
 
 C = PRESETS["classic"]
-FIN = C.replace(target=500, entry_threshold=150, max_rolls=3, multiples="flat", flat_multiples=(500, 750, 1000),
-                tie="shared", name="fin500")
+FIN = C.replace(
+    target=500,
+    entry_threshold=150,
+    max_rolls=3,
+    multiples="flat",
+    flat_multiples=(500, 750, 1000),
+    tie="shared",
+    name="fin500",
+)
 
 
 def random_net(n_players: int, seed: int = 0, hidden: int = 16) -> ValueNet:
     rng = np.random.default_rng(seed)
     F = n_features(n_players)
-    return ValueNet({"w0": rng.normal(size=(F, hidden)), "b0": rng.normal(size=hidden),
-                     "w1": rng.normal(size=(hidden, n_players)), "b1": rng.normal(size=n_players)})
+    return ValueNet(
+        {
+            "w0": rng.normal(size=(F, hidden)),
+            "b0": rng.normal(size=hidden),
+            "w1": rng.normal(size=(hidden, n_players)),
+            "b1": rng.normal(size=n_players),
+        }
+    )
 
 
 def turn_starts(rules, n, seed, games=3, max_turns=60):
@@ -103,8 +116,15 @@ def brute_end(game, T, unit, learner, how, version):
     return "live", (features_of(c.rules, *_position(c, learner, version))[0], k)
 
 
-CASES = [("classic", 2), ("classic", 3), ("zilch", 2), ("bc_society", 3), ("inform_five_dice", 4), ("wikihow", 2),
-         ("farkle_official", 2)]
+CASES = [
+    ("classic", 2),
+    ("classic", 3),
+    ("zilch", 2),
+    ("bc_society", 3),
+    ("inform_five_dice", 4),
+    ("wikihow", 2),
+    ("farkle_official", 2),
+]
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -190,8 +210,9 @@ def test_plan_values_sum_to_one_with_more_players_and_the_agent_plays():
         for g in turn_starts(rules, n, seed=5, games=1)[::5][:4]:
             v = plan_turn(g, net, (True,) * n).value
             assert v.min() >= 0 and v.sum() == pytest.approx(1.0, abs=1e-9), (preset, v)
-    agent = AfterstateAgent(random_net(2, 1), checkpoint_meta(C, 2, hidden=[16], opponents_learn=True),
-                            "afterstate:test")
+    agent = AfterstateAgent(
+        random_net(2, 1), checkpoint_meta(C, 2, hidden=[16], opponents_learn=True), "afterstate:test"
+    )
     r = play_match("classic", agent, "dicenow", 4, seed=0, backend="scalar")
     assert r.games == 4 and r.wins_a + r.wins_b + r.ties == 4
 
@@ -205,9 +226,18 @@ def test_rulesets_it_cannot_plan_are_refused():
         check_rules(C.replace(four_twos_lose_all=True, name="ftl"))
 
 
-TINY = {"algo": "afterstate", "rules": "classic", "n_players": 2, "total_turns": 300, "train_every": 64, "max_game_turns": 60,
-        "grad_steps": 4, "hidden": [16], "checkpoint_every": 150,
-        "eval": {"every": 200, "games": 4, "opponents": ["hold:300"], "regret_games": 0}}
+TINY = {
+    "algo": "afterstate",
+    "rules": "classic",
+    "n_players": 2,
+    "total_turns": 300,
+    "train_every": 64,
+    "max_game_turns": 60,
+    "grad_steps": 4,
+    "hidden": [16],
+    "checkpoint_every": 150,
+    "eval": {"every": 200, "games": 4, "opponents": ["hold:300"], "regret_games": 0},
+}
 
 
 def tiny_config(tmp_path, name="tiny", **over):
@@ -271,32 +301,55 @@ def test_same_seed_same_run(tmp_path):
 
 @pytest.mark.parametrize("other_seats", ["plan", "net"])
 def test_three_players_train(tmp_path, other_seats):
-    res = train_afterstate(load_afterstate_config(tiny_config(
-        tmp_path, "p3", n_players=3, total_turns=80, other_seats=other_seats,
-        eval={"every": 0, "games": 3, "opponents": ["dicenow"]})), log=lambda s: None)
+    res = train_afterstate(
+        load_afterstate_config(
+            tiny_config(
+                tmp_path,
+                "p3",
+                n_players=3,
+                total_turns=80,
+                other_seats=other_seats,
+                eval={"every": 0, "games": 3, "opponents": ["dicenow"]},
+            )
+        ),
+        log=lambda s: None,
+    )
     assert res.turns >= 80 and len(res.final) == 1 and res.final[0]["games"] == 3
     _, meta = read_checkpoint(res.run_dir / "last.npz")
     assert meta["n_players"] == 3
 
 
-
-@pytest.mark.parametrize("over, message", [
-    ({"buffer": 1e12}, "buffer = 1,000,000,000,000: the replay buffer (1,000,000,000,000 targets of 76 bytes, twice "
-                       "while it is saved) would take 152.0 TB of memory, over the limit of 4.0 GB; lower it, e.g. "
-                       "buffer=100000"),
-    ({"hidden": [100000, 100000]}, "hidden = [100000, 100000]: the value net (10,002,100,002 parameters) would take "
-                                   "320.1 GB of memory, over the limit of 4.0 GB; lower it, e.g. hidden=[64, 64]"),
-    ({"eval": {**TINY["eval"], "regret_games": 1e12}},
-     "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
-    ({"eval": {**TINY["eval"], "games": 1e12}},
-     "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
-])
+@pytest.mark.parametrize(
+    "over, message",
+    [
+        (
+            {"buffer": 1e12},
+            "buffer = 1,000,000,000,000: the replay buffer (1,000,000,000,000 targets of 76 bytes, twice "
+            "while it is saved) would take 152.0 TB of memory, over the limit of 4.0 GB; lower it, e.g. "
+            "buffer=100000",
+        ),
+        (
+            {"hidden": [100000, 100000]},
+            "hidden = [100000, 100000]: the value net (10,002,100,002 parameters) would take "
+            "320.1 GB of memory, over the limit of 4.0 GB; lower it, e.g. hidden=[64, 64]",
+        ),
+        (
+            {"eval": {**TINY["eval"], "regret_games": 1e12}},
+            "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per evaluation",
+        ),
+        (
+            {"eval": {**TINY["eval"], "games": 1e12}},
+            "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation",
+        ),
+    ],
+)
 def test_sizes_are_bounded_before_any_work(tmp_path, over, message):
     path = tiny_config(tmp_path, **over)
     with pytest.raises(ConfigError) as e:
         load_afterstate_config(path)
     assert str(e.value) == f"config {str(path)!r}: {message}"
     assert not (tmp_path / "runs").exists()
+
 
 def test_bad_input_is_refused_clearly(tmp_path):
     with pytest.raises(ConfigError, match="unknown config key hiden.*hidden"):
@@ -312,8 +365,9 @@ def test_bad_input_is_refused_clearly(tmp_path):
     with pytest.raises(AfterstateError, match="not an afterstate checkpoint"):
         make_afterstate(str(bad))
     # a run directory that holds a run is not overwritten
-    path = tiny_config(tmp_path, "again", total_turns=40,
-                       eval={"every": 0, "games": 2, "opponents": ["hold:300"], "regret_games": 0})
+    path = tiny_config(
+        tmp_path, "again", total_turns=40, eval={"every": 0, "games": 2, "opponents": ["hold:300"], "regret_games": 0}
+    )
     train_afterstate(load_afterstate_config(path), log=lambda s: None)
     with pytest.raises(Exception, match="already holds a run"):
         train_afterstate(load_afterstate_config(path), log=lambda s: None)

@@ -20,8 +20,15 @@ C = PRESETS["classic"]
 #: a final round, an entry threshold, turns of at most two rolls (as in tests/test_exact.py)
 FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)
 #: unlimited rolls, flat multiples, an entry threshold, shared ties
-FIN = C.replace(target=500, entry_threshold=150, max_rolls=3, multiples="flat", flat_multiples=(500, 750, 1000),
-                tie="shared", name="fin500")
+FIN = C.replace(
+    target=500,
+    entry_threshold=150,
+    max_rolls=3,
+    multiples="flat",
+    flat_multiples=(500, 750, 1000),
+    tie="shared",
+    name="fin500",
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -34,13 +41,18 @@ def _cache(tmp_path_factory):
 def weights(n_players: int, seed: int, hidden: int = 16, rules_obs: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     F = n_features(n_players, rules_obs)
-    return {"w0": rng.normal(size=(F, hidden)), "b0": rng.normal(size=hidden),
-            "w1": rng.normal(size=(hidden, n_players)), "b1": rng.normal(size=n_players)}
+    return {
+        "w0": rng.normal(size=(F, hidden)),
+        "b0": rng.normal(size=hidden),
+        "w1": rng.normal(size=(hidden, n_players)),
+        "b1": rng.normal(size=n_players),
+    }
 
 
 def agent(rules, seed: int, learn: bool = True) -> AfterstateAgent:
-    return AfterstateAgent.from_weights(weights(2, seed), checkpoint_meta(rules, 2, hidden=[16], opponents_learn=learn),
-                                        "afterstate:test")
+    return AfterstateAgent.from_weights(
+        weights(2, seed), checkpoint_meta(rules, 2, hidden=[16], opponents_learn=learn), "afterstate:test"
+    )
 
 
 @pytest.mark.parametrize("rules", [FR2, FIN], ids=["fr2", "fin500"])
@@ -56,9 +68,11 @@ def test_the_evaluators_turn_values_are_the_agents_plan(rules, learn):
 def test_the_evaluator_follows_an_agent_that_reads_the_rules(rules):
     """A net reading the rules observation (one net for every ruleset) is followed on each
     ruleset it is asked about, with that ruleset's observation."""
-    ag = AfterstateAgent.from_weights(weights(2, 3, rules_obs=RULES_OBS_VERSION),
-                                      checkpoint_meta(None, 2, hidden=[16], opponents_learn=True, trained_on="test"),
-                                      "afterstate:any")
+    ag = AfterstateAgent.from_weights(
+        weights(2, 3, rules_obs=RULES_OBS_VERSION),
+        checkpoint_meta(None, 2, hidden=[16], opponents_learn=True, trained_on="test"),
+        "afterstate:any",
+    )
     check_follows(rules, ag, True)
 
 
@@ -80,15 +94,16 @@ def check_follows(rules, ag, learn):
                 plan = plan_turn(g, ag.net, (True, learn))
                 V, bv, Tcap, beta, _ = view.turn_values(a, b, fa, fb)
                 T = min(Tcap, plan.Tcap)
-                np.testing.assert_allclose(V[:, :, :T + 1], plan.V[:, :, :T + 1], rtol=0, atol=1e-12)
+                np.testing.assert_allclose(V[:, :, : T + 1], plan.V[:, :, : T + 1], rtol=0, atol=1e-12)
                 assert beta == pytest.approx(plan.bust, abs=1e-12)
                 checked += 1
     assert checked > 40
 
 
 def test_exact_win_rate_is_what_it_wins_in_play(tmp_path):
-    path = save_checkpoint(tmp_path / "a.npz", weights(2, 1),
-                           checkpoint_meta(FR2, 2, hidden=[16], opponents_learn=True))
+    path = save_checkpoint(
+        tmp_path / "a.npz", weights(2, 1), checkpoint_meta(FR2, 2, hidden=[16], opponents_learn=True)
+    )
     spec = f"afterstate:{path}"
     e = exact_eval(FR2, spec, "dicenow")
     m = play_match(FR2, spec, "dicenow", 1500, seed=5)
@@ -116,8 +131,9 @@ def test_what_it_cannot_follow_is_named(tmp_path):
     p3 = save_checkpoint(tmp_path / "p3.npz", weights(3, 1), checkpoint_meta(FR2, 3, hidden=[16], opponents_learn=True))
     with pytest.raises(SolverError, match="3-player"):
         exact_eval(FR2, f"afterstate:{p3}", "dicenow")
-    other = save_checkpoint(tmp_path / "o.npz", weights(2, 1), checkpoint_meta(FIN, 2, hidden=[16],
-                                                                                 opponents_learn=True))
+    other = save_checkpoint(
+        tmp_path / "o.npz", weights(2, 1), checkpoint_meta(FIN, 2, hidden=[16], opponents_learn=True)
+    )
     with pytest.raises(SolverError, match="fin500"):
         exact_eval(FR2, f"afterstate:{other}", "dicenow")
     with pytest.raises(SolverError, match="does not exist"):

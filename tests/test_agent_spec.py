@@ -79,17 +79,17 @@ def test_validating_then_running_builds_each_agent_once(tmp_path, monkeypatch):
     made = []
     make = AgentSpec.make
     monkeypatch.setattr(AgentSpec, "make", lambda self: made.append(self.text) or make(self))
-    monkeypatch.chdir(tmp_path)     # a short label: the plots have room for it
+    monkeypatch.chdir(tmp_path)  # a short label: the plots have room for it
     ck = Path("p.zip")
     shutil.copy(PPO_FIXTURE, ck)
     cfg = _tournament(tmp_path / "out", [f"ppo:{ck}", "dicenow"], games=4)
-    cfg.validate()          # as `tenk tournament` does before it starts Ray
+    cfg.validate()  # as `tenk tournament` does before it starts Ray
     res = run_tournament(cfg)
     assert sorted(made) == sorted(cfg.agents)
     assert res.agent_sha256 == [file_sha256(ck), None]
     # a checkpoint replaced between the check and the run is built (and keyed) again
     cfg.validate()
-    ck.write_bytes(ck.read_bytes() + b"\0")    # other bytes, the same weights (zip tolerates a tail)
+    ck.write_bytes(ck.read_bytes() + b"\0")  # other bytes, the same weights (zip tolerates a tail)
     made.clear()
     res = run_tournament(cfg)
     assert made == [f"ppo:{ck}"] and res.agent_sha256 == [file_sha256(ck), None]

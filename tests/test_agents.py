@@ -47,32 +47,39 @@ ROLL, BANK = False, True
 
 # ---------------------------------------------------------------- dicenow: the text's last section
 
-@pytest.mark.parametrize("dice, total, expected", [
-    # "banks at 300 or more with three or fewer dice left"
-    ((1, 3), 200, ((1,), BANK)),                # 300, 1 die left
-    ((1, 3), 150, ((1,), ROLL)),                # 250
-    ((1, 2, 3), 200, ((1,), BANK)),             # 300, 2 left
-    ((1, 2, 3, 4), 200, ((1,), BANK)),          # 300, 3 left
-    ((1, 2, 3, 4), 150, ((1,), ROLL)),
-    # "at 1,000 with four"
-    ((1, 2, 3, 4, 6), 900, ((1,), BANK)),
-    ((1, 2, 3, 4, 6), 850, ((1,), ROLL)),
-    # "and at 2,500 with five"
-    ((1, 2, 2, 3, 4, 6), 2400, ((1,), BANK)),
-    ((1, 2, 2, 3, 4, 6), 2350, ((1,), ROLL)),
-])
+
+@pytest.mark.parametrize(
+    "dice, total, expected",
+    [
+        # "banks at 300 or more with three or fewer dice left"
+        ((1, 3), 200, ((1,), BANK)),  # 300, 1 die left
+        ((1, 3), 150, ((1,), ROLL)),  # 250
+        ((1, 2, 3), 200, ((1,), BANK)),  # 300, 2 left
+        ((1, 2, 3, 4), 200, ((1,), BANK)),  # 300, 3 left
+        ((1, 2, 3, 4), 150, ((1,), ROLL)),
+        # "at 1,000 with four"
+        ((1, 2, 3, 4, 6), 900, ((1,), BANK)),
+        ((1, 2, 3, 4, 6), 850, ((1,), ROLL)),
+        # "and at 2,500 with five"
+        ((1, 2, 2, 3, 4, 6), 2400, ((1,), BANK)),
+        ((1, 2, 2, 3, 4, 6), 2350, ((1,), ROLL)),
+    ],
+)
 def test_dicenow_bars_by_dice_left(dice, total, expected):
     assert move("dicenow", pos(dice=dice, total=total)) == expected
 
 
-@pytest.mark.parametrize("scores, total, expected", [
-    ((3000, 7050), 400, ROLL),   # 4,050 behind, leader past 7,000: bar 600, 500 is not enough
-    ((3000, 7050), 500, BANK),   # 600 reaches it
-    ((5050, 7050), 400, ROLL),   # exactly 2,000 behind counts
-    ((5100, 7050), 400, BANK),   # 1,950 behind: bar 300
-    ((3000, 7000), 400, BANK),   # 7,000 is not past 7,000
-    ((7050, 3000), 400, BANK),   # ahead: bar 300
-])
+@pytest.mark.parametrize(
+    "scores, total, expected",
+    [
+        ((3000, 7050), 400, ROLL),  # 4,050 behind, leader past 7,000: bar 600, 500 is not enough
+        ((3000, 7050), 500, BANK),  # 600 reaches it
+        ((5050, 7050), 400, ROLL),  # exactly 2,000 behind counts
+        ((5100, 7050), 400, BANK),  # 1,950 behind: bar 300
+        ((3000, 7000), 400, BANK),  # 7,000 is not past 7,000
+        ((7050, 3000), 400, BANK),  # ahead: bar 300
+    ],
+)
 def test_dicenow_raises_its_bar_to_600_when_far_behind_late(scores, total, expected):
     assert move("dicenow", pos(dice=(1, 2, 3, 4), total=total, scores=scores)) == ((1,), expected)
 
@@ -117,7 +124,10 @@ def test_dicenow_entry_rule():
 def test_dicenow_always_rolls_hot_dice_unless_banking_wins():
     # 3,150 on the table and six fresh dice: roll (rather than keep the 1 alone and bank 3,100)
     assert move("dicenow", pos(dice=(1, 5), total=3000)) == ((1, 5), ROLL)
-    assert move("dicenow", pos(dice=(1, 5), total=200, scores=(9700, 0))) == ((1, 5), ROLL)  # final_round: 10,050 is no win
+    assert move("dicenow", pos(dice=(1, 5), total=200, scores=(9700, 0))) == (
+        (1, 5),
+        ROLL,
+    )  # final_round: 10,050 is no win
     # end: immediate (busche_neller_2017): 10,050 wins at once, so bank
     assert move("dicenow", pos("busche_neller_2017", dice=(1, 5), total=200, scores=(9700, 0))) == ((1, 5), BANK)
 
@@ -136,39 +146,46 @@ def test_dicenow_keeps_a_single_1_and_rolls_five():
 
 # ---------------------------------------------------------------- breakeven: the strategy section
 
+
 def test_breakeven_totals_come_from_the_exact_odds():
     be = context(get_tables(CLASSIC)).breakeven[1:]
     # the text: 37, 113, 312, 912, 2,925, 16,500 (rounded from the rounded odds)
     assert [round(x, 2) for x in be] == [37.5, 112.5, 312.5, 911.76, 2926.25, 16491.67]
 
 
-@pytest.mark.parametrize("dice, total, expected", [
-    ((1, 3), 0, ((1,), BANK)),                    # 100 with one die: above 37.5
-    ((1, 2, 3), 0, ((1,), ROLL)),                 # 100 with two dice: below 112.5
-    ((1, 2, 3), 50, ((1,), BANK)),                # 150
-    ((1, 2, 3, 4), 250, ((1,), BANK)),            # 350 with three: above 312.5
-    ((1, 2, 3, 4), 200, ((1,), ROLL)),            # 300
-    ((1, 2, 3, 4, 6), 850, ((1,), BANK)),         # 950 with four: above 911.8
-    ((1, 2, 3, 4, 6), 800, ((1,), ROLL)),
-    ((1, 2, 2, 3, 5, 6), 0, ((1,), ROLL)),        # do not grab the lone 5
-    ((1, 1, 2, 3, 4, 6), 0, ((1, 1), ROLL)),      # two 1s: keep both, roll four (the text, unlike dicenow)
-    ((1, 1, 2, 3, 4, 6), 2000, ((1, 1), BANK)),   # 2,200 with four dice: bank, taking both
-    ((1, 2, 3, 5), 200, ((1, 5), BANK)),          # planning to bank: take everything
-    ((1, 2, 2, 2, 3, 4), 0, ((1, 2, 2, 2), BANK)),  # read the whole roll: 300 with two dice banks
-    ((1, 5), 1000, ((1, 5), ROLL)),               # always roll hot dice
-    ((1, 2, 3, 4, 5, 6), 0, ((1, 2, 3, 4, 5, 6), ROLL)),  # the straight, not the 1 and the 5
-])
+@pytest.mark.parametrize(
+    "dice, total, expected",
+    [
+        ((1, 3), 0, ((1,), BANK)),  # 100 with one die: above 37.5
+        ((1, 2, 3), 0, ((1,), ROLL)),  # 100 with two dice: below 112.5
+        ((1, 2, 3), 50, ((1,), BANK)),  # 150
+        ((1, 2, 3, 4), 250, ((1,), BANK)),  # 350 with three: above 312.5
+        ((1, 2, 3, 4), 200, ((1,), ROLL)),  # 300
+        ((1, 2, 3, 4, 6), 850, ((1,), BANK)),  # 950 with four: above 911.8
+        ((1, 2, 3, 4, 6), 800, ((1,), ROLL)),
+        ((1, 2, 2, 3, 5, 6), 0, ((1,), ROLL)),  # do not grab the lone 5
+        ((1, 1, 2, 3, 4, 6), 0, ((1, 1), ROLL)),  # two 1s: keep both, roll four (the text, unlike dicenow)
+        ((1, 1, 2, 3, 4, 6), 2000, ((1, 1), BANK)),  # 2,200 with four dice: bank, taking both
+        ((1, 2, 3, 5), 200, ((1, 5), BANK)),  # planning to bank: take everything
+        ((1, 2, 2, 2, 3, 4), 0, ((1, 2, 2, 2), BANK)),  # read the whole roll: 300 with two dice banks
+        ((1, 5), 1000, ((1, 5), ROLL)),  # always roll hot dice
+        ((1, 2, 3, 4, 5, 6), 0, ((1, 2, 3, 4, 5, 6), ROLL)),  # the straight, not the 1 and the 5
+    ],
+)
 def test_breakeven_decisions(dice, total, expected):
     assert move("breakeven", pos(dice=dice, total=total)) == expected
 
 
-@pytest.mark.parametrize("scores, total, expected", [
-    ((3000, 7050), 500, ROLL),    # 2,000+ behind late: 625 with three dice
-    ((3000, 7050), 550, BANK),
-    ((3000, 7000), 500, BANK),    # not late: 312.5
-    ((7050, 5000), 100, BANK),    # 2,000+ ahead late: 156.25
-    ((7050, 5100), 100, ROLL),    # 1,950 ahead: 312.5
-])
+@pytest.mark.parametrize(
+    "scores, total, expected",
+    [
+        ((3000, 7050), 500, ROLL),  # 2,000+ behind late: 625 with three dice
+        ((3000, 7050), 550, BANK),
+        ((3000, 7000), 500, BANK),  # not late: 312.5
+        ((7050, 5000), 100, BANK),  # 2,000+ ahead late: 156.25
+        ((7050, 5100), 100, ROLL),  # 1,950 ahead: 312.5
+    ],
+)
 def test_breakeven_plays_the_scoreboard_late(scores, total, expected):
     assert move("breakeven", pos(dice=(1, 2, 3, 4), total=total, scores=scores)) == ((1,), expected)
 
@@ -182,6 +199,7 @@ def test_breakeven_entry_then_break_even_table():
 
 
 # ---------------------------------------------------------------- greedy and hold
+
 
 def test_hold_banks_at_its_total_whatever_the_dice():
     assert move("hold:300", pos(dice=(2, 3, 5), total=250)) == ((5,), BANK)
@@ -207,6 +225,7 @@ def test_greedy_keeps_every_scoring_die():
 
 
 # ---------------------------------------------------------------- the rules layer
+
 
 @pytest.mark.parametrize("spec", ["dicenow", "breakeven", "greedy", "hold:300", "hold:5000"])
 def test_last_roll_takes_the_most_points(spec):
@@ -243,8 +262,9 @@ EXTRA = {
     "exact_forfeit": CLASSIC.replace(name="exact", exact_finish="forfeit", target=3000),
     "exact_to_lowest": CLASSIC.replace(name="lowest", exact_finish="to_lowest", target=3000),
     "one_more_roll": CLASSIC.replace(name="omr", end="one_more_roll", min_bank=300),
-    "penalty_order": PRESETS["scribd_farkle"].replace(name="sp", bust_penalty=1000, piggyback=True,
-                                                      turn_order="highest_die", tie="shared"),
+    "penalty_order": PRESETS["scribd_farkle"].replace(
+        name="sp", bust_penalty=1000, piggyback=True, turn_order="highest_die", tie="shared"
+    ),
     "five_dice_limits": PRESETS["inform_five_dice"].replace(name="fd", end="final_round", hot_dice="mandatory"),
 }
 RULESETS = {**PRESETS, **EXTRA}
@@ -294,15 +314,19 @@ def test_eight_players():
 
 # ---------------------------------------------------------------- specs
 
-@pytest.mark.parametrize("spec, message", [
-    ("dicenoww", "unknown agent 'dicenoww' (did you mean 'dicenow'?)"),
-    ("hold:abc", "agent 'hold:abc': the bar must be a whole number of points >= 0, e.g. 'hold:300'"),
-    ("hold:-5", "agent 'hold:-5': the bar must be a whole number of points >= 0"),
-    ("greedy:1.5", "agent 'greedy:1.5': the bar must be a whole number"),
-    ("dicenow:600", "agent 'dicenow' takes no parameter (got 'dicenow:600'); write 'dicenow'"),
-    ("breakeven:x", "agent 'breakeven' takes no parameter"),
-    ("human:me", "agent 'human' takes no parameter"),
-])
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("dicenoww", "unknown agent 'dicenoww' (did you mean 'dicenow'?)"),
+        ("hold:abc", "agent 'hold:abc': the bar must be a whole number of points >= 0, e.g. 'hold:300'"),
+        ("hold:-5", "agent 'hold:-5': the bar must be a whole number of points >= 0"),
+        ("greedy:1.5", "agent 'greedy:1.5': the bar must be a whole number"),
+        ("dicenow:600", "agent 'dicenow' takes no parameter (got 'dicenow:600'); write 'dicenow'"),
+        ("breakeven:x", "agent 'breakeven' takes no parameter"),
+        ("human:me", "agent 'human' takes no parameter"),
+    ],
+)
 def test_bad_specs_say_what_is_wrong(spec, message):
     with pytest.raises(AgentError) as e:
         make_agent(spec)
@@ -311,7 +335,13 @@ def test_bad_specs_say_what_is_wrong(spec, message):
 
 def test_specs_and_names():
     assert [make_agent(s).name for s in ("greedy", "greedy:400", "hold", "hold:350", "dicenow", "breakeven")] == [
-        "greedy", "greedy:400", "hold:300", "hold:350", "dicenow", "breakeven"]
+        "greedy",
+        "greedy:400",
+        "hold:300",
+        "hold:350",
+        "dicenow",
+        "breakeven",
+    ]
     for s in ("dicenow", "hold:300", "human"):
         with pytest.raises(AgentError, match="plays 2 to 8 players, not 9"):
             make_agent(s).check(CLASSIC, 9)
@@ -322,6 +352,7 @@ def test_specs_and_names():
 
 
 # ---------------------------------------------------------------- play_game and dice sources
+
 
 def test_play_game_is_reproducible_from_its_seeds():
     a = play_game("classic", ["random", "dicenow"], 7)
@@ -374,6 +405,7 @@ def test_game_too_long():
 
 # ---------------------------------------------------------------- the terminal player
 
+
 def scripted(answers_for):
     """An input function answering from per-prompt queues (a cycle of answers per prompt kind)."""
     cycles = {k: itertools.cycle(v) for k, v in answers_for.items()}
@@ -392,23 +424,30 @@ def scripted(answers_for):
 
 def test_human_plays_a_whole_game_from_scripted_input(tmp_path):
     out = []
-    inp = scripted({
-        # bad answers first each time, then a good one
-        "keep which?": ["zz", "7", "9 9", "2 2 2 2 2", "hello world", "?", "", "best b", "best"],
-        "or bank?": ["maybe", "b"],
-        "take them over": ["maybe", "y"],
-    })
-    rc = play_terminal("classic", ["hold:300"], seed=5, input_fn=inp, print_fn=out.append,
-                       save=tmp_path / "game.jsonl")
+    inp = scripted(
+        {
+            # bad answers first each time, then a good one
+            "keep which?": ["zz", "7", "9 9", "2 2 2 2 2", "hello world", "?", "", "best b", "best"],
+            "or bank?": ["maybe", "b"],
+            "take them over": ["maybe", "y"],
+        }
+    )
+    rc = play_terminal("classic", ["hold:300"], seed=5, input_fn=inp, print_fn=out.append, save=tmp_path / "game.jsonl")
     text = "\n".join(out)
     assert rc == 0
     assert "game over:" in text and ("You win!" in text or "You lose:" in text)
-    for hint in ("no keep 'zz': choose a-", "dice faces run from 1 to 6", "How to answer", "answer r to roll or b to bank",
-                 "is neither a letter from the list nor dice faces"):
+    for hint in (
+        "no keep 'zz': choose a-",
+        "dice faces run from 1 to 6",
+        "How to answer",
+        "answer r to roll or b to bank",
+        "is neither a letter from the list nor dice faces",
+    ):
         assert hint in text, hint
     assert "you cannot bank now: not on the board yet and the turn total" in text  # "best b" on the opening roll
     assert "P2 hold:300 rolls" in text and "  position  1  2  3  4  5  6" in text
     from tenk_env.records import load_jsonl
+
     assert replay(load_jsonl(tmp_path / "game.jsonl")).over
 
 

@@ -37,14 +37,29 @@ from tenk_env.tables import get_tables
 C = PRESETS["classic"]
 IMM = C.replace(target=1000, end="immediate", name="imm1000")
 # flat multiples keep a roll's points small, so the final-turn table (three rolls) is short
-FIN = C.replace(target=500, entry_threshold=150, max_rolls=3, multiples="flat", flat_multiples=(500, 750, 1000),
-                tie="shared", name="fin500")
+FIN = C.replace(
+    target=500,
+    entry_threshold=150,
+    max_rolls=3,
+    multiples="flat",
+    flat_multiples=(500, 750, 1000),
+    tie="shared",
+    name="fin500",
+)
 
 
 BC = PRESETS["bc_society"].replace(target=600, entry_threshold=150)
 # forced rolls of two kinds: mandatory hot dice and a zilch pay-out
-ZIL = C.replace(target=400, zilch_payout=300, entry_threshold=0, multiples="flat", flat_multiples=(500, 750, 1000),
-                end="immediate", hot_dice="mandatory", name="zil400")
+ZIL = C.replace(
+    target=400,
+    zilch_payout=300,
+    entry_threshold=0,
+    multiples="flat",
+    flat_multiples=(500, 750, 1000),
+    end="immediate",
+    hot_dice="mandatory",
+    name="zil400",
+)
 # the zilch preset to 600: three busts in a row cost 500, so the state holds the bust counts
 PEN = PRESETS["zilch"].replace(target=600, name="zilch600")
 
@@ -78,8 +93,16 @@ class TableAgent:
         tp, p = self.tp, game.current
         f = int(game.on_board[p]) if game.rules.entry_threshold else 1
         nb = tp.bank.shape[0] - 1
-        k, end = pick(game, tp.unit, tp.roll[f], tp.roll.shape[-1] - 1, lambda T: float(tp.bank[min(T, nb)]),
-                      tp.forfeit, game.max_rolls, False)
+        k, end = pick(
+            game,
+            tp.unit,
+            tp.roll[f],
+            tp.roll.shape[-1] - 1,
+            lambda T: float(tp.bank[min(T, nb)]),
+            tp.forfeit,
+            game.max_rolls,
+            False,
+        )
         if self.cap and not end:
             u, r = tp.unit, game.rules
             bankable = max(-(-r.min_bank // u), 0 if f else -(-r.entry_threshold // u))
@@ -198,14 +221,21 @@ def _brute_values(game: Game, sol) -> dict:
                 return 1.0
             return 1.0 - sol.R[fb, min(s - b, sol.R.shape[1] - 1)]
 
-    rolls = {n: [(math.factorial(n) / math.prod(math.factorial(c) for c in tables.rolls[dd].counts) / 6 ** n,
-                  tables.rolls[dd]) for dd in itertools.combinations_with_replacement(range(1, 7), n)]
-             for n in range(1, N + 1)}
+    rolls = {
+        n: [
+            (math.factorial(n) / math.prod(math.factorial(c) for c in tables.rolls[dd].counts) / 6**n, tables.rolls[dd])
+            for dd in itertools.combinations_with_replacement(range(1, 7), n)
+        ]
+        for n in range(1, N + 1)
+    }
 
     def options(T2, hot, r_after):
         can_roll = maxr == 0 or r_after < maxr
-        can_bank = ((fa or T2 * u >= rules.entry_threshold) and T2 * u >= rules.min_bank
-                    and not (hot and rules.hot_dice == "mandatory" and can_roll))
+        can_bank = (
+            (fa or T2 * u >= rules.entry_threshold)
+            and T2 * u >= rules.min_bank
+            and not (hot and rules.hot_dice == "mandatory" and can_roll)
+        )
         return can_roll, can_bank
 
     def after(T2, n2, r_after):
@@ -259,9 +289,15 @@ def test_move_values_past_the_cap_match_brute_force():
     rng = np.random.default_rng(4)
     opt = OptimalAgent()
     checked = past = 0
-    cases = [((0, 150), False, (False, True)), ((0, 0), False, (False, False)), ((200, 400), False, (True, True)),
-             ((450, 100), False, (True, True)), ((100, 550), True, (True, True)), ((0, 650), True, (False, True)),
-             ((300, 600), True, (True, True))]
+    cases = [
+        ((0, 150), False, (False, True)),
+        ((0, 0), False, (False, False)),
+        ((200, 400), False, (True, True)),
+        ((450, 100), False, (True, True)),
+        ((100, 550), True, (True, True)),
+        ((0, 650), True, (False, True)),
+        ((300, 600), True, (True, True)),
+    ]
     for scores, final, on in cases:
         probe = _position(FIN, scores, 0, [1, 2, 3, 4, 6, 6], 0, final, on)
         Tcap = opt.tables(probe).Tcap
@@ -318,8 +354,15 @@ def test_mistake_records_replay_to_the_position(tmp_path):
         pos = m["position"]
         assert g.phase == Phase.DECIDE and not g.over
         assert (g.scores, g.on_board, g.current, g.turn_total, list(g.dice), g.dice_left, g.rolls, g.final_round) == (
-            pos["scores"], pos["on_board"], pos["player"], pos["turn_total"], pos["dice"], pos["dice_left"],
-            pos["rolls"], pos["final_round"])
+            pos["scores"],
+            pos["on_board"],
+            pos["player"],
+            pos["turn_total"],
+            pos["dice"],
+            pos["dice_left"],
+            pos["rolls"],
+            pos["final_round"],
+        )
         keep = next(k for k in g.info.keeps if list(k.dice) == m["move"]["keep"])
         s = R.regret_of(opt.tables(g), g, keep, m["move"]["end"])
         assert (s.value, s.best_value, s.regret) == (m["move"]["value"], m["best"]["value"], m["regret"])
@@ -367,12 +410,15 @@ def test_implied_win_rate_under_a_bust_penalty_agrees_with_the_exact_one_and_pla
 
 
 # ---------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("kwargs, err, words", [
-    (dict(agent="dicenow", rules=PRESETS["zilch"].replace(piggyback=True)), SolverError, "piggyback"),
-    (dict(agent="dicenw", rules=IMM), AgentError, "unknown agent"),
-    (dict(agent="dicenow", rules=IMM, games=0), ValueError, "at least 2 games"),
-    (dict(agent="dicenow", rules=IMM, workers=-1), ValueError, "workers"),
-])
+@pytest.mark.parametrize(
+    "kwargs, err, words",
+    [
+        (dict(agent="dicenow", rules=PRESETS["zilch"].replace(piggyback=True)), SolverError, "piggyback"),
+        (dict(agent="dicenw", rules=IMM), AgentError, "unknown agent"),
+        (dict(agent="dicenow", rules=IMM, games=0), ValueError, "at least 2 games"),
+        (dict(agent="dicenow", rules=IMM, workers=-1), ValueError, "workers"),
+    ],
+)
 def test_bad_input_fails_before_any_work(kwargs, err, words, monkeypatch):
     def no_work(*a, **k):
         raise AssertionError("work started")
@@ -405,10 +451,32 @@ def test_cli_writes_everything(tmp_path):
     y = tmp_path / "imm.yaml"
     y.write_text("base: classic\nname: imm1000\ntarget: 1000\nend: immediate\n")
     out = tmp_path / "out"
-    assert main(["analyze", "hold:300", "--rules", str(y), "--games", "20", "--top", "3", "--workers", "1",
-                 "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == {"report.json", "breakdown.csv", "atlas.png", "mistakes.jsonl",
-                                               "mistakes"}
+    assert (
+        main(
+            [
+                "analyze",
+                "hold:300",
+                "--rules",
+                str(y),
+                "--games",
+                "20",
+                "--top",
+                "3",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert {p.name for p in out.iterdir()} == {
+        "report.json",
+        "breakdown.csv",
+        "atlas.png",
+        "mistakes.jsonl",
+        "mistakes",
+    }
     assert len(list((out / "mistakes").glob("*.jsonl"))) == 3
 
 
@@ -422,8 +490,9 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
 
     venv = sb3_vec_env(2, IMM, 2, opponents="random")
     model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
-    ckpt = write_checkpoint(model, tmp_path / "tiny.zip",
-                            checkpoint_meta(IMM, 2, activation="tanh", n_actions=venv.action_space.n))
+    ckpt = write_checkpoint(
+        model, tmp_path / "tiny.zip", checkpoint_meta(IMM, 2, activation="tanh", n_actions=venv.action_space.n)
+    )
     out = tmp_path / "out"
     assert main(["analyze", f"ppo:{ckpt}", "--games", "6", "--top", "2", "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
@@ -432,8 +501,7 @@ def test_ppo_checkpoint_through_the_cli(tmp_path):
 
 
 #: a 3-player ruleset whose best responses solve in well under a second
-FR3 = PRESETS["busche_neller_2017"].replace(target=300, end="final_round", max_rolls=2, entry_threshold=0,
-                                            name="fr300")
+FR3 = PRESETS["busche_neller_2017"].replace(target=300, end="final_round", max_rolls=2, entry_threshold=0, name="fr300")
 ADVICE = "turn-level advice: the expected points each move banks this turn (the scores and the final round ignored)"
 
 
@@ -448,22 +516,27 @@ def test_three_player_feedback_names_the_bots_in_seat_order(monkeypatch, tmp_pat
     assert scorer_for(FR3, 3, **middle).note == (
         "no exact feedback (the best response to dicenow in seat 1 and maxscore in seat 3 is not solved: "
         "`tenk solve best-response fr300 maxscore dicenow` solves it, the bots in the order they play after "
-        f"seat 2); {ADVICE}")
+        f"seat 2); {ADVICE}"
+    )
     assert scorer_for(FR3, 3, **first).note == (
         "no exact feedback (the best response to maxscore in seat 2 and dicenow in seat 3 is not solved: "
         "`tenk solve best-response fr300 maxscore dicenow` solves it, the bots in the order they play after "
-        f"seat 1); {ADVICE}")
+        f"seat 1); {ADVICE}"
+    )
     best_response_n(FR3, ["maxscore", "dicenow"])
     # one solution serves both seats: the note names the bots where they sit, not in the order they play
     s = scorer_for(FR3, 3, **middle)
     assert s.mode == "best_response" and s.note == (
         "exact win probabilities against dicenow in seat 1 and maxscore in seat 3, playing on as their best "
-        "response (br:maxscore,dicenow) would")
+        "response (br:maxscore,dicenow) would"
+    )
     assert scorer_for(FR3, 3, **first).note == (
         "exact win probabilities against maxscore in seat 2 and dicenow in seat 3, playing on as their best "
-        "response (br:maxscore,dicenow) would")
+        "response (br:maxscore,dicenow) would"
+    )
     # the last seat is another table: not solved, and the command given is the one that solves it
     assert scorer_for(FR3, 3, seat=2, opponents=["dicenow", "maxscore"]).note == (
         "no exact feedback (the best response to dicenow in seat 1 and maxscore in seat 2 is not solved: "
         "`tenk solve best-response fr300 dicenow maxscore` solves it, the bots in the order they play after "
-        f"seat 3); {ADVICE}")
+        f"seat 3); {ADVICE}"
+    )

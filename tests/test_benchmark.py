@@ -16,8 +16,9 @@ from tenk_env.policies.ppo import write_checkpoint
 from tenk_env.rules import PRESETS
 
 #: a small solvable game: final round, entry threshold, two rolls a turn (as in tests/test_exact.py)
-FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300,
-                                            name="fr2")
+FR2 = PRESETS["busche_neller_2017"].replace(
+    target=1000, end="final_round", max_rolls=2, entry_threshold=300, name="fr2"
+)
 
 
 @pytest.fixture()
@@ -32,8 +33,12 @@ def tiny_zoo(tmp_path, monkeypatch):
     root = tmp_path / "zoo"
     rng = np.random.default_rng(0)
     F = n_features(2)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
-         "b1": rng.normal(size=2)}
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 2)),
+        "b1": rng.normal(size=2),
+    }
     a = save_checkpoint(tmp_path / "a.npz", w, checkpoint_meta(FR2, 2, hidden=[8], opponents_learn=True))
     zoo.export(a, "fr2_afterstate", command="test", root=root)
     model = MaskablePPO("MlpPolicy", sb3_vec_env(2, FR2, 2, opponents="random"), seed=4, device="cpu")
@@ -44,8 +49,15 @@ def tiny_zoo(tmp_path, monkeypatch):
 
 
 def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
-    groups = benchmark.benchmark(games=40, seed=3, workers=1, regret_games=20, bots=["hold:300", "dicenow"],
-                                 out=tiny_zoo / "t", log=lambda m: None)
+    groups = benchmark.benchmark(
+        games=40,
+        seed=3,
+        workers=1,
+        regret_games=20,
+        bots=["hold:300", "dicenow"],
+        out=tiny_zoo / "t",
+        log=lambda m: None,
+    )
     (g,) = groups
     assert g.players == 2 and g.rules.hash == FR2.hash
     agents = {"zoo:fr2_afterstate", "zoo:fr2_ppo", "hold:300", "dicenow", "optimal"}
@@ -72,13 +84,25 @@ def test_the_table_rates_everyone_and_measures_against_optimal(tiny_zoo):
 def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo, monkeypatch, capsys):
     rng = np.random.default_rng(1)
     F = n_features(3)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 3)),
-         "b1": rng.normal(size=3)}
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 3)),
+        "b1": rng.normal(size=3),
+    }
     a = save_checkpoint(tiny_zoo / "a3.npz", w, checkpoint_meta(FR2, 3, hidden=[8], opponents_learn=True))
     zoo.export(a, "fr2_afterstate_3p", command="test", root=tiny_zoo / "zoo")
-    (g,) = benchmark.benchmark(games=12, seed=3, workers=1, regret_games=20, players=3,
-                               bots=["hold:300", "dicenow", "greedy"], out=tiny_zoo / "t", log=lambda m: None)
-    assert g.players == 3 and not g.strength           # no 3-player solver: no column against optimal
+    (g,) = benchmark.benchmark(
+        games=12,
+        seed=3,
+        workers=1,
+        regret_games=20,
+        players=3,
+        bots=["hold:300", "dicenow", "greedy"],
+        out=tiny_zoo / "t",
+        log=lambda m: None,
+    )
+    assert g.players == 3 and not g.strength  # no 3-player solver: no column against optimal
     share = {x.agent: x for x in g.tournament.win_share}
     assert set(share) == {"zoo:fr2_afterstate_3p", "hold:300", "dicenow", "greedy"}
     # each agent sits at 3 of the 4 tables of 12 games, and every game has one win
@@ -94,7 +118,7 @@ def test_a_free_for_all_group_shows_each_agents_share_of_the_wins(tiny_zoo, monk
     from tenk_env.cli import cmd_zoo
     from tenk_env.cli.main import main
 
-    g.kinds["zoo:fr2_afterstate_3p"] += ", trained " + "and trained " * 20    # a row of 300 characters
+    g.kinds["zoo:fr2_afterstate_3p"] += ", trained " + "and trained " * 20  # a row of 300 characters
     monkeypatch.setattr(cmd_zoo, "benchmark", lambda **k: [g])
     assert main(["zoo", "table", "--players", "3", "--games", "12", "--out", str(tiny_zoo / "t.md")]) == 0
     out = capsys.readouterr().out
@@ -120,8 +144,12 @@ def one_agent_zoo(tmp_path, monkeypatch):
 
     rng = np.random.default_rng(0)
     F = n_features(2)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
-         "b1": rng.normal(size=2)}
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 2)),
+        "b1": rng.normal(size=2),
+    }
     a = save_checkpoint(tmp_path / "a.npz", w, checkpoint_meta(FR2, 2, hidden=[8], opponents_learn=True))
     zoo.export(a, "fr2_afterstate", command="test", root=tmp_path / "zoo")
     monkeypatch.setattr(base, "ZOO_DIR", tmp_path / "zoo")
@@ -131,8 +159,21 @@ def one_agent_zoo(tmp_path, monkeypatch):
 
 
 def _table(*extra: str) -> list[str]:
-    return ["zoo", "table", "--rules", "fr2.yaml", "--players", "2", "--regret-games", "0", "--workers", "1",
-            "--out", "t.md", *extra]
+    return [
+        "zoo",
+        "table",
+        "--rules",
+        "fr2.yaml",
+        "--players",
+        "2",
+        "--regret-games",
+        "0",
+        "--workers",
+        "1",
+        "--out",
+        "t.md",
+        *extra,
+    ]
 
 
 def test_table_reruns_with_other_games_or_seed_get_their_own_tournament(one_agent_zoo, capsys):
@@ -186,13 +227,15 @@ def test_an_interrupted_table_says_how_far_it_got_and_resumes(one_agent_zoo, mon
             step(done, total)
             if done == 3:
                 raise KeyboardInterrupt
+
         return real(cfg, **{**kw, "on_chunk": stop})
 
     monkeypatch.setattr(benchmark, "run_tournament", interrupted)
     assert main(_table("--games", "4")) == 130
     out = capsys.readouterr().out
-    assert out.splitlines()[-1] == ("interrupted; 3 of 21 chunks of this tournament's games saved; "
-                                    "rerun the same command to resume")
+    assert out.splitlines()[-1] == (
+        "interrupted; 3 of 21 chunks of this tournament's games saved; rerun the same command to resume"
+    )
     monkeypatch.setattr(benchmark, "run_tournament", real)
     assert main(_table("--games", "4")) == 0
     out = capsys.readouterr().out

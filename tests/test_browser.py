@@ -24,7 +24,9 @@ from tenk_env.records import load_jsonl, replay
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 
-playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')")
+playwright = pytest.importorskip(
+    "playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[dev]')"
+)
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium")
@@ -32,8 +34,15 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: a
 #: a ruleset the solver finishes in about a second, so the page scores every move at once
 WEB = PRESETS["classic"].replace(target=1000, end="immediate", name="web1000")
 #: root in CI needs no sandbox; a container's small /dev/shm would crash the renderer
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 #: the app behind each server URL, and the (method, path, status) of every answer it gave, for
@@ -56,6 +65,7 @@ def server(tmp_path_factory):
             if msg["type"] == "http.response.start":
                 seen.append((scope["method"], scope["path"], msg["status"]))
             await send(msg)
+
         await app(scope, receive, answer if scope["type"] == "http" else send)
 
     with Served(recording) as served:
@@ -108,18 +118,22 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     page.click("#new-game")
     feedback = []
     for _ in range(200):
-        page.wait_for_function("!document.querySelector('#summary').hidden || "
-                               "document.querySelector('#choices button.move:not([disabled])')")
+        page.wait_for_function(
+            "!document.querySelector('#summary').hidden || "
+            "document.querySelector('#choices button.move:not([disabled])')"
+        )
         if page.is_visible("#summary"):
             break
         if len(feedback) == 2:
-            page.check("#show-values")               # every move's value, the best one marked
+            page.check("#show-values")  # every move's value, the best one marked
             assert page.query_selector_all("#choices button.move .move-value")
             assert page.query_selector_all("#choices button.move.best")
             page.screenshot(path=str(shots / "serve_play.png"))
         _pick(page)
-        page.wait_for_function("n => document.querySelector('#feedback').textContent.includes(`so far: ${n} decision`)",
-                               arg=len(feedback) + 1)
+        page.wait_for_function(
+            "n => document.querySelector('#feedback').textContent.includes(`so far: ${n} decision`)",
+            arg=len(feedback) + 1,
+        )
         feedback.append(page.inner_text("#feedback"))
     else:
         pytest.fail("the game did not end in 200 decisions")
@@ -153,7 +167,7 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     page.wait_for_selector("#analyse-viewer:not([hidden]) .regret-table")
     first_row = page.query_selector_all("#analyse-viewer .regret-table tbody tr")[0]
     assert first_row.query_selector_all("td")[2].inner_text() == f"{100 * sum(regrets):.2f} pp"
-    page.click("#analyse-viewer .costliest button")      # the costliest move, reopened at its position
+    page.click("#analyse-viewer .costliest button")  # the costliest move, reopened at its position
     assert page.query_selector_all("#analyse-viewer .decision-panel td.made")
     page.screenshot(path=str(shots / "serve_analyse.png"), full_page=True)
 
@@ -201,6 +215,7 @@ EVIL = """<!doctype html><title>elsewhere</title><script>
 def test_a_page_from_another_origin_cannot_start_a_game(browser, server):
     """The evil page is served from a second local origin (localhost on another port): whatever
     it sends, the tenk server starts nothing and shows it nothing."""
+
     class Evil(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             body = (EVIL % server).encode()
@@ -231,5 +246,9 @@ def test_a_page_from_another_origin_cannot_start_a_game(browser, server):
     assert results[:2] == ["opaque", "opaque"] and results[2:] == ["blocked", "blocked"]
     assert len(store) == before
     # refused by the server's own guard (403: another origin), not left to the framework's defaults
-    assert sorted(SEEN[server][answered:]) == [("GET", "/api/meta", 403), ("OPTIONS", "/api/games", 403),
-                                              ("POST", "/api/games", 403), ("POST", "/api/games", 403)]
+    assert sorted(SEEN[server][answered:]) == [
+        ("GET", "/api/meta", 403),
+        ("OPTIONS", "/api/games", 403),
+        ("POST", "/api/games", 403),
+        ("POST", "/api/games", 403),
+    ]

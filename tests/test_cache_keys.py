@@ -54,16 +54,26 @@ def edited(monkeypatch):
     evaluate._CLOSURES.clear()
 
 
-@pytest.mark.parametrize("rel", ["solve/multi_kernels.py", "solve/multi.py", "solve/equilibrium.py",
-                                 "solve/kernels.py", "solve/eq_seat.py", "rules.py"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "solve/multi_kernels.py",
+        "solve/multi.py",
+        "solve/equilibrium.py",
+        "solve/kernels.py",
+        "solve/eq_seat.py",
+        "rules.py",
+    ],
+)
 def test_an_edit_to_code_the_result_runs_changes_its_key(edited, rel):
     before = _key()
     edited(rel)
     assert _key() != before
 
 
-@pytest.mark.parametrize("rel", ["solve/best_response.py", "policies/heuristic.py", "web/games.py",
-                                 "training/trainer.py"])
+@pytest.mark.parametrize(
+    "rel", ["solve/best_response.py", "policies/heuristic.py", "web/games.py", "training/trainer.py"]
+)
 def test_an_edit_elsewhere_keeps_the_key(edited, rel):
     before = _key()
     edited(rel)
@@ -74,8 +84,10 @@ def test_the_closure_holds_every_project_module_its_files_import():
     """Read with another parser (the import lines' text) than the closure's (syntax trees):
     every module an import line of a closure file names is in the closure."""
     files = set(code_closure("tenk_env.solve.eq_seat"))
-    assert {PACKAGE / f"solve/{m}.py" for m in ("eq_seat", "equilibrium", "multi", "multi_kernels", "kernels",
-                                                "evaluate", "game", "spec")} <= files
+    assert {
+        PACKAGE / f"solve/{m}.py"
+        for m in ("eq_seat", "equilibrium", "multi", "multi_kernels", "kernels", "evaluate", "game", "spec")
+    } <= files
     for f in files:
         for name in re.findall(r"^(?:from|import) (tenk_env(?:\.\w+)+)", f.read_text(), re.M):
             module = PACKAGE / Path(*name.split(".")[1:]).with_suffix(".py")

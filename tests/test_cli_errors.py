@@ -13,6 +13,7 @@ def _out(capsys) -> str:
 def _never(what):
     def stub(*args, **kwargs):
         pytest.fail(f"{what} ran before the arguments were checked")
+
     return stub
 
 
@@ -26,11 +27,14 @@ def afile(tmp_path):
 def test_play_save_is_checked_before_the_game(tmp_path, afile, monkeypatch, capsys):
     monkeypatch.setattr("tenk_env.evaluation.play.play_terminal", _never("the game"))
     assert main(["play", "--save", str(tmp_path), "--seed", "1"]) == 2
-    assert f"error: --save {str(tmp_path)!r} is a directory; give a file path, e.g. " \
-           f"{str(tmp_path / 'game.jsonl')!r}" in _out(capsys)
+    assert (
+        f"error: --save {str(tmp_path)!r} is a directory; give a file path, e.g. "
+        f"{str(tmp_path / 'game.jsonl')!r}" in _out(capsys)
+    )
     assert main(["play", "--save", str(afile / "game.jsonl")]) == 2
-    assert f"--save {str(afile / 'game.jsonl')!r} cannot be written: {str(afile)!r} is a file, not a directory" \
-        in _out(capsys)
+    assert f"--save {str(afile / 'game.jsonl')!r} cannot be written: {str(afile)!r} is a file, not a directory" in _out(
+        capsys
+    )
 
 
 def test_evaluate_csv_is_checked_before_the_games(tmp_path, afile, monkeypatch, capsys):
@@ -48,8 +52,10 @@ def test_solve_outputs_and_policy_names_are_checked_before_solving(tmp_path, afi
     for name in ("exact_eval", "best_response"):
         monkeypatch.setattr(f"tenk_env.policies.exact.{name}", _never(name))
     assert main(["solve", "turn", "classic", "--out", str(tmp_path)]) == 2
-    assert f"error: --out {str(tmp_path)!r} is a directory; give a file path, e.g. " \
-           f"{str(tmp_path / 'classic-turn.csv')!r}" in _out(capsys)
+    assert (
+        f"error: --out {str(tmp_path)!r} is a directory; give a file path, e.g. "
+        f"{str(tmp_path / 'classic-turn.csv')!r}" in _out(capsys)
+    )
     assert main(["solve", "game", "classic", "--plot", str(afile / "p.png")]) == 2
     assert f"--plot {str(afile / 'p.png')!r} cannot be written: {str(afile)!r} is a file" in _out(capsys)
     assert main(["solve", "eval", "classic", "optimal", "nosuch"]) == 2
@@ -110,8 +116,7 @@ def test_tournament_out_is_checked_before_the_games(tmp_path, afile, monkeypatch
     assert main(argv + [str(afile)]) == 2
     assert f"error: --out {str(afile)!r} is a file, not a directory" in _out(capsys)
     assert main(argv + ["/proc/tenk"]) == 2
-    assert "error: --out '/proc/tenk' is under /proc, the kernel's interface, not a place for results" \
-        in _out(capsys)
+    assert "error: --out '/proc/tenk' is under /proc, the kernel's interface, not a place for results" in _out(capsys)
 
 
 @pytest.mark.parametrize("path", ["/proc/self/x.csv", "/proc/sys/vm/drop_caches", "/sys/kernel/x.png"])
@@ -135,8 +140,11 @@ def test_a_folder_where_no_file_can_be_made_is_refused(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
-    with pytest.raises(ValueError, match=f"--out '{tmp_path}/sub' cannot be written: no file can be made in "
-                                         f"'{tmp_path}' \\(Permission denied\\); give a path in a directory"):
+    with pytest.raises(
+        ValueError,
+        match=f"--out '{tmp_path}/sub' cannot be written: no file can be made in "
+        f"'{tmp_path}' \\(Permission denied\\); give a path in a directory",
+    ):
         check_output_dir(tmp_path / "sub", "--out")
     with pytest.raises(ValueError, match="cannot be written: no file can be made in"):
         check_output_file(tmp_path / "e.csv", "--csv", "e.csv")

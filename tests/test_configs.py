@@ -42,7 +42,9 @@ def test_tournament_config_is_described_like_the_training_configs():
     assert list(rows) == tournament.TournamentConfig.keys()
     assert all(text for _, text in rows.values())
     assert rows["agents"][0] == "(required)" and rows["games"] == (
-        "2000", "games per table, rounded up to whole deals (a multiple of players)")
+        "2000",
+        "games per table, rounded up to whole deals (a multiple of players)",
+    )
     assert train_config.describe_fields()[0][0] == "name"
 
 
@@ -68,8 +70,16 @@ def test_sweep_files_speak_the_same_dialect(monkeypatch):
     assert all(text for _, text in rows.values())
     top = {key.partition(".")[0] for key in rows}
     assert top == set(sweep_config.SWEEP_KEYS)
-    assert {"resources.cpus", "resources.torch_threads", "scheduler.type", "scheduler.grace_steps",
-            "scheduler.reduction_factor", "report.reps", "report.curve_reps", "report.seed"} <= set(rows)
+    assert {
+        "resources.cpus",
+        "resources.torch_threads",
+        "scheduler.type",
+        "scheduler.grace_steps",
+        "scheduler.reduction_factor",
+        "report.reps",
+        "report.curve_reps",
+        "report.seed",
+    } <= set(rows)
     assert rows["base"][0] == "(required)" and rows["scheduler"][0] == "null" and rows["report.reps"][0] == "2000"
 
     seen = []
@@ -80,11 +90,17 @@ def test_sweep_files_speak_the_same_dialect(monkeypatch):
 
     check = schema.check_keys
     monkeypatch.setattr(schema, "check_keys", spy)
-    with pytest.raises(sweep_config.SweepError, match=r"^src: unknown key seedz \(did you mean 'seeds'\?\); the top "
-                                                      r"level has: name, runs_dir, base"):
+    with pytest.raises(
+        sweep_config.SweepError,
+        match=r"^src: unknown key seedz \(did you mean 'seeds'\?\); the top "
+        r"level has: name, runs_dir, base",
+    ):
         sweep_config.parse_sweep({"base": "ppo_demo.yaml", "seedz": 3}, source="src")
     assert seen == [("", list(sweep_config.SWEEP_KEYS))]
-    with pytest.raises(sweep_config.SweepError, match=r"unknown key report\.rep \(did you mean 'reps'\?\); report "
-                                                      r"has: reps, curve_reps, seed$"):
+    with pytest.raises(
+        sweep_config.SweepError,
+        match=r"unknown key report\.rep \(did you mean 'reps'\?\); report "
+        r"has: reps, curve_reps, seed$",
+    ):
         sweep_config.parse_sweep({"base": str(find_config("ppo_demo")), "report": {"rep": 10}}, source="src")
     assert seen[-1] == ("report", ["reps", "curve_reps", "seed"])

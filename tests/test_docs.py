@@ -16,8 +16,14 @@ PLANNING = re.compile(r"\bissue\s*#?\d|\bsession\b|seeds/\d", re.IGNORECASE)
 
 def test_mkdocs_builds_strict(tmp_path):
     env = {**os.environ, "TENK_CACHE": str(tmp_path / "cache"), "NO_MKDOCS_2_WARNING": "1"}
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     cli = (tmp_path / "site" / "cli" / "index.html").read_text()
     assert "usage: tenk train" in cli and "usage: tenk solve eval" in cli
@@ -26,8 +32,12 @@ def test_mkdocs_builds_strict(tmp_path):
 
 
 def test_no_planning_vocabulary_in_readme_or_docs():
-    hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
-            for p in PAGES for i, line in enumerate(p.read_text().splitlines(), 1) if PLANNING.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+        for p in PAGES
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if PLANNING.search(line)
+    ]
     assert not hits, "\n".join(hits)
 
 

@@ -80,8 +80,9 @@ def test_sb3_check_env_passes_in_non_strict_mode():
 
 
 def test_registered_env_takes_the_documented_arguments():
-    env = gym.make("TenThousand-v0", rules="inform_five_dice", n_players=4, opponents=["random"],
-                   seat=2, reward="shaped")
+    env = gym.make(
+        "TenThousand-v0", rules="inform_five_dice", n_players=4, opponents=["random"], seat=2, reward="shaped"
+    )
     obs, info = env.reset(seed=3)
     assert env.unwrapped.rules.name == "inform_five_dice"
     assert env.observation_space.shape == (obs_size(4),) == (76,) and obs.dtype == np.float32
@@ -96,16 +97,56 @@ def test_registered_env_takes_the_documented_arguments():
 
 def test_hand_fed_game_gives_known_observations_masks_and_info():
     env = TenThousandEnv(seat=0, opponents=[Banker()])
-    dice = [1, 1, 1, 5, 2, 3,   # learner: sorted 1 1 1 2 3 5
-            5, 5, 5, 5, 2, 3,   # opponent keeps four 5s (1,000) and banks
-            2, 3, 4, 6, 2, 3,   # learner busts
-            1, 2, 3, 4, 5, 6,   # opponent: straight 1,500, banks (2,500)
-            5, 2, 3, 4, 6, 6]   # learner: sorted 2 3 4 5 6 6
+    dice = [
+        1,
+        1,
+        1,
+        5,
+        2,
+        3,  # learner: sorted 1 1 1 2 3 5
+        5,
+        5,
+        5,
+        5,
+        2,
+        3,  # opponent keeps four 5s (1,000) and banks
+        2,
+        3,
+        4,
+        6,
+        2,
+        3,  # learner busts
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,  # opponent: straight 1,500, banks (2,500)
+        5,
+        2,
+        3,
+        4,
+        6,
+        6,
+    ]  # learner: sorted 2 3 4 5 6 6
     obs, info = env.reset(seed=0, options={"dice": dice})
     assert nonzero(obs) == {
-        "die0_is1": 1, "die1_is1": 1, "die2_is1": 1, "die3_is2": 1, "die4_is3": 1, "die5_is5": 1,
-        "count1": 0.5, "count2": 1 / 6, "count3": 1 / 6, "count5": 1 / 6,
-        "dice_left": 1, "rolls": 0.1, "rolls_left": 1, "phase_decide": 1, "p0_to_move": 1}
+        "die0_is1": 1,
+        "die1_is1": 1,
+        "die2_is1": 1,
+        "die3_is2": 1,
+        "die4_is3": 1,
+        "die5_is5": 1,
+        "count1": 0.5,
+        "count2": 1 / 6,
+        "count3": 1 / 6,
+        "count5": 1 / 6,
+        "dice_left": 1,
+        "rolls": 0.1,
+        "rolls_left": 1,
+        "phase_decide": 1,
+        "p0_to_move": 1,
+    }
     # keeps of 1 1 1 2 3 5: 1, 11, 111, 5, 15, 115, 1115; off the board only 111 and 1115 may bank
     assert legal_set(info["action_mask"]) == {1, 3, 7, 32, 33, 35, 39, 7 | 64, 39 | 64}
     assert info["action_mask"].dtype == np.int8 and info["seat"] == 0
@@ -115,22 +156,43 @@ def test_hand_fed_game_gives_known_observations_masks_and_info():
     assert (info["banked"], info["busts"], info["illegal_action"]) == (1000, 1, False)
     assert env.game.scores == [1000, 2500]
     assert nonzero(obs) == {
-        "die0_is2": 1, "die1_is3": 1, "die2_is4": 1, "die3_is5": 1, "die4_is6": 1, "die5_is6": 1,
-        "count2": 1 / 6, "count3": 1 / 6, "count4": 1 / 6, "count5": 1 / 6, "count6": 2 / 6,
-        "dice_left": 1, "rolls": 0.1, "rolls_left": 1, "score_if_banked": 0.1, "phase_decide": 1,
-        "p0_score": 0.1, "p0_on_board": 1, "p0_to_move": 1, "p1_score": 0.25, "p1_on_board": 1}
+        "die0_is2": 1,
+        "die1_is3": 1,
+        "die2_is4": 1,
+        "die3_is5": 1,
+        "die4_is6": 1,
+        "die5_is6": 1,
+        "count2": 1 / 6,
+        "count3": 1 / 6,
+        "count4": 1 / 6,
+        "count5": 1 / 6,
+        "count6": 2 / 6,
+        "dice_left": 1,
+        "rolls": 0.1,
+        "rolls_left": 1,
+        "score_if_banked": 0.1,
+        "phase_decide": 1,
+        "p0_score": 0.1,
+        "p0_on_board": 1,
+        "p0_to_move": 1,
+        "p1_score": 0.25,
+        "p1_on_board": 1,
+    }
     assert legal_set(info["action_mask"]) == {8, 8 | 64}  # keep the 5; on the board, 50 may bank
     assert legal_set(env.action_masks()) == {8, 72} and env.action_masks().dtype == bool
 
 
-@pytest.mark.parametrize("reward,opp_roll,tie,expected,winners", [
-    ("win", [2, 3, 4, 6, 2, 3], "first_to_target", 1.0, [0]),      # opponent busts: learner wins
-    ("win", [1, 1, 1, 1, 2, 3], "first_to_target", -1.0, [1]),     # four 1s, 2,000: learner loses
-    ("win", [1, 1, 1, 2, 3, 4], "shared", 0.25, [0, 1]),           # 1,000 each, shared: tie_reward
-    ("win", [1, 1, 1, 2, 3, 4], "first_to_target", 1.0, [0]),      # tie broken: learner got there first
-    ("shaped", [2, 3, 4, 6, 2, 3], "first_to_target", 2.0, [0]),   # 1,000 / 1,000 banked + 1 win
-    ("shaped", [1, 1, 1, 1, 2, 3], "first_to_target", 0.0, [1]),   # 1 banked - 1 loss
-])
+@pytest.mark.parametrize(
+    "reward,opp_roll,tie,expected,winners",
+    [
+        ("win", [2, 3, 4, 6, 2, 3], "first_to_target", 1.0, [0]),  # opponent busts: learner wins
+        ("win", [1, 1, 1, 1, 2, 3], "first_to_target", -1.0, [1]),  # four 1s, 2,000: learner loses
+        ("win", [1, 1, 1, 2, 3, 4], "shared", 0.25, [0, 1]),  # 1,000 each, shared: tie_reward
+        ("win", [1, 1, 1, 2, 3, 4], "first_to_target", 1.0, [0]),  # tie broken: learner got there first
+        ("shaped", [2, 3, 4, 6, 2, 3], "first_to_target", 2.0, [0]),  # 1,000 / 1,000 banked + 1 win
+        ("shaped", [1, 1, 1, 1, 2, 3], "first_to_target", 0.0, [1]),  # 1 banked - 1 loss
+    ],
+)
 def test_terminal_rewards(reward, opp_roll, tie, expected, winners):
     rules = PRESETS["classic"].replace(target=1000, tie=tie)
     env = TenThousandEnv(rules=rules, seat=0, opponents=Banker(), reward=reward, tie_reward=0.25)
@@ -151,9 +213,17 @@ def test_piggyback_observation_and_actions():
     # seat 0 keeps 1 1 1 and banks 1,000, leaving 3 dice; the learner takes them over
     obs, info = env.reset(seed=0, options={"dice": [1, 1, 1, 2, 3, 4, 1, 5, 2]})
     assert legal_set(info["action_mask"]) == {PIGGYBACK_TAKE, PIGGYBACK_FRESH}
-    assert nonzero(obs) == {"dice_left": 1, "rolls_left": 1, "phase_piggyback": 1, "piggy_dice": 0.5,
-                            "piggy_total": 0.1, "piggy_total_fine": 1000 / 3000, "p0_to_move": 1,
-                            "p1_score": 0.1, "p1_on_board": 1}
+    assert nonzero(obs) == {
+        "dice_left": 1,
+        "rolls_left": 1,
+        "phase_piggyback": 1,
+        "piggy_dice": 0.5,
+        "piggy_total": 0.1,
+        "piggy_total_fine": 1000 / 3000,
+        "p0_to_move": 1,
+        "p1_score": 0.1,
+        "p1_on_board": 1,
+    }
     obs, r, term, _, info = env.step(PIGGYBACK_TAKE)
     g = env.game
     assert (g.turn_total, g.dice, g.dice_left) == (1000, (1, 2, 5), 3)
@@ -173,12 +243,20 @@ def test_strict_illegal_actions_raise_naming_the_action_and_change_nothing(backe
     env.reset(seed=0, options={"dice": [1, 1, 5, 2, 3, 4, 1, 2, 3, 4, 6]})  # sorted 1 1 2 3 4 5
     before = (game_state(env.game), env.np_random.bit_generator.state, env._mask.copy())
     cases = [
-        (2, re.escape("action 2 is illegal: keep-mask 0b000010 keeps [1] from roll [1, 1, 2, 3, 4, 5], but only "
-                      "the canonical mask of each set of dice is legal: use action 1 (mask 0b000001")),
+        (
+            2,
+            re.escape(
+                "action 2 is illegal: keep-mask 0b000010 keeps [1] from roll [1, 1, 2, 3, 4, 5], but only "
+                "the canonical mask of each set of dice is legal: use action 1 (mask 0b000001"
+            ),
+        ),
         (4, r"keep-mask 0b000100 keeps \[2\] from roll \[1, 1, 2, 3, 4, 5\]: the 2 in \[2\] does not score"),
         (0, "keep-mask 0 sets no die aside"),
-        (1 | 64, "action 65 .*is illegal: cannot bank after keeping \\[1\\]: not on the board yet and the turn "
-                 "total 100 is below the entry threshold 500"),
+        (
+            1 | 64,
+            "action 65 .*is illegal: cannot bank after keeping \\[1\\]: not on the board yet and the turn "
+            "total 100 is below the entry threshold 500",
+        ),
     ]
     for action, message in cases:
         with pytest.raises(IllegalMoveError, match=message):
@@ -196,8 +274,11 @@ def test_strict_illegal_actions_raise_naming_the_action_and_change_nothing(backe
 def test_strict_error_for_piggyback_actions_out_of_phase():
     env = TenThousandEnv(rules=PRESETS["classic"].replace(piggyback=True), seat=0, strict=True)
     env.reset(seed=0, options={"dice": [1, 1, 5, 2, 3, 4]})
-    with pytest.raises(IllegalMoveError, match="action 128 is illegal: piggyback actions .* only at the start "
-                                               "of a turn after a bank; the game is in phase DECIDE"):
+    with pytest.raises(
+        IllegalMoveError,
+        match="action 128 is illegal: piggyback actions .* only at the start "
+        "of a turn after a bank; the game is in phase DECIDE",
+    ):
         env.step(PIGGYBACK_TAKE)
 
 
@@ -234,11 +315,11 @@ def test_illegal_reason_matches_the_mask_everywhere():
 
 MASK_RULESETS = {
     "classic": PRESETS["classic"],
-    "bc_society": PRESETS["bc_society"],            # mandatory hot dice, one more roll, highest die starts
+    "bc_society": PRESETS["bc_society"],  # mandatory hot dice, one more roll, highest die starts
     "inform_five_dice": PRESETS["inform_five_dice"],  # five dice, three rolls per turn
-    "zilch": PRESETS["zilch"],                      # minimum bank, zilch pay-out, bust penalty
+    "zilch": PRESETS["zilch"],  # minimum bank, zilch pay-out, bust penalty
     "farkle_official": PRESETS["farkle_official"],
-    "wikihow": PRESETS["wikihow"],                  # six 1s win at once, no entry threshold
+    "wikihow": PRESETS["wikihow"],  # six 1s win at once, no entry threshold
     "piggyback": PRESETS["scribd_farkle"].replace(piggyback=True, bust_penalty=1000),
     "piggyback_five": PRESETS["inform_five_dice"].replace(piggyback=True, end="final_round"),
     "exact_finish": PRESETS["classic"].replace(exact_finish="to_lowest", target=2000, min_bank=300),
@@ -347,19 +428,26 @@ def test_encode_is_a_pure_function_of_game_and_seat():
 # ---------------------------------------------------------------- arguments and rendering
 
 
-@pytest.mark.parametrize("kwargs,error,message", [
-    ({"rules": "clasic"}, RulesetError, "unknown ruleset preset 'clasic' \\(did you mean 'classic'\\?\\)"),
-    ({"n_players": 1}, ValueError, "n_players = 1: TenThousandEnv plays 2 to 8 players"),
-    ({"n_players": 9}, ValueError, "n_players = 9"),
-    ({"n_players": "2"}, ValueError, "n_players = '2'"),
-    ({"seat": 2}, ValueError, "seat = 2: give a seat 0 to 1 \\(n_players = 2\\) or 'random'"),
-    ({"seat": "first"}, ValueError, "seat = 'first'"),
-    ({"opponents": ["randm"]}, AgentError, "opponents\\[0\\]: unknown agent 'randm' \\(did you mean 'random'\\?\\)"),
-    ({"opponents": ["random", "random"]}, ValueError, "opponents: 2 given for 1 other seat"),
-    ({"opponents": [42]}, AgentError, "opponents\\[0\\]: agent spec 42"),
-    ({"reward": "points"}, ValueError, "reward = 'points': choose 'win' .* or 'shaped'"),
-    ({"render_mode": "rgb_array"}, ValueError, "render_mode = 'rgb_array': choose None, 'ansi' or 'human'"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,message",
+    [
+        ({"rules": "clasic"}, RulesetError, "unknown ruleset preset 'clasic' \\(did you mean 'classic'\\?\\)"),
+        ({"n_players": 1}, ValueError, "n_players = 1: TenThousandEnv plays 2 to 8 players"),
+        ({"n_players": 9}, ValueError, "n_players = 9"),
+        ({"n_players": "2"}, ValueError, "n_players = '2'"),
+        ({"seat": 2}, ValueError, "seat = 2: give a seat 0 to 1 \\(n_players = 2\\) or 'random'"),
+        ({"seat": "first"}, ValueError, "seat = 'first'"),
+        (
+            {"opponents": ["randm"]},
+            AgentError,
+            "opponents\\[0\\]: unknown agent 'randm' \\(did you mean 'random'\\?\\)",
+        ),
+        ({"opponents": ["random", "random"]}, ValueError, "opponents: 2 given for 1 other seat"),
+        ({"opponents": [42]}, AgentError, "opponents\\[0\\]: agent spec 42"),
+        ({"reward": "points"}, ValueError, "reward = 'points': choose 'win' .* or 'shaped'"),
+        ({"render_mode": "rgb_array"}, ValueError, "render_mode = 'rgb_array': choose None, 'ansi' or 'human'"),
+    ],
+)
 def test_bad_arguments_name_the_problem(kwargs, error, message):
     with pytest.raises(error, match=message):
         TenThousandEnv(**kwargs)
@@ -382,7 +470,8 @@ def test_render_ansi_returns_the_log_of_the_last_step(capsys):
     env.reset(seed=0, options={"dice": [1, 1, 1, 5, 2, 3, 2, 3, 4, 6, 2, 3, 5, 2, 3, 4, 6, 6]})
     assert env.render().splitlines()[-2:] == [
         "P1 (you) rolls 1 1 1 2 3 5",
-        "your roll: 1 1 1 2 3 5 | turn total 0 | legal actions: 1, 3, 7, 32, 33, 35, 39, 71, 103"]
+        "your roll: 1 1 1 2 3 5 | turn total 0 | legal actions: 1, 3, 7, 32, 33, 35, 39, 71, 103",
+    ]
     env.step(71)
     assert env.render().splitlines() == [
         "P1 (you) keeps 1 1 1 for 1,000 (turn 1,000) and banks",
@@ -392,7 +481,8 @@ def test_render_ansi_returns_the_log_of_the_last_step(capsys):
         "P2 busts, losing 0",
         "-- turn 3: P1 (you) (scores 1,000, 0)",
         "P1 (you) rolls 2 3 4 5 6 6",
-        "your roll: 2 3 4 5 6 6 | turn total 0 | legal actions: 8, 72"]
+        "your roll: 2 3 4 5 6 6 | turn total 0 | legal actions: 8, 72",
+    ]
     human = TenThousandEnv(seat=0, render_mode="human")
     human.reset(seed=0)
     assert "P1 (you) rolls" in capsys.readouterr().out

@@ -90,8 +90,9 @@ def test_strict_errors_are_the_same_on_both():
 def test_backend_argument_is_checked():
     with pytest.raises(ValueError, match="backend = 'fast': choose 'auto', 'numba'"):
         TenThousandEnv(backend="fast")
-    with pytest.raises(ValueError, match="render_mode = 'ansi' draws the Python engine's game log: use "
-                                         "backend='python'"):
+    with pytest.raises(
+        ValueError, match="render_mode = 'ansi' draws the Python engine's game log: use backend='python'"
+    ):
         TenThousandEnv(backend="numba", render_mode="ansi")
     with pytest.raises(ValueError, match="backend = 'gpu'"):
         TenThousandAEC(backend="gpu")
@@ -106,8 +107,9 @@ def test_gymnasium_and_sb3_checkers_pass_on_both(backend):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     check_env(TenThousandEnv(backend=backend), skip_render_check=True)
-    sb3_check_env(TenThousandEnv(rules=PRESETS["classic"].replace(piggyback=True), n_players=3, backend=backend),
-                  warn=True)
+    sb3_check_env(
+        TenThousandEnv(rules=PRESETS["classic"].replace(piggyback=True), n_players=3, backend=backend), warn=True
+    )
 
 
 def aec_transcript(backend: str, n: int, rules, seed: int, decisions: int) -> list:
@@ -117,8 +119,9 @@ def aec_transcript(backend: str, n: int, rules, seed: int, decisions: int) -> li
     out = []
     for _ in range(decisions):
         obs, r, term, trunc, info = aec.last()
-        views = [(o["observation"].tobytes(), o["action_mask"].tobytes())
-                 for o in map(aec.observe, aec.possible_agents)]
+        views = [
+            (o["observation"].tobytes(), o["action_mask"].tobytes()) for o in map(aec.observe, aec.possible_agents)
+        ]
         out.append((aec.agent_selection, r, term, repr(info), views, dict(aec._cumulative_rewards)))
         if term or trunc:
             aec.step(None)

@@ -79,8 +79,25 @@ def test_tenk_ffa_shows_each_bots_exact_share_beside_the_equilibrium(tmp_path, c
     rules = tmp_path / "small.yaml"
     rules.write_text("base: classic\ntarget: 500\nend: immediate\nmax_rolls: 2\n")
     e = exact_eval_beside_equilibrium(THREE["immediate"], "dicenow", 3)
-    assert main(["ffa", "dicenow", "--rules", str(rules), "--opponents", "equilibrium", "equilibrium",
-                 "--games", "300", "--baselines", "maxscore", "--exact"]) == 0
+    assert (
+        main(
+            [
+                "ffa",
+                "dicenow",
+                "--rules",
+                str(rules),
+                "--opponents",
+                "equilibrium",
+                "equilibrium",
+                "--games",
+                "300",
+                "--baselines",
+                "maxscore",
+                "--exact",
+            ]
+        )
+        == 0
+    )
     out = _out(capsys)
     assert "an equilibrium player in this seat takes 1/3 = 33.33%" in out
     assert f"{e.p:.2%} {100 * (1 / 3 - e.p):.2f} points (exact)" in out
@@ -88,13 +105,16 @@ def test_tenk_ffa_shows_each_bots_exact_share_beside_the_equilibrium(tmp_path, c
     assert m is not None and f"{m.p:.2%} {100 * (1 / 3 - m.p):.2f} points (exact)" in out
 
 
-@pytest.mark.parametrize("agents, needle", [
-    (["dicenow", "maxscore", "equilibrium"], "seat one agent beside the equilibrium"),
-    (["equilibrium", "equilibrium", "equilibrium"], "seat one agent beside the equilibrium"),
-    (["dicenow", "equilibrium", "equilibrium", "equilibrium"], "solved for 2 and 3 players (got 4)"),
-    (["zoo:classic_afterstate_3p", "equilibrium", "equilibrium"], "measure it by a match"),
-    (["dicenow", "equilibrium"], "at 2 players it plays as optimal does"),
-])
+@pytest.mark.parametrize(
+    "agents, needle",
+    [
+        (["dicenow", "maxscore", "equilibrium"], "seat one agent beside the equilibrium"),
+        (["equilibrium", "equilibrium", "equilibrium"], "seat one agent beside the equilibrium"),
+        (["dicenow", "equilibrium", "equilibrium", "equilibrium"], "solved for 2 and 3 players (got 4)"),
+        (["zoo:classic_afterstate_3p", "equilibrium", "equilibrium"], "measure it by a match"),
+        (["dicenow", "equilibrium"], "at 2 players it plays as optimal does"),
+    ],
+)
 def test_what_it_cannot_evaluate_is_named(agents, needle, capsys):
     assert main(["solve", "eval", "classic", *agents, "--target", "500"]) == 2
     assert needle in _out(capsys)

@@ -21,8 +21,11 @@ from tenk_env.solve import SolverError, solve_equilibrium, solve_game
 CLASSIC = PRESETS["classic"]
 FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)
 ONE = PRESETS["bc_society"].replace(target=1000, entry_threshold=300, turn_order="seat")
-TWO = {"immediate": CLASSIC.replace(target=600, end="immediate"), "final_round": FR2.replace(target=600),
-       "one_more_roll": ONE.replace(target=600)}
+TWO = {
+    "immediate": CLASSIC.replace(target=600, end="immediate"),
+    "final_round": FR2.replace(target=600),
+    "one_more_roll": ONE.replace(target=600),
+}
 THREE = {
     "immediate": CLASSIC.replace(target=500, end="immediate", max_rolls=2),
     "final_round": FR2.replace(target=300),
@@ -59,8 +62,8 @@ def test_the_agent_plays_the_equilibrium():
     eq = solve_equilibrium(rules, 3)
     tu, nd = eq.target_units, rules.num_dice
     # its turn at every score vector is worth what the solver found
-    for idx in range(tu ** 3):
-        d = [idx % tu, idx // tu % tu, idx // tu ** 2]
+    for idx in range(tu**3):
+        d = [idx % tu, idx // tu % tu, idx // tu**2]
         V = eq.turn_values(d)[0]
         assert abs(V[0, nd, 0] - eq.E[0, idx]) < 1e-12, d
     # and three of it win the first seat as often as the solution says (a 99.7% interval)
@@ -78,11 +81,14 @@ def test_results_are_cached(tmp_path, monkeypatch):
     assert b.stats["cycles"] == a.stats["cycles"] and b.stats["epsilon"] == a.stats["epsilon"]
 
 
-@pytest.mark.parametrize("rules, n, needle", [
-    (THREE["immediate"], 4, "2 and 3 players"),
-    (PRESETS["zilch"].replace(target=500), 3, "bust penalty"),
-    (THREE["immediate"].replace(komi=50), 3, "komi"),
-])
+@pytest.mark.parametrize(
+    "rules, n, needle",
+    [
+        (THREE["immediate"], 4, "2 and 3 players"),
+        (PRESETS["zilch"].replace(target=500), 3, "bust penalty"),
+        (THREE["immediate"].replace(komi=50), 3, "komi"),
+    ],
+)
 def test_what_it_cannot_solve_is_named(rules, n, needle):
     with pytest.raises(SolverError, match=needle):
         solve_equilibrium(rules, n)

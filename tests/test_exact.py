@@ -60,8 +60,11 @@ def _game(rules, u, sit, T, n, r, dice):
     return g
 
 
-@pytest.mark.parametrize("rules", [CLASSIC, PRESETS["bc_society"].replace(turn_order="seat"),
-                                   PRESETS["inform_five_dice"]], ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "rules",
+    [CLASSIC, PRESETS["bc_society"].replace(turn_order="seat"), PRESETS["inform_five_dice"]],
+    ids=lambda r: r.name,
+)
 @pytest.mark.parametrize("bot", BOTS)
 def test_tabulated_moves_are_the_scalar_agents_moves(rules, bot):
     # the exact evaluator asks one roll per class; the scalar agent must make the same move
@@ -118,8 +121,9 @@ def test_tabulated_moves_in_random_games(bot):
                 final = int(g.final_round and g.trigger != p)
                 sit = np.array([[g.scores[p] // u, g.scores[o] // u, int(g.on_board[p]), int(g.on_board[o]), final]])
                 one = np.zeros(1, np.int64)
-                pts, nd, e = pol.decide(sit, one, one + g.rolls - 1, one + len(g.dice), g.turn_total // u,
-                                        np.array([cls[g.dice]]))
+                pts, nd, e = pol.decide(
+                    sit, one, one + g.rolls - 1, one + len(g.dice), g.turn_total // u, np.array([cls[g.dice]])
+                )
                 assert (pts[0], nd[0], bool(e[0])) == (k.points, k.n, end)
                 seen += 1
             g.act(k, end)
@@ -136,8 +140,14 @@ def test_situation_keys_merge_only_equal_tables(rules, bot):
     pol = BotPolicy(make_agent(bot), rules)
     pol.prepare(spec)
     mask = state_masks(spec, tu, 0, grid=True)
-    sits = [(a, b, fa, fb, 0) for fa in range(2) for fb in range(2) for a in range(tu) for b in range(tu)
-            if mask[fa, fb, a, b]]
+    sits = [
+        (a, b, fa, fb, 0)
+        for fa in range(2)
+        for fb in range(2)
+        for a in range(tu)
+        for b in range(tu)
+        if mask[fa, fb, a, b]
+    ]
     gen = np.random.default_rng(2)
     sits = [sits[i] for i in gen.choice(len(sits), 120, replace=False)]
     if rules.end != "immediate":
@@ -154,12 +164,15 @@ def test_situation_keys_merge_only_equal_tables(rules, bot):
 
 
 # ---------------------------------------------------------------------------- exact figures
-@pytest.mark.parametrize("rules, a, b", [
-    (FIVE, "optimal", "maxscore"),
-    (FIVE, "optimal", "hold:300"),
-    (FIVE, "maxscore", "hold:300"),
-    (FIVE.replace(entry_threshold=0), "hold:250", "hold:500"),
-])
+@pytest.mark.parametrize(
+    "rules, a, b",
+    [
+        (FIVE, "optimal", "maxscore"),
+        (FIVE, "optimal", "hold:300"),
+        (FIVE, "maxscore", "hold:300"),
+        (FIVE.replace(entry_threshold=0), "hold:250", "hold:500"),
+    ],
+)
 def test_general_evaluator_reproduces_the_table_evaluator(rules, a, b):
     # The kernels' table path where it is exact (a final round), against the general
     # evaluator following the agents' own moves (their batched forms).
@@ -169,10 +182,13 @@ def test_general_evaluator_reproduces_the_table_evaluator(rules, a, b):
     assert new.p_a_second == pytest.approx(old.p_a_second, abs=1e-9)
 
 
-@pytest.mark.parametrize("rules, a, b", [
-    (IMM, "optimal", "maxscore"),
-    (FR2, "hold:300", "maxscore"),
-])
+@pytest.mark.parametrize(
+    "rules, a, b",
+    [
+        (IMM, "optimal", "maxscore"),
+        (FR2, "hold:300", "maxscore"),
+    ],
+)
 def test_agents_and_their_tables_evaluate_alike(rules, a, b):
     # maxscore and hold:N as preference tables (evaluate) and as agents (exact_eval): one
     # figure, also where the table path was not exact (maxscore rolls on past the target
@@ -190,11 +206,14 @@ def test_optimal_against_itself_is_the_game_value():
     assert e.p_a_first + e.p_a_second == pytest.approx(1.0, abs=1e-12)
 
 
-@pytest.mark.parametrize("rules, a, b", [
-    (IMM, "dicenow", "breakeven"),
-    (FR2, "dicenow", "breakeven"),
-    (FR2, "breakeven", "hold:300"),
-])
+@pytest.mark.parametrize(
+    "rules, a, b",
+    [
+        (IMM, "dicenow", "breakeven"),
+        (FR2, "dicenow", "breakeven"),
+        (FR2, "breakeven", "hold:300"),
+    ],
+)
 def test_exact_bot_pairs_agree_with_matches(rules, a, b):
     e = exact_eval(rules, a, b)
     m = play_match(rules, a, b, 200_000, seed=11)
@@ -245,8 +264,14 @@ def test_bad_agents_are_named_before_any_solve(monkeypatch):
         raise AssertionError("solved before the names were checked")
 
     monkeypatch.setattr(ex, "solve_game", boom)
-    for spec, word in [("random", "at random"), ("ppo:runs/x.zip", "network"), ("nosuch", "unknown agent"),
-                       ("hold:abc", "whole number"), ("br", "br:BOT"), ("br:random", "at random")]:
+    for spec, word in [
+        ("random", "at random"),
+        ("ppo:runs/x.zip", "network"),
+        ("nosuch", "unknown agent"),
+        ("hold:abc", "whole number"),
+        ("br", "br:BOT"),
+        ("br:random", "at random"),
+    ]:
         with pytest.raises(SolverError, match=word) as e:
             exact_eval(IMM, spec, "dicenow")
         assert "dicenow, breakeven" in str(e.value) or word in ("whole number", "br:BOT")

@@ -28,12 +28,29 @@ from tenk_env.training import afterstate
 from tenk_env.training.afterstate import AfterstateTrainer, resume_afterstate
 from tenk_env.training.rundir import RunError
 
-FIN = {"base": "classic", "name": "fin500", "target": 500, "entry_threshold": 150, "max_rolls": 3,
-       "multiples": "flat", "flat_multiples": [500, 750, 1000], "tie": "shared"}
+FIN = {
+    "base": "classic",
+    "name": "fin500",
+    "target": 500,
+    "entry_threshold": 150,
+    "max_rolls": 3,
+    "multiples": "flat",
+    "flat_multiples": [500, 750, 1000],
+    "tie": "shared",
+}
 # evaluations at about 100, 200, ... and at the end (601); saves at about 250, 500 and the end
-TINY = {"algo": "afterstate", "name": "fin", "rules": FIN, "total_turns": 600, "train_every": 64, "grad_steps": 2,
-        "hidden": [16], "max_game_turns": 60, "checkpoint_every": 250,
-        "eval": {"every": 100, "games": 4, "opponents": ["hold:300"], "regret_games": 2}}
+TINY = {
+    "algo": "afterstate",
+    "name": "fin",
+    "rules": FIN,
+    "total_turns": 600,
+    "train_every": 64,
+    "grad_steps": 2,
+    "hidden": [16],
+    "max_game_turns": 60,
+    "checkpoint_every": 250,
+    "eval": {"every": 100, "games": 4, "opponents": ["hold:300"], "regret_games": 2},
+}
 
 
 def _config(tmp: Path, runs: Path) -> Path:
@@ -80,8 +97,11 @@ def _scalars(tb: Path) -> dict[str, list[tuple[int, Any]]]:
 
 
 def _files(d: Path) -> list[str]:
-    return sorted(str(p.relative_to(d)) for p in d.rglob("*")
-                  if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
+    return sorted(
+        str(p.relative_to(d))
+        for p in d.rglob("*")
+        if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts
+    )
 
 
 # ---------------------------------------------------------------- sessions in forked children
@@ -156,10 +176,14 @@ def test_killed_at_chosen_and_random_points_ends_like_an_uninterrupted_run(ref_r
 
     assert "Traceback" not in "".join(logs)
     heads = [text.splitlines()[0] for text in logs[1:]]
-    assert heads[0] == (f"resuming {run} from turn 0: it stopped before its first checkpoint, so training starts "
-                        "over in this directory (config.yaml kept)")
-    saves = [int(h.removeprefix(f"resuming {run} from turn ").removesuffix(" (state.pt)").replace(",", ""))
-             for h in heads[1:]]
+    assert heads[0] == (
+        f"resuming {run} from turn 0: it stopped before its first checkpoint, so training starts "
+        "over in this directory (config.yaml kept)"
+    )
+    saves = [
+        int(h.removeprefix(f"resuming {run} from turn ").removesuffix(" (state.pt)").replace(",", ""))
+        for h in heads[1:]
+    ]
     assert all(h == f"resuming {run} from turn {s:,} (state.pt)" for h, s in zip(heads[1:], saves))
     # killed past the first save, and again before the next; at last from the save before the end
     assert 250 <= saves[0] == saves[1] < 300 and saves == sorted(saves) and 500 <= saves[-1] < 600
@@ -169,8 +193,8 @@ def test_killed_at_chosen_and_random_points_ends_like_an_uninterrupted_run(ref_r
     out = tmp_path / "again.log"
     assert _run(argv, out, None) == 2
     assert " ".join(out.read_text().split()) == (
-        f"error: run {str(run)!r} already finished at turn 601; train it further with --set total_turns=N "
-        "(N > 601)")
+        f"error: run {str(run)!r} already finished at turn 601; train it further with --set total_turns=N (N > 601)"
+    )
     assert {f: file_sha256(run / f) for f in _files(run)} == before
 
 
@@ -182,9 +206,13 @@ def _copy(run: Path, dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.parametrize("name, fields", [("eval.csv", "turns,opponent,games,win_rate,ci_low,ci_high,seconds"),
-                                          ("regret.csv", "turns,games,regret,regret_ci_low,regret_ci_high,"
-                                                         "implied_win_rate,seconds")])
+@pytest.mark.parametrize(
+    "name, fields",
+    [
+        ("eval.csv", "turns,opponent,games,win_rate,ci_low,ci_high,seconds"),
+        ("regret.csv", "turns,games,regret,regret_ci_low,regret_ci_high,implied_win_rate,seconds"),
+    ],
+)
 def test_a_damaged_row_is_named_with_the_fix(ref_run, tmp_path, name, fields):
     run = _copy(ref_run, tmp_path / "fin")
     path = run / name
@@ -193,9 +221,11 @@ def test_a_damaged_row_is_named_with_the_fix(ref_run, tmp_path, name, fields):
     before = {f: file_sha256(run / f) for f in _files(run)}
     with pytest.raises(RunError) as e:
         resume_afterstate(run, ["total_turns=700"], log=lambda m: None)
-    assert str(e.value) == (f"evaluation rows {str(path)!r} are damaged at line 4; fix or delete the damaged lines "
-                            f"by hand (the header is {fields}), or move the file aside (mv {path} {path}.damaged) "
-                            "to resume without the earlier evaluation rows")
+    assert str(e.value) == (
+        f"evaluation rows {str(path)!r} are damaged at line 4; fix or delete the damaged lines "
+        f"by hand (the header is {fields}), or move the file aside (mv {path} {path}.damaged) "
+        "to resume without the earlier evaluation rows"
+    )
     assert {f: file_sha256(run / f) for f in _files(run)} == before
 
 
@@ -208,7 +238,7 @@ def test_a_finished_run_trained_further_adds_each_evaluation_once(ref_run, tmp_p
     assert res.turns >= 700 and not res.interrupted
     turns = [r["turns"] for r in _rows(run / "eval.csv")]
     assert turns[:6] == ["106", "207", "311", "412", "516", "601"]
-    assert len(turns) == 7 and int(turns[6]) == res.turns                 # its final evaluation, once
+    assert len(turns) == 7 and int(turns[6]) == res.turns  # its final evaluation, once
     assert [r["turns"] for r in _rows(run / "regret.csv")] == turns
     assert [s for s, _ in _scalars(run / "tb")["eval/win_rate/hold:300"]] == [int(t) for t in turns]
     assert b"\r" not in (run / "eval.csv").read_bytes()

@@ -43,13 +43,28 @@ def _children(pid: int) -> list[int]:
 
 def _alive(pid: int) -> bool:
     f = _stat(pid)
-    return f is not None and f[0] != "Z"   # a zombie has exited, waiting for its (new) parent to reap it
+    return f is not None and f[0] != "Z"  # a zombie has exited, waiting for its (new) parent to reap it
 
 
 def _start(out: Path, log: Path, *args: str) -> subprocess.Popen:
     with open(log, "ab") as f:
-        return subprocess.Popen([sys.executable, "-m", "tenk_env.cli.main", "tournament", *args, "--out", str(out),
-                                 "--name", "t", "--no-progress"], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tenk_env.cli.main",
+                "tournament",
+                *args,
+                "--out",
+                str(out),
+                "--name",
+                "t",
+                "--no-progress",
+            ],
+            cwd=ROOT,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def _kill(p: subprocess.Popen) -> list[int]:
@@ -60,7 +75,7 @@ def _kill(p: subprocess.Popen) -> list[int]:
     deadline = time.monotonic() + 5
     while (left := [w for w in workers if _alive(w)]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    for w in left:   # do not leave them running whatever the test says
+    for w in left:  # do not leave them running whatever the test says
         try:
             os.kill(w, signal.SIGKILL)
         except ProcessLookupError:
@@ -70,15 +85,26 @@ def _kill(p: subprocess.Popen) -> list[int]:
 
 def test_workers_die_with_a_killed_parent(tmp_path):
     # the workers of a killed tournament kept running, then idled forever.
-    p = _start(tmp_path, tmp_path / "log", "greedy", "dicenow", "hold:300", "--games", "20000",
-               "--backend", "scalar", "--workers", "2")
+    p = _start(
+        tmp_path,
+        tmp_path / "log",
+        "greedy",
+        "dicenow",
+        "hold:300",
+        "--games",
+        "20000",
+        "--backend",
+        "scalar",
+        "--workers",
+        "2",
+    )
     try:
         deadline = time.monotonic() + 60
         while len(_children(p.pid)) < 2:
             assert p.poll() is None, (tmp_path / "log").read_text()
             assert time.monotonic() < deadline, "the workers never started"
             time.sleep(0.05)
-        time.sleep(0.5)                     # busy with their first chunks
+        time.sleep(0.5)  # busy with their first chunks
         workers = _children(p.pid)
         assert len(workers) == 2 and all(_alive(w) for w in workers)
         assert _kill(p) == []
@@ -120,7 +146,7 @@ def test_tournament_killed_at_random_points_resumes_to_the_uninterrupted_result(
             st = (out / "t" / name).stat()
         except FileNotFoundError:
             return None
-        return st.st_ino, st.st_mtime_ns   # every file is replaced whole: a new inode
+        return st.st_ino, st.st_mtime_ns  # every file is replaced whole: a new inode
 
     def session(point: Callable[[dict[str, Any]], bool], at_most: float | None = None) -> None:
         """A session killed once ``point(before)`` holds (``before``: the signatures of its
@@ -143,7 +169,7 @@ def test_tournament_killed_at_random_points_resumes_to_the_uninterrupted_result(
                 p.wait()
 
     rng = random.Random(10)
-    kills: list[int] = []                    # chunks saved when each kill landed
+    kills: list[int] = []  # chunks saved when each kill landed
     session(lambda before: signature("manifest.json") != before["manifest.json"], rng.uniform(0.05, 1.0))
     first = rng.choice([1, 2])
     session(lambda before: saved(scalar) >= first)

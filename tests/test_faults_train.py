@@ -33,13 +33,23 @@ from tenk_env.training.trainer import Trainer, resume, train
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 TINY = {
-    "name": "tiny", "rules": "classic", "seed": 5, "total_steps": 1024,
+    "name": "tiny",
+    "rules": "classic",
+    "seed": 5,
+    "total_steps": 1024,
     "opponents": {"random": 1, "self": 1},
     "env": {"n_envs": 4, "backend": "dummy"},
     "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
     "selfplay": {"snapshot_every": 256, "league_size": 2},
-    "eval": {"every": 512, "games": 4, "opponents": ["random", "hold:300"], "best_by": "random",
-             "final_games": 4, "backend": "scalar", "regret_games": 0},
+    "eval": {
+        "every": 512,
+        "games": 4,
+        "opponents": ["random", "hold:300"],
+        "best_by": "random",
+        "final_games": 4,
+        "backend": "scalar",
+        "regret_games": 0,
+    },
     "checkpoint": {"every": 256, "keep": 3},
 }
 
@@ -60,8 +70,7 @@ def _copy(run: Path, dest: Path) -> Path:
 
 def _contents(d: Path) -> dict[str, str]:
     """Every file under ``d`` (but the lock file, which each taker rewrites) by content."""
-    return {str(p.relative_to(d)): file_sha256(p) for p in sorted(d.rglob("*"))
-            if p.is_file() and p.name != ".lock"}
+    return {str(p.relative_to(d)): file_sha256(p) for p in sorted(d.rglob("*")) if p.is_file() and p.name != ".lock"}
 
 
 def _damage_weights(path: Path) -> None:
@@ -84,24 +93,29 @@ def _rows(run: Path) -> list[dict[str, str]]:
 # ---------------------------------------------------------------- defect 2: resume falls back
 def test_resume_falls_back_to_the_newest_checkpoint_that_loads(tiny_run, tmp_path):
     run = _copy(tiny_run, tmp_path / "tiny")
-    (run / "last.zip").unlink()                                 # e.g. a disk that filled up during the save
+    (run / "last.zip").unlink()  # e.g. a disk that filled up during the save
     _damage_weights(run / "checkpoints" / "step_0000001024.zip")
     rows_before = [r for r in _rows(run) if int(r["step"]) <= 768]
     logs: list[str] = []
     res = resume(run, ["total_steps=1280"], progress=False, log=logs.append)
-    assert logs[0] == (f"resuming {run} from step 768 (checkpoints/step_0000000768.zip; last.zip is missing) "
-                       "with total_steps=1280")
-    assert logs[1].startswith(f"note: checkpoint {str(run / 'checkpoints' / 'step_0000001024.zip')!r} is damaged: "
-                              "its weights (policy.pth) are not a torch state dict (UnpicklingError: ")
+    assert logs[0] == (
+        f"resuming {run} from step 768 (checkpoints/step_0000000768.zip; last.zip is missing) with total_steps=1280"
+    )
+    assert logs[1].startswith(
+        f"note: checkpoint {str(run / 'checkpoints' / 'step_0000001024.zip')!r} is damaged: "
+        "its weights (policy.pth) are not a torch state dict (UnpicklingError: "
+    )
     assert logs[1].endswith("); moved it aside to checkpoints/step_0000001024.zip.damaged")
     assert not any("--force" in line for line in logs)
     assert res.finished and res.step == 1280
-    assert (run / "checkpoints" / "step_0000001024.zip.damaged").is_file()   # kept, out of the way
+    assert (run / "checkpoints" / "step_0000001024.zip.damaged").is_file()  # kept, out of the way
     assert read_meta(run / "last.zip")["num_timesteps"] == 1280
     # the evaluations up to the checkpoint stay as they were; the later ones are played again
     rows = _rows(run)
-    assert rows[:len(rows_before)] == rows_before
-    assert [(r["step"], r["kind"]) for r in rows[len(rows_before):]] == [("1024", "eval")] * 2 + [("1280", "final")] * 2
+    assert rows[: len(rows_before)] == rows_before
+    assert [(r["step"], r["kind"]) for r in rows[len(rows_before) :]] == [("1024", "eval")] * 2 + [
+        ("1280", "final")
+    ] * 2
 
 
 def test_resume_of_a_copied_run_trains_in_the_copy(tiny_run, tmp_path):
@@ -113,10 +127,11 @@ def test_resume_of_a_copied_run_trains_in_the_copy(tiny_run, tmp_path):
     assert logs[:2] == [
         f"resuming {copy} from step 1,024 (checkpoints/step_0000001024.zip; last.zip is missing) with total_steps=1280",
         f"note: config.yaml names this run 'tiny' (under {tiny_run.parent}); it trains here, in {copy}, as "
-        "'renamed', and its config.yaml now says so"]
+        "'renamed', and its config.yaml now says so",
+    ]
     assert not any("--force" in line for line in logs)
     assert res.step == 1280 and res.run_dir == copy
-    assert _contents(tiny_run) == original                    # the original is never touched
+    assert _contents(tiny_run) == original  # the original is never touched
     cfg = yaml.safe_load((copy / "config.yaml").read_text())
     assert (cfg["name"], cfg["runs_dir"]) == ("renamed", str(copy.parent))
     state = json.loads((copy / "state.json").read_text())
@@ -131,9 +146,11 @@ def test_force_deletes_only_the_directory_it_names(tiny_run, tmp_path, capsys):
     # the copy's config.yaml still names the original directory: --force on the copy is refused
     with pytest.raises(RunError) as e:
         train(parse_config(yaml.safe_load((a / "config.yaml").read_text())), progress=False, force=a)
-    assert str(e.value) == (f"--force {a}: this config writes the run directory {str(tiny_run)!r} (runs_dir/name), "
-                            f"not {str(a)!r}; nothing was deleted. --force deletes only the directory the run "
-                            "writes, named exactly")
+    assert str(e.value) == (
+        f"--force {a}: this config writes the run directory {str(tiny_run)!r} (runs_dir/name), "
+        f"not {str(a)!r}; nothing was deleted. --force deletes only the directory the run "
+        "writes, named exactly"
+    )
     assert _contents(a) == before and _contents(tiny_run) == original
     # without --force an existing run is never offered a deleting command
     args = ["train", "--config", str(a / "config.yaml"), "--set", f"runs_dir={runs}", "--no-progress"]
@@ -143,8 +160,10 @@ def test_force_deletes_only_the_directory_it_names(tiny_run, tmp_path, capsys):
     # --force naming the directory the config writes: it says what goes, then starts over
     assert main(args + ["--set", "total_steps=256", "--force", str(a)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (f"--force: deleting the run in {a} at step 1,024: best.zip, checkpoints/ (3 files), "
-                      "config.yaml, eval.csv, last.zip, league/ (2 files), run.yaml, state.json, tb/ (4 files)")
+    assert out[0] == (
+        f"--force: deleting the run in {a} at step 1,024: best.zip, checkpoints/ (3 files), "
+        "config.yaml, eval.csv, last.zip, league/ (2 files), run.yaml, state.json, tb/ (4 files)"
+    )
     assert out[1].startswith("step          0 eval:")
     assert json.loads((a / "state.json").read_text())["step"] == 256
     assert main(["train", "--resume", str(a), "--force", str(a)]) == 2
@@ -153,8 +172,11 @@ def test_force_deletes_only_the_directory_it_names(tiny_run, tmp_path, capsys):
     other.mkdir(parents=True)
     (other / "notes.txt").write_text("mine")
     cfg = parse_config({**TINY, "runs_dir": str(other.parent)})
-    with pytest.raises(RunError, match=r"the directory holds notes.txt, so it is not \(only\) a tenk run; "
-                                       "nothing was deleted"):
+    with pytest.raises(
+        RunError,
+        match=r"the directory holds notes.txt, so it is not \(only\) a tenk run; "
+        "nothing was deleted",
+    ):
         train(cfg, progress=False, force=other, log=lambda m: None)
     assert (other / "notes.txt").read_text() == "mine"
 
@@ -178,10 +200,13 @@ def test_a_second_writer_is_refused_and_changes_nothing(tiny_run, tmp_path, caps
 
 
 # ---------------------------------------------------------------- defect 7: damaged state files
-@pytest.mark.parametrize("content, why", [
-    ("[1, 2]", "is damaged: expected a JSON dict, found list"),
-    ('{"step": 10', "is damaged (not valid JSON: Expecting ',' delimiter: line 1 column 12 (char 11))"),
-])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("[1, 2]", "is damaged: expected a JSON dict, found list"),
+        ('{"step": 10', "is damaged (not valid JSON: Expecting ',' delimiter: line 1 column 12 (char 11))"),
+    ],
+)
 def test_a_damaged_state_json_is_rebuilt_with_a_note(tiny_run, tmp_path, content, why):
     run = _copy(tiny_run, tmp_path / "tiny")
     (run / "state.json").write_text(content)
@@ -190,18 +215,22 @@ def test_a_damaged_state_json_is_rebuilt_with_a_note(tiny_run, tmp_path, content
     assert logs[:2] == [
         f"resuming {run} from step 1,024 (last.zip) with total_steps=1280",
         f"note: run state {str(run / 'state.json')!r} {why}; rebuilt it from last.zip (step 1,024), best.zip, "
-        "league/ and eval.csv; the time trained so far restarts at 0; the damaged file is kept as state.json.damaged"]
+        "league/ and eval.csv; the time trained so far restarts at 0; the damaged file is kept as state.json.damaged",
+    ]
     assert (run / "state.json.damaged").read_text() == content
     state = json.loads((run / "state.json").read_text())
     assert res.finished and state["step"] == 1280 and state["finished"]
     assert state["best"]["opponent"] == "random"
 
 
-@pytest.mark.parametrize("data, why", [
-    (b"\xff\xfe\x00garbage", "are damaged (not text)"),
-    (b"step,kind,opponent,games\n0,eval,random\n", "are damaged at line 2"),
-    (b"wins;losses\n1;2\n", "are damaged: the header is 'wins;losses'"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (b"\xff\xfe\x00garbage", "are damaged (not text)"),
+        (b"step,kind,opponent,games\n0,eval,random\n", "are damaged at line 2"),
+        (b"wins;losses\n1;2\n", "are damaged: the header is 'wins;losses'"),
+    ],
+)
 def test_a_damaged_eval_csv_is_named_with_the_fix(tiny_run, tmp_path, data, why):
     run = _copy(tiny_run, tmp_path / "tiny")
     (run / "eval.csv").write_bytes(data)
@@ -210,8 +239,9 @@ def test_a_damaged_eval_csv_is_named_with_the_fix(tiny_run, tmp_path, data, why)
         resume(run, ["total_steps=1280"], progress=False, log=lambda m: None)
     csv_path = run / "eval.csv"
     assert str(e.value).startswith(f"evaluation rows {str(csv_path)!r} {why}; fix or delete the damaged lines by hand")
-    assert str(e.value).endswith(f"or move the file aside (mv {csv_path} {csv_path}.damaged) to resume without the "
-                                 "earlier evaluation rows")
+    assert str(e.value).endswith(
+        f"or move the file aside (mv {csv_path} {csv_path}.damaged) to resume without the earlier evaluation rows"
+    )
     assert _contents(run) == before
 
 
@@ -227,18 +257,22 @@ def test_no_checkpoint_at_all(tiny_run, tmp_path):
     assert str(e.value) == (
         f"run {str(run)!r}: state.json records a checkpoint at step 1,024, but last.zip and checkpoints/ hold none "
         "(moved or deleted?); nothing was changed. Put them back, or start a new run from its config: "
-        f"tenk train --config {run / 'config.yaml'} --set runs_dir={tmp_path} --set name=NEW_NAME")
+        f"tenk train --config {run / 'config.yaml'} --set runs_dir={tmp_path} --set name=NEW_NAME"
+    )
     assert _contents(run) == before
     state = json.loads((run / "state.json").read_text())
-    del state["checkpoint_step"]                                # as a run killed before its first one
+    del state["checkpoint_step"]  # as a run killed before its first one
     (run / "state.json").write_text(json.dumps(state))
     logs: list[str] = []
     res = resume(run, progress=False, log=logs.append)
-    assert logs[0] == (f"resuming {run} from step 0: it stopped before its first checkpoint, so training starts "
-                       "over in this directory (config.yaml kept)")
+    assert logs[0] == (
+        f"resuming {run} from step 0: it stopped before its first checkpoint, so training starts "
+        "over in this directory (config.yaml kept)"
+    )
     assert res.finished and res.step == 1024
-    assert [(r["step"], r["kind"]) for r in _rows(run)] == [("0", "eval")] * 2 + [("512", "eval")] * 2 + \
-        [("1024", "final")] * 2
+    assert [(r["step"], r["kind"]) for r in _rows(run)] == [("0", "eval")] * 2 + [("512", "eval")] * 2 + [
+        ("1024", "final")
+    ] * 2
 
 
 # ---------------------------------------------------------------- defect 11: weights, temp dirs
@@ -248,8 +282,9 @@ def test_corrupted_weights_are_named(tiny_run, tmp_path):
     _damage_weights(path)
     with pytest.raises(CheckpointError) as e:
         make_agent(f"ppo:{path}")
-    assert str(e.value).startswith(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a "
-                                   "torch state dict (UnpicklingError: ")
+    assert str(e.value).startswith(
+        f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a torch state dict (UnpicklingError: "
+    )
     assert main(["evaluate", str(path), "--games", "2", "--opponents", "random"]) == 2
     # a run whose every checkpoint is damaged: named, nothing changed, no deleting command offered
     run = _copy(tiny_run, tmp_path / "tiny")
@@ -259,8 +294,10 @@ def test_corrupted_weights_are_named(tiny_run, tmp_path):
     with pytest.raises(RunError) as e:
         resume(run, progress=False, log=lambda m: None)
     msg = str(e.value)
-    assert msg.startswith(f"run {str(run)!r} has no checkpoint that loads (checkpoint {str(run / 'last.zip')!r} "
-                          "is damaged: its weights (policy.pth)")
+    assert msg.startswith(
+        f"run {str(run)!r} has no checkpoint that loads (checkpoint {str(run / 'last.zip')!r} "
+        "is damaged: its weights (policy.pth)"
+    )
     assert msg.count("is damaged") == 4 and "nothing was changed" in msg and "--force" not in msg
     assert msg.endswith(f"--set runs_dir={tmp_path} --set name=NEW_NAME")
     assert _contents(run) == before
@@ -272,9 +309,19 @@ def test_bench_train_leaves_no_temporary_directories(tmp_path, monkeypatch):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    r = time_training(CONFIGS / "ppo_demo.yaml", 64, ["env.n_envs=4", "env.backend=dummy", "ppo.n_steps=16",
-                                                      "ppo.batch_size=64", "ppo.net_arch=[8]", "ppo.policy=mlp",
-                                                      "opponents=[random, self]"])
+    r = time_training(
+        CONFIGS / "ppo_demo.yaml",
+        64,
+        [
+            "env.n_envs=4",
+            "env.backend=dummy",
+            "ppo.n_steps=16",
+            "ppo.batch_size=64",
+            "ppo.net_arch=[8]",
+            "ppo.policy=mlp",
+            "opponents=[random, self]",
+        ],
+    )
     assert r["steps"] >= 64
     # torch makes its own compile cache (torchinductor_USER) there once per machine: not ours
     assert [p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_")] == []
@@ -328,10 +375,20 @@ def _wait(pid: int, until: float) -> int | None:
 
 # The points a session of the tiny run passes, in order, each seen as the file it writes:
 # (what, step). A resumed session passes again those past the checkpoint it resumes from.
-POINTS = [("snapshot", 0), ("eval", 0), ("snapshot", 256), ("checkpoint", 256), ("eval", 512), ("snapshot", 512),
-          ("checkpoint", 512), ("snapshot", 768), ("checkpoint", 768), ("eval", 1024), ("checkpoint", 1024)]
-POINT_FILES = {"snapshot": "league/step_{:010d}.zip", "checkpoint": "checkpoints/step_{:010d}.zip",
-               "eval": "eval.csv"}
+POINTS = [
+    ("snapshot", 0),
+    ("eval", 0),
+    ("snapshot", 256),
+    ("checkpoint", 256),
+    ("eval", 512),
+    ("snapshot", 512),
+    ("checkpoint", 512),
+    ("snapshot", 768),
+    ("checkpoint", 768),
+    ("eval", 1024),
+    ("checkpoint", 1024),
+]
+POINT_FILES = {"snapshot": "league/step_{:010d}.zip", "checkpoint": "checkpoints/step_{:010d}.zip", "eval": "eval.csv"}
 
 
 def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_path):
@@ -358,7 +415,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
             st = (run / rel).stat()
         except FileNotFoundError:
             return None
-        return st.st_ino, st.st_mtime_ns   # every file is replaced whole: a new inode
+        return st.st_ino, st.st_mtime_ns  # every file is replaced whole: a new inode
 
     def passed(point: tuple[str, int], before: dict[str, tuple[int, int] | None]) -> bool:
         """The session wrote the file of ``point``."""
@@ -384,7 +441,7 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
     argv = ["train", "--config", str(cfg_file), "--no-progress"]
     kills: list[tuple[str, int]] = []
     logs: list[str] = []
-    resumed_from = -1                          # -1: a session that starts at step 0, with no checkpoint
+    resumed_from = -1  # -1: a session that starts at step 0, with no checkpoint
     for session in range(8):
         out = tmp_path / f"session{session}.log"
         out.touch()
@@ -400,8 +457,11 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
             resumed_from = -1 if m.group(2) else int(m.group(1).replace(",", ""))
         last = POINTS.index(kills[-1]) if kills else -1
         to_come = 2 - len(kills)
-        ahead = [p for i, p in enumerate(POINTS) if i > last and p[1] > resumed_from
-                 and not (session and p == ("snapshot", 0))]   # a resumed session keeps its step-0 snapshot
+        ahead = [
+            p
+            for i, p in enumerate(POINTS)
+            if i > last and p[1] > resumed_from and not (session and p == ("snapshot", 0))
+        ]  # a resumed session keeps its step-0 snapshot
         if len(kills) > 3:
             ahead = []
         elif to_come >= 0:
@@ -427,23 +487,31 @@ def test_killed_at_random_points_ends_like_an_uninterrupted_run(tiny_run, tmp_pa
         argv = ["train", "--resume", str(run), "--no-progress"]
     assert len(kills) >= 3 and len(set(kills)) == len(kills), (kills, logs)
     for text in logs[1:]:
-        assert re.match(rf"resuming {re.escape(str(run))} from step (0: it stopped before its first checkpoint|"
-                        r"[\d,]+ \((last\.zip|checkpoints/step_\d+\.zip; "
-                        r"last\.zip (is missing|holds step [\d,]+ only))\))", text), text
+        assert re.match(
+            rf"resuming {re.escape(str(run))} from step (0: it stopped before its first checkpoint|"
+            r"[\d,]+ \((last\.zip|checkpoints/step_\d+\.zip; "
+            r"last\.zip (is missing|holds step [\d,]+ only))\))",
+            text,
+        ), text
     assert "Traceback" not in "".join(logs)
 
     state, ref_state = (json.loads((d / "state.json").read_text()) for d in (run, ref_dir))
     assert state["finished"] and state["step"] == ref_state["step"] == cfg["total_steps"]
     assert read_meta(run / "last.zip")["num_timesteps"] == cfg["total_steps"]
+
     # the same files (checkpoints, snapshots, best, last...), none half-written or set aside
     def files(d):
-        return sorted(str(p.relative_to(d)) for p in d.rglob("*")
-                      if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts)
+        return sorted(
+            str(p.relative_to(d))
+            for p in d.rglob("*")
+            if p.is_file() and p.name != ".lock" and "tb" not in p.relative_to(d).parts
+        )
 
     assert files(run) == files(ref_dir)
     assert state["league"] == ref_state["league"]
-    assert sorted(p.name for p in (run / "tb").iterdir() if p.is_dir()) == \
-        sorted(p.name for p in (ref_dir / "tb").iterdir() if p.is_dir())
+    assert sorted(p.name for p in (run / "tb").iterdir() if p.is_dir()) == sorted(
+        p.name for p in (ref_dir / "tb").iterdir() if p.is_dir()
+    )
     rows, ref_rows = _rows(run), _rows(ref_dir)
     key = lambda r: (r["step"], r["kind"], r["opponent"], r["games"])  # noqa: E731
     assert [key(r) for r in rows] == [key(r) for r in ref_rows]
@@ -461,21 +529,28 @@ def _session(argv: list[str], out: Path, kill: Kill | None = None) -> int:
 
 # The uninterrupted run's league (selfplay.league_size 2, a snapshot every 256 steps) at the
 # steps a kill below sends the run back to.
-LEAGUE_AT = {256: ["league/step_0000000000.zip", "league/step_0000000256.zip"],
-             512: ["league/step_0000000256.zip", "league/step_0000000512.zip"]}
+LEAGUE_AT = {
+    256: ["league/step_0000000000.zip", "league/step_0000000256.zip"],
+    512: ["league/step_0000000256.zip", "league/step_0000000512.zip"],
+}
 
 
-@pytest.mark.parametrize("kill, resumed_from", [
-    # after the snapshot at 512 (which made step_0 the oldest snapshot out), before the checkpoint
-    ((Trainer, "snapshot", "after", lambda t: t.step == 512), 256),
-    # the same at 768 (step_256 out), with the checkpoint at 512 the newest
-    ((Trainer, "snapshot", "after", lambda t: t.step == 768), 512),
-    # after the checkpoint at 512 and last.zip were written, before state.json recorded them: its
-    # league is still the one of the evaluation at 512, before that step's snapshot
-    ((Trainer, "_save_state", "before", lambda t: t.step == t.state.get("checkpoint_step") == 512), 512),
-], ids=["after-snapshot-512", "after-snapshot-768", "before-state-512"])
-def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(tiny_run, tmp_path, monkeypatch, kill,
-                                                                     resumed_from):
+@pytest.mark.parametrize(
+    "kill, resumed_from",
+    [
+        # after the snapshot at 512 (which made step_0 the oldest snapshot out), before the checkpoint
+        ((Trainer, "snapshot", "after", lambda t: t.step == 512), 256),
+        # the same at 768 (step_256 out), with the checkpoint at 512 the newest
+        ((Trainer, "snapshot", "after", lambda t: t.step == 768), 512),
+        # after the checkpoint at 512 and last.zip were written, before state.json recorded them: its
+        # league is still the one of the evaluation at 512, before that step's snapshot
+        ((Trainer, "_save_state", "before", lambda t: t.step == t.state.get("checkpoint_step") == 512), 512),
+    ],
+    ids=["after-snapshot-512", "after-snapshot-768", "before-state-512"],
+)
+def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(
+    tiny_run, tmp_path, monkeypatch, kill, resumed_from
+):
     """A session killed between a league snapshot and the state that records it resumes with
     the league the uninterrupted run had at the checkpoint it resumes from (no snapshot lost
     to a later session's pruning, none forgotten by a state.json older than the checkpoint),
@@ -483,8 +558,10 @@ def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(tiny_run, tm
     cfg_file = tmp_path / "tiny.yaml"
     cfg_file.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs")}))
     run = tmp_path / "runs" / "tiny"
-    assert _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log",
-                    kill) == -signal.SIGKILL, (tmp_path / "killed.log").read_text()
+    assert (
+        _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log", kill)
+        == -signal.SIGKILL
+    ), (tmp_path / "killed.log").read_text()
 
     leagues: list[list[str]] = []
     with monkeypatch.context() as m:
@@ -495,10 +572,11 @@ def test_a_resumed_run_trains_against_the_league_its_checkpoint_had(tiny_run, tm
     assert leagues == [LEAGUE_AT[resumed_from]]
 
     assert resume(run, progress=False, log=lambda m: None).finished
-    assert sorted(p.name for p in (run / "league").iterdir()) == \
-        sorted(p.name for p in (tiny_run / "league").iterdir())
-    assert json.loads((run / "state.json").read_text())["league"] == \
-        json.loads((tiny_run / "state.json").read_text())["league"]
+    assert sorted(p.name for p in (run / "league").iterdir()) == sorted(p.name for p in (tiny_run / "league").iterdir())
+    assert (
+        json.loads((run / "state.json").read_text())["league"]
+        == json.loads((tiny_run / "state.json").read_text())["league"]
+    )
 
 
 def test_a_kill_after_the_final_checkpoint_leaves_one_final_evaluation(tiny_run, tmp_path):
@@ -507,11 +585,17 @@ def test_a_kill_after_the_final_checkpoint_leaves_one_final_evaluation(tiny_run,
     cfg_file = tmp_path / "tiny.yaml"
     cfg_file.write_text(yaml.safe_dump({**TINY, "runs_dir": str(tmp_path / "runs")}))
     run = tmp_path / "runs" / "tiny"
-    final_save = (Trainer, "_save_state", "before",
-                  lambda t: t.state["finished"] and t.step == t.state.get("checkpoint_step") == TINY["total_steps"])
-    assert _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log",
-                    final_save) == -signal.SIGKILL, (tmp_path / "killed.log").read_text()
-    assert [r["kind"] for r in _rows(run)].count("final") == 2          # both opponents'
+    final_save = (
+        Trainer,
+        "_save_state",
+        "before",
+        lambda t: t.state["finished"] and t.step == t.state.get("checkpoint_step") == TINY["total_steps"],
+    )
+    assert (
+        _session(["train", "--config", str(cfg_file), "--no-progress"], tmp_path / "killed.log", final_save)
+        == -signal.SIGKILL
+    ), (tmp_path / "killed.log").read_text()
+    assert [r["kind"] for r in _rows(run)].count("final") == 2  # both opponents'
     logs: list[str] = []
     assert resume(run, progress=False, log=logs.append).finished
     assert logs[0] == f"resuming {run} from step 1,024 (last.zip)"

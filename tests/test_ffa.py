@@ -27,8 +27,9 @@ def test_tenk_ffa_prints_the_verdict_and_refuses_a_wrong_table(capsys):
     assert "a 4-player table needs 3 opponents (got 1: maxscore)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["human"], ["dicenow", "--opponents", "human", "maxscore"],
-                                  ["dicenow", "--baselines", "greedy", "human"]])
+@pytest.mark.parametrize(
+    "argv", [["human"], ["dicenow", "--opponents", "human", "maxscore"], ["dicenow", "--baselines", "greedy", "human"]]
+)
 def test_a_human_without_a_terminal_is_refused_before_any_game(argv, monkeypatch, capsys):
     def never(*args, **kwargs):
         pytest.fail("a table was played before the human was refused")
@@ -36,6 +37,7 @@ def test_a_human_without_a_terminal_is_refused_before_any_game(argv, monkeypatch
     monkeypatch.setattr("tenk_env.cli.cmd_ffa.play_table", never)
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert main(["ffa", *argv, "--games", "6"]) == 2
-    assert ("error: agent 'human' answers at a terminal, and tenk ffa's standard input is not one (it is piped or "
-            "redirected): run it from a terminal, or give a bot or a trained agent instead") \
-        in " ".join(capsys.readouterr().out.split())
+    assert (
+        "error: agent 'human' answers at a terminal, and tenk ffa's standard input is not one (it is piped or "
+        "redirected): run it from a terminal, or give a bot or a trained agent instead"
+    ) in " ".join(capsys.readouterr().out.split())

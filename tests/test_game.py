@@ -8,8 +8,21 @@ from tenk_env.rules import PRESETS
 
 
 def snap(g: Game):
-    return (g.phase, g.current, list(g.scores), g.turn_total, g.dice_left, g.dice, g.rolls, len(g.events),
-            list(g.on_board), list(g.busts_in_row), g.final_round, g.turn, list(g.winners))
+    return (
+        g.phase,
+        g.current,
+        list(g.scores),
+        g.turn_total,
+        g.dice_left,
+        g.dice,
+        g.rolls,
+        len(g.events),
+        list(g.on_board),
+        list(g.busts_in_row),
+        g.final_round,
+        g.turn,
+        list(g.winners),
+    )
 
 
 def rules(name="classic", **changes):
@@ -27,8 +40,10 @@ def test_dicenow_opening_turn_cannot_bank_below_entry():
     g = Game("classic")
     g.roll([1, 1, 5, 2, 3, 4])
     before = snap(g)
-    with pytest.raises(IllegalMoveError, match="not on the board yet and the turn total 250 is below the entry "
-                                               "threshold 500; roll instead"):
+    with pytest.raises(
+        IllegalMoveError,
+        match="not on the board yet and the turn total 250 is below the entry threshold 500; roll instead",
+    ):
         g.act([1, 1, 5], end_turn=True)
     assert snap(g) == before
     g.act([1, 1, 5], end_turn=False)
@@ -228,8 +243,17 @@ def test_unreachable_entry_under_a_roll_limit_is_refused():
     from tenk_env.rules import RulesetError
 
     with pytest.raises(RulesetError, match="entry_threshold 5000 cannot be reached in 1 rolls"):
-        Game(rules(max_rolls=1, entry_threshold=5000, six_of_a_kind_wins="off", three_ones=300,
-                   multiples="none", straight=0, three_pairs=0))
+        Game(
+            rules(
+                max_rolls=1,
+                entry_threshold=5000,
+                six_of_a_kind_wins="off",
+                three_ones=300,
+                multiples="none",
+                straight=0,
+                three_pairs=0,
+            )
+        )
     # six 1s (8,000) can reach it, one roll in 46,656: too seldom to be a game
     with pytest.raises(RulesetError, match="entry_threshold 5000 is reached within 1 roll with chance 2.1e-05"):
         rules(max_rolls=1, entry_threshold=5000)
@@ -348,8 +372,18 @@ def test_highest_die_turn_order_and_komi():
     assert k.scores == [0, 150] and not k.on_board[1]
 
 
-@pytest.mark.parametrize("bad", [[1, 2, 3], [1, 2, 3, 4, 5, 7], [0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 2.5],
-                                 [1, 2, 3, 4, 5, "3"], [1, 2, 3, 4, 5, None], 6])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [1, 2, 3],
+        [1, 2, 3, 4, 5, 7],
+        [0, 1, 2, 3, 4, 5],
+        [1, 2, 3, 4, 5, 2.5],
+        [1, 2, 3, 4, 5, "3"],
+        [1, 2, 3, 4, 5, None],
+        6,
+    ],
+)
 def test_bad_rolls_raise_and_change_nothing(bad):
     g = Game("classic")
     before = snap(g)
@@ -373,10 +407,13 @@ def test_bad_keeps_raise_and_change_nothing():
         g.act([1], end_turn=False)
     g.roll([1, 5, 2, 3, 3, 6])
     before = snap(g)
-    for keep, msg in [([1, 1], r"keep \[1, 1\] is not part of the roll \[1, 2, 3, 3, 5, 6\]"),
-                      ([], "at least one scoring die"),
-                      ([2], "the 2 in"), (["x"], "give the kept dice as faces"),
-                      ([1, 5, 6], "the 6 in")]:
+    for keep, msg in [
+        ([1, 1], r"keep \[1, 1\] is not part of the roll \[1, 2, 3, 3, 5, 6\]"),
+        ([], "at least one scoring die"),
+        ([2], "the 2 in"),
+        (["x"], "give the kept dice as faces"),
+        ([1, 5, 6], "the 6 in"),
+    ]:
         with pytest.raises(IllegalMoveError, match=msg):
             g.act(keep, end_turn=False)
         assert snap(g) == before
@@ -396,22 +433,25 @@ def test_player_count_is_checked(n):
 ROLL_HOW = "give the kept dice as faces 1 to 6 from the roll [1, 2, 3, 3, 5, 6], e.g. [1]"
 
 
-@pytest.mark.parametrize("keep, msg", [
-    # a negative face once indexed the counts from the end: [-1] kept a 5, [0, -5] read as [6, 1]
-    ([-1], f"keep [-1]: entry -1 is not a face; {ROLL_HOW}"),
-    ([0, -5], f"keep [0, -5]: entry 0 is not a face; {ROLL_HOW}"),
-    ([5, 7], f"keep [5, 7]: entry 7 is not a face; {ROLL_HOW}"),
-    ([True], f"keep [True]: entry True is a bool, not a face; {ROLL_HOW}"),
-    ([np.True_], f"keep [np.True_]: entry np.True_ is a bool, not a face; {ROLL_HOW}"),
-    ([1, 5.0], f"keep [1, 5.0]: entry 5.0 is a float, not a face; {ROLL_HOW}"),
-    ([1, 2.5], f"keep [1, 2.5]: entry 2.5 is a float, not a face; {ROLL_HOW}"),
-    (["5"], f"keep ['5']: entry '5' is a str, not a face; {ROLL_HOW}"),
-    ("15", f"keep '15': a string is not a list of dice; {ROLL_HOW}"),
-    (5, f"keep 5 is not a list of dice; {ROLL_HOW}"),
-    (None, f"keep None is not a list of dice; {ROLL_HOW}"),
-    ([4], "keep [4] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has no 4"),
-    ([5, 5, 5], "keep [5, 5, 5] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has only one 5"),
-])
+@pytest.mark.parametrize(
+    "keep, msg",
+    [
+        # a negative face once indexed the counts from the end: [-1] kept a 5, [0, -5] read as [6, 1]
+        ([-1], f"keep [-1]: entry -1 is not a face; {ROLL_HOW}"),
+        ([0, -5], f"keep [0, -5]: entry 0 is not a face; {ROLL_HOW}"),
+        ([5, 7], f"keep [5, 7]: entry 7 is not a face; {ROLL_HOW}"),
+        ([True], f"keep [True]: entry True is a bool, not a face; {ROLL_HOW}"),
+        ([np.True_], f"keep [np.True_]: entry np.True_ is a bool, not a face; {ROLL_HOW}"),
+        ([1, 5.0], f"keep [1, 5.0]: entry 5.0 is a float, not a face; {ROLL_HOW}"),
+        ([1, 2.5], f"keep [1, 2.5]: entry 2.5 is a float, not a face; {ROLL_HOW}"),
+        (["5"], f"keep ['5']: entry '5' is a str, not a face; {ROLL_HOW}"),
+        ("15", f"keep '15': a string is not a list of dice; {ROLL_HOW}"),
+        (5, f"keep 5 is not a list of dice; {ROLL_HOW}"),
+        (None, f"keep None is not a list of dice; {ROLL_HOW}"),
+        ([4], "keep [4] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has no 4"),
+        ([5, 5, 5], "keep [5, 5, 5] is not part of the roll [1, 2, 3, 3, 5, 6]: the roll has only one 5"),
+    ],
+)
 def test_keeps_are_faces_of_the_roll_or_refused(keep, msg):
     g = Game("classic")
     g.roll([1, 5, 2, 3, 3, 6])

@@ -35,12 +35,34 @@ from tenk_env.training.rundir import RunError
 C = PRESETS["classic"]
 
 #: for every field of a ruleset but its name, a value other than classic's
-OTHER = {"num_dice": 5, "target": 5000, "entry_threshold": 0, "min_bank": 300, "max_rolls": 3, "three_ones": 300,
-         "multiples": "flat", "flat_multiples": (1000, 2000, 4000), "straight": 2500, "half_straights": 250,
-         "short_straights": 500, "three_pairs": 500, "four_plus_pair_is_three_pairs": True, "two_triplets": 2500,
-         "six_of_a_kind_wins": "any", "four_twos_lose_all": True, "zilch_payout": 500, "hot_dice": "mandatory",
-         "end": "immediate", "exact_finish": "forfeit", "tie": "shared", "bust_penalty": 500,
-         "bust_penalty_after": 2, "piggyback": True, "turn_order": "highest_die", "komi": 200}
+OTHER = {
+    "num_dice": 5,
+    "target": 5000,
+    "entry_threshold": 0,
+    "min_bank": 300,
+    "max_rolls": 3,
+    "three_ones": 300,
+    "multiples": "flat",
+    "flat_multiples": (1000, 2000, 4000),
+    "straight": 2500,
+    "half_straights": 250,
+    "short_straights": 500,
+    "three_pairs": 500,
+    "four_plus_pair_is_three_pairs": True,
+    "two_triplets": 2500,
+    "six_of_a_kind_wins": "any",
+    "four_twos_lose_all": True,
+    "zilch_payout": 500,
+    "hot_dice": "mandatory",
+    "end": "immediate",
+    "exact_finish": "forfeit",
+    "tie": "shared",
+    "bust_penalty": 500,
+    "bust_penalty_after": 2,
+    "piggyback": True,
+    "turn_order": "highest_die",
+    "komi": 200,
+}
 
 
 def test_the_rules_observation_names_every_index_and_sees_every_field():
@@ -49,8 +71,16 @@ def test_the_rules_observation_names_every_index_and_sees_every_field():
     v = rules_obs(C)
     assert v.dtype == np.float32 and v.shape == (RULES_OBS_SIZE,) and not v.flags.writeable
     assert dict(zip(labels, v.tolist())) == {
-        **{k: 0.0 for k in labels}, "six_dice": 1.0, "target": 1.0, "entry_threshold": 0.5, "three_ones": 1.0,
-        "multiples_doubling": 1.0, "straight": 0.5, "three_pairs": 0.5, "end_final_round": 1.0}
+        **{k: 0.0 for k in labels},
+        "six_dice": 1.0,
+        "target": 1.0,
+        "entry_threshold": 0.5,
+        "three_ones": 1.0,
+        "multiples_doubling": 1.0,
+        "straight": 0.5,
+        "three_pairs": 0.5,
+        "end_final_round": 1.0,
+    }
     fields = {f.name for f in dataclasses.fields(Ruleset)} - {"name"}
     assert set(OTHER) == fields, "a new ruleset field: give it a value here and an index in tenk_env/rules_obs.py"
     for name, value in OTHER.items():
@@ -75,19 +105,36 @@ def test_rulesets_that_play_differently_are_told_apart():
 
 def test_features_end_with_the_rules_observation():
     g = Game(variants.sample_ruleset(3), 2, record=False)
-    args = (np.array([[300.0, 0.0]]), np.ones((1, 2)), np.zeros((1, 2)), np.zeros(1), np.ones((1, 2)),
-            np.zeros((1, 2)), np.ones((1, 2)))
+    args = (
+        np.array([[300.0, 0.0]]),
+        np.ones((1, 2)),
+        np.zeros((1, 2)),
+        np.zeros(1),
+        np.ones((1, 2)),
+        np.zeros((1, 2)),
+        np.ones((1, 2)),
+    )
     plain = features_of(g.rules, *args)
     with_rules = features_of(g.rules, *args, RULES_OBS_VERSION)
     assert plain.shape == (1, n_features(2)) and with_rules.shape == (1, n_features(2, RULES_OBS_VERSION))
-    assert np.array_equal(with_rules[0, :plain.shape[1]], plain[0])
-    assert np.array_equal(with_rules[0, plain.shape[1]:], rules_obs(g.rules))
+    assert np.array_equal(with_rules[0, : plain.shape[1]], plain[0])
+    assert np.array_equal(with_rules[0, plain.shape[1] :], rules_obs(g.rules))
 
 
-GEN = {"algo": "afterstate", "rules": {"suite": "train", "count": 3}, "rules_obs": True, "n_players": 2,
-       "total_turns": 160, "train_every": 64, "max_game_turns": 60, "grad_steps": 2, "hidden": [16],
-       "checkpoint_every": 80, "opponents": ["maxscore"],
-       "eval": {"every": 80, "games": 2, "rulesets": 2, "opponents": ["hold:300"], "keep": True}}
+GEN = {
+    "algo": "afterstate",
+    "rules": {"suite": "train", "count": 3},
+    "rules_obs": True,
+    "n_players": 2,
+    "total_turns": 160,
+    "train_every": 64,
+    "max_game_turns": 60,
+    "grad_steps": 2,
+    "hidden": [16],
+    "checkpoint_every": 80,
+    "opponents": ["maxscore"],
+    "eval": {"every": 80, "games": 2, "rulesets": 2, "opponents": ["hold:300"], "keep": True},
+}
 
 
 def gen_config(tmp_path, name="gen", **over):
@@ -154,8 +201,19 @@ def test_inputs_a_run_was_not_trained_with_are_refused(tmp_path):
         resume_afterstate(run, ["rules_obs=false"], log=lambda s: None)
     # the reverse: a one-ruleset run asked to read the rules on resume
     one = tmp_path / "one.yaml"
-    one.write_text(yaml.safe_dump({**GEN, "rules": "classic", "rules_obs": False, "name": "one", "total_turns": 80,
-                                   "runs_dir": str(tmp_path / "runs"), "opponents": ["hold:300"]}))
+    one.write_text(
+        yaml.safe_dump(
+            {
+                **GEN,
+                "rules": "classic",
+                "rules_obs": False,
+                "name": "one",
+                "total_turns": 80,
+                "runs_dir": str(tmp_path / "runs"),
+                "opponents": ["hold:300"],
+            }
+        )
+    )
     one_run = train_afterstate(load_afterstate_config(one), log=lambda s: None).run_dir
     with pytest.raises(RunError, match="trained without the rules observation; the config sets rules_obs: true"):
         resume_afterstate(one_run, ["rules_obs=true", "total_turns=200"], log=lambda s: None)
@@ -171,18 +229,22 @@ def test_inputs_a_run_was_not_trained_with_are_refused(tmp_path):
     # checkpoints: a net whose width does not fit its metadata's rules observation
     w, meta = read_checkpoint(run / "last.npz")
     with pytest.raises(AfterstateError, match="does not fit 2 players"):
-        AfterstateAgent.from_weights(w, {**meta, "rules_obs": 0, "ruleset": C.to_dict(), "ruleset_hash": C.hash,
-                                           "ruleset_name": "classic"}, "x")
+        AfterstateAgent.from_weights(
+            w, {**meta, "rules_obs": 0, "ruleset": C.to_dict(), "ruleset_hash": C.hash, "ruleset_name": "classic"}, "x"
+        )
     with pytest.raises(AfterstateError, match="rules observation v9.*retrain"):
         ValueNet(w, 2, 9)
 
 
-@pytest.mark.parametrize("rules, message", [
-    ({"suite": "train"}, "set rules_obs: true"),
-    ({"suite": "test"}, "rules.suite = 'test': training draws from the suite's train split only"),
-    ({"suite": "train", "count": 0}, "rules.count = 0: give how many training rulesets"),
-    ({"suite": "train", "size": 3}, r"takes the keys suite, count, not size"),
-])
+@pytest.mark.parametrize(
+    "rules, message",
+    [
+        ({"suite": "train"}, "set rules_obs: true"),
+        ({"suite": "test"}, "rules.suite = 'test': training draws from the suite's train split only"),
+        ({"suite": "train", "count": 0}, "rules.count = 0: give how many training rulesets"),
+        ({"suite": "train", "size": 3}, r"takes the keys suite, count, not size"),
+    ],
+)
 def test_bad_suite_rules_are_refused(tmp_path, rules, message):
     over = {"rules": rules} if rules != {"suite": "train"} else {"rules": rules, "rules_obs": False}
     with pytest.raises(ConfigError, match=message):
@@ -193,10 +255,17 @@ def test_bad_suite_rules_are_refused(tmp_path, rules, message):
 def test_the_zoo_keeps_an_agent_that_reads_the_rules(tmp_path):
     rng = np.random.default_rng(0)
     F = n_features(2, RULES_OBS_VERSION)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
-         "b1": rng.normal(size=2)}
-    ck = save_checkpoint(tmp_path / "g.npz", w, checkpoint_meta(None, 2, hidden=[8], opponents_learn=False,
-                                                               trained_on="three rulesets", turns=5))
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 2)),
+        "b1": rng.normal(size=2),
+    }
+    ck = save_checkpoint(
+        tmp_path / "g.npz",
+        w,
+        checkpoint_meta(None, 2, hidden=[8], opponents_learn=False, trained_on="three rulesets", turns=5),
+    )
     root = tmp_path / "zoo"
     zoo.export(ck, "gen", command="tenk train ...", root=root)
     (e,) = zoo.entries(root)
@@ -260,8 +329,9 @@ def test_the_envs_can_append_the_rules_observation():
             (a, ia), (b, _) = plain.reset(), wrapped.reset()
     check_env(RulesObservation(gym.make("TenThousand-v0", rules="farkle_official")), skip_render_check=True)
     # the vector env: every row, and the last observation of each finished game
-    venv = RulesObservationVector(gym.make_vec("TenThousand-v0", num_envs=4, vectorization_mode="vector_entry_point",
-                                               rules=rules))
+    venv = RulesObservationVector(
+        gym.make_vec("TenThousand-v0", num_envs=4, vectorization_mode="vector_entry_point", rules=rules)
+    )
     obs, info = venv.reset(seed=0)
     finished = 0
     for _ in range(400):

@@ -25,7 +25,11 @@ from tenk_env.training.trainer import resume, train
 TRAIN3 = variants.split("train", 3)
 
 GEN = {
-    "name": "gen", "rules": {"suite": "train", "count": 3}, "rules_obs": True, "seed": 1, "total_steps": 1024,
+    "name": "gen",
+    "rules": {"suite": "train", "count": 3},
+    "rules_obs": True,
+    "seed": 1,
+    "total_steps": 1024,
     "opponents": {"hold:300": 1, "self": 1},
     "env": {"n_envs": 4, "backend": "dummy"},
     "ppo": {"policy": "mlp", "n_steps": 128, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
@@ -42,13 +46,16 @@ def gen_run(tmp_path_factory):
     return runs / "gen"
 
 
-@pytest.mark.parametrize("over, words", [
-    ({"rules_obs": False}, "set rules_obs: true"),
-    ({"ppo": {**GEN["ppo"], "policy": "keep_aware"}}, "set ppo.policy: mlp"),
-    ({"env": {"n_envs": 4, "backend": "vector"}}, "set env.backend: dummy"),
-    ({"rules": {"suite": "test"}}, "use suite: train"),
-    ({"rules": {"suite": "train", "count": 0}}, "rules.count = 0"),
-])
+@pytest.mark.parametrize(
+    "over, words",
+    [
+        ({"rules_obs": False}, "set rules_obs: true"),
+        ({"ppo": {**GEN["ppo"], "policy": "keep_aware"}}, "set ppo.policy: mlp"),
+        ({"env": {"n_envs": 4, "backend": "vector"}}, "set env.backend: dummy"),
+        ({"rules": {"suite": "test"}}, "use suite: train"),
+        ({"rules": {"suite": "train", "count": 0}}, "rules.count = 0"),
+    ],
+)
 def test_configs_a_generalist_cannot_train_with_are_refused(over, words):
     with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
         parse_config({**GEN, **over})
@@ -66,7 +73,7 @@ def test_each_game_draws_its_ruleset_and_ends_its_observations_with_it():
         done = False
         while not done:
             assert obs.shape == (obs_size(2) + RULES_OBS_SIZE,)
-            assert np.array_equal(obs[obs_size(2):], rules_obs(env.rules)) and env.rules.name in seen
+            assert np.array_equal(obs[obs_size(2) :], rules_obs(env.rules)) and env.rules.name in seen
             legal = np.flatnonzero(pool.action_masks())
             obs, _, done, _, info = pool.step(int(rng.choice(legal)))
     assert len(seen) >= 2 and seen <= set(by_name)
@@ -123,9 +130,15 @@ def test_a_resumed_run_keeps_its_inputs(gen_run, flip):
 
 
 def test_a_checkpoint_of_one_ruleset_refuses_a_run_that_reads_the_rules(tmp_path):
-    plain = {**GEN, "rules": "classic", "rules_obs": False, "runs_dir": str(tmp_path), "total_steps": 512,
-             "opponents": {"hold:300": 1},
-             "eval": {**GEN["eval"], "every": 0, "final_games": 2, "games": 2, "regret_games": 0}}
+    plain = {
+        **GEN,
+        "rules": "classic",
+        "rules_obs": False,
+        "runs_dir": str(tmp_path),
+        "total_steps": 512,
+        "opponents": {"hold:300": 1},
+        "eval": {**GEN["eval"], "every": 0, "final_games": 2, "games": 2, "regret_games": 0},
+    }
     train(parse_config(plain), progress=False, log=lambda s: None)
     cfg = tmp_path / "gen" / "config.yaml"
     text = cfg.read_text().replace("rules_obs: false", "rules_obs: true")

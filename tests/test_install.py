@@ -55,8 +55,12 @@ def test_wheel_holds_tenk_env_only_with_its_data(tmp_path):
     assert sorted(recorded) == sorted(names)
     # a stale build/ folder from an older layout would show up here too: remove it
     assert {n.split("/")[0] for n in names} == {"tenk_env", dist_info}
-    for path in ("tenk_env/zoo/classic_ppo_demo/agent.yaml", "tenk_env/zoo/classic_ppo_demo/weights.npz",
-                 "tenk_env/configs/ppo_demo.yaml", "tenk_env/configs/rules/classic.yaml"):
+    for path in (
+        "tenk_env/zoo/classic_ppo_demo/agent.yaml",
+        "tenk_env/zoo/classic_ppo_demo/weights.npz",
+        "tenk_env/configs/ppo_demo.yaml",
+        "tenk_env/configs/rules/classic.yaml",
+    ):
         assert path in names, path
 
     eps = configparser.ConfigParser()

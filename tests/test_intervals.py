@@ -47,8 +47,11 @@ def tiny_ckpt(tmp_path_factory):
 
     venv = sb3_vec_env(2, IMM, 2, opponents="random")
     model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
-    return write_checkpoint(model, tmp_path_factory.mktemp("ckpt") / "tiny.zip",
-                            checkpoint_meta(IMM, 2, activation="tanh", n_actions=venv.action_space.n))
+    return write_checkpoint(
+        model,
+        tmp_path_factory.mktemp("ckpt") / "tiny.zip",
+        checkpoint_meta(IMM, 2, activation="tanh", n_actions=venv.action_space.n),
+    )
 
 
 def _no_work(monkeypatch):
@@ -70,8 +73,9 @@ def test_a_handful_of_deals_gives_no_interval():
     assert r.implied_seat_ci == [NO_INTERVAL, NO_INTERVAL]
     # a seat's games are independent: Wilson's interval holds at any count
     assert r.empirical_seat_ci == [wilson(3 * r.empirical_seat[q], 3) for q in (0, 1)]
-    assert r.interval_notes == {k: "interval needs at least 30 deals, have 3"
-                                for k in ("regret", "regret seat 1", "regret seat 2", "empirical")}
+    assert r.interval_notes == {
+        k: "interval needs at least 30 deals, have 3" for k in ("regret", "regret seat 1", "regret seat 2", "empirical")
+    }
     assert r.width_ratio is None
     assert r.ci_text(r.regret_ci, "regret") == "(interval needs at least 30 deals, have 3)"
     assert "pp/game (interval needs at least 30 deals, have 3); implied win rate" in str(r)
@@ -137,8 +141,25 @@ def test_report_json_writes_null_for_no_interval(tmp_path):
 
 
 def test_analyze_prints_why_no_interval(tmp_path, capsys):
-    assert main(["analyze", "hold:300", "--rules", str(_imm_yaml(tmp_path)), "--games", "6", "--top", "0",
-                 "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                "hold:300",
+                "--rules",
+                str(_imm_yaml(tmp_path)),
+                "--games",
+                "6",
+                "--top",
+                "0",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "n/a (regret, regret seat 1, regret seat 2, empirical): interval needs at least 30 deals, have 3" in out
     assert "(n/a)" in out and "0.00]" not in out
@@ -151,49 +172,82 @@ def _imm_yaml(tmp_path):
 
 
 def test_evaluate_prints_no_interval_from_three_deals(tiny_ckpt, capsys):
-    assert main(["evaluate", str(tiny_ckpt), "--games", "2", "--opponents", "random", "--workers", "1",
-                 "--regret-games", "6"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(tiny_ckpt),
+                "--games",
+                "2",
+                "--opponents",
+                "random",
+                "--workers",
+                "1",
+                "--regret-games",
+                "6",
+            ]
+        )
+        == 0
+    )
     out = " ".join(capsys.readouterr().out.split())
-    assert ("pp/game (interval needs at least 30 deals, have 3); implied win rate vs "
-            "optimal") in out
+    assert ("pp/game (interval needs at least 30 deals, have 3); implied win rate vs optimal") in out
     assert "%, [" not in out and "[50.00, 50.00]" not in out
 
 
 # ---------------------------------------------------------------------------- counts
-@pytest.mark.parametrize("argv, message", [
-    (["--regret-games", "-3"], "--regret-games -3: negative; give a number of games to analyse, or 0 to skip the "
-                               "regret"),
-    (["--games", "-3"], "--games -3: give at least 2 games per opponent (one deal played in both seat orders)"),
-    (["--games", "0"], "--games 0: give at least 2 games per opponent (one deal played in both seat orders)"),
-    (["--workers", "-1"], "--workers -1: negative; give a number of processes (0: the default)"),
-    (["--players", "-2"], "--players -2: negative; give a number of players (0: the checkpoint's)"),
-    (["--regret-games", "1"], "--regret-games 1: the analysis needs at least 2 games (one deal played in both "
-                              "seats)"),
-    (["--regret-games", "1000000000000"], "--regret-games 1,000,000,000,000: the analysis keeps about 132 bytes per "
-                                          "decision of the agent in memory, up to about 20 decisions a game under "
-                                          "'imm1000': ~2,690,000 GB for this many games; give at most 1,596,642 "
-                                          "games (a 4 GiB budget)"),
-    (["--games", "1000000000000"], "--games 1,000,000,000,000: a match keeps a row of results per game in memory "
-                                   "(176 bytes each), so it would need 176,000.0 GB; give at most 24,403,222 games "
-                                   "(a 4 GiB budget)"),
-    (["--csv", "/proc/self/eval.csv"], "--csv '/proc/self/eval.csv' is under /proc"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--regret-games", "-3"],
+            "--regret-games -3: negative; give a number of games to analyse, or 0 to skip the regret",
+        ),
+        (["--games", "-3"], "--games -3: give at least 2 games per opponent (one deal played in both seat orders)"),
+        (["--games", "0"], "--games 0: give at least 2 games per opponent (one deal played in both seat orders)"),
+        (["--workers", "-1"], "--workers -1: negative; give a number of processes (0: the default)"),
+        (["--players", "-2"], "--players -2: negative; give a number of players (0: the checkpoint's)"),
+        (
+            ["--regret-games", "1"],
+            "--regret-games 1: the analysis needs at least 2 games (one deal played in both seats)",
+        ),
+        (
+            ["--regret-games", "1000000000000"],
+            "--regret-games 1,000,000,000,000: the analysis keeps about 132 bytes per "
+            "decision of the agent in memory, up to about 20 decisions a game under "
+            "'imm1000': ~2,690,000 GB for this many games; give at most 1,596,642 "
+            "games (a 4 GiB budget)",
+        ),
+        (
+            ["--games", "1000000000000"],
+            "--games 1,000,000,000,000: a match keeps a row of results per game in memory "
+            "(176 bytes each), so it would need 176,000.0 GB; give at most 24,403,222 games "
+            "(a 4 GiB budget)",
+        ),
+        (["--csv", "/proc/self/eval.csv"], "--csv '/proc/self/eval.csv' is under /proc"),
+    ],
+)
 def test_evaluate_refuses_bad_counts_before_any_work(tiny_ckpt, argv, message, monkeypatch, capsys):
     _no_work(monkeypatch)
     assert main(["evaluate", str(tiny_ckpt), "--opponents", "random", *argv]) == 2
     assert f"error: {message}" in " ".join(capsys.readouterr().out.split())
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--games", "-3"], "--games -3: the analysis needs at least 2 games (one deal played in both seats)"),
-    # (not 1e12 games: code without the bound would fill the memory making the tasks)
-    (["--games", "2000000"], "--games 2,000,000: the analysis keeps about 132 bytes per decision of the agent in "
-                             "memory, up to about 20 decisions a game under 'imm1000': ~5.4 GB for this many games; "
-                             "give at most 1,596,642 games (a 4 GiB budget)"),
-    (["--top", "-1"], "--top -1: give how many of the costliest mistakes to keep (>= 0)"),
-    (["--show", "-1"], "--show -1: give how many of the kept mistakes to print (>= 0)"),
-    (["--workers", "-2"], "--workers -2: give a number of processes >= 1 (0: the default)"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--games", "-3"], "--games -3: the analysis needs at least 2 games (one deal played in both seats)"),
+        # (not 1e12 games: code without the bound would fill the memory making the tasks)
+        (
+            ["--games", "2000000"],
+            "--games 2,000,000: the analysis keeps about 132 bytes per decision of the agent in "
+            "memory, up to about 20 decisions a game under 'imm1000': ~5.4 GB for this many games; "
+            "give at most 1,596,642 games (a 4 GiB budget)",
+        ),
+        (["--top", "-1"], "--top -1: give how many of the costliest mistakes to keep (>= 0)"),
+        (["--show", "-1"], "--show -1: give how many of the kept mistakes to print (>= 0)"),
+        (["--workers", "-2"], "--workers -2: give a number of processes >= 1 (0: the default)"),
+    ],
+)
 def test_analyze_refuses_bad_counts_before_any_work(argv, message, tmp_path, monkeypatch, capsys):
     _no_work(monkeypatch)
     out = tmp_path / "out"
@@ -214,10 +268,14 @@ def test_the_bound_scales_with_the_target():
 def test_analyze_human_without_a_terminal(tmp_path, monkeypatch, capsys):
     _no_work(monkeypatch)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    assert main(["analyze", "human", "--rules", str(_imm_yaml(tmp_path)), "--games", "4",
-                 "--out", str(tmp_path / "o")]) == 2
-    assert ("error: agent 'human' plays at a terminal, and standard input is not one; run the analysis of 'human' "
-            "in a terminal, or analyse a bot") in " ".join(capsys.readouterr().out.split())
+    assert (
+        main(["analyze", "human", "--rules", str(_imm_yaml(tmp_path)), "--games", "4", "--out", str(tmp_path / "o")])
+        == 2
+    )
+    assert (
+        "error: agent 'human' plays at a terminal, and standard input is not one; run the analysis of 'human' "
+        "in a terminal, or analyse a bot"
+    ) in " ".join(capsys.readouterr().out.split())
 
 
 # ---------------------------------------------------------------------------- long one-off work
@@ -227,11 +285,13 @@ def test_a_solve_is_announced_first(tmp_path, monkeypatch):
     rules = PRESETS["classic"].replace(target=300, end="immediate", name="i300")
     said = []
     analyse("dicenow", rules, 2, top=0, say=said.append)
-    assert said == [f"solving the game for 'i300' (seconds at a small target, a few minutes for classic; once: "
-                    f"cached in {tmp_path / 'cache'})"]
-    analyse("dicenow", rules, 2, top=0, say=said.append)   # in memory now
+    assert said == [
+        f"solving the game for 'i300' (seconds at a small target, a few minutes for classic; once: "
+        f"cached in {tmp_path / 'cache'})"
+    ]
+    analyse("dicenow", rules, 2, top=0, say=said.append)  # in memory now
     monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
-    analyse("dicenow", rules, 2, top=0, say=said.append)   # on disk
+    analyse("dicenow", rules, 2, top=0, say=said.append)  # on disk
     assert len(said) == 1
     assert math.isnan(analyse("dicenow", rules, 2, top=0).report.regret_ci[0])
 
@@ -243,8 +303,13 @@ def test_a_missing_interval_prints_its_reason_not_nan():
     from tenk_env.evaluation.benchmark import Strength, _strength
 
     assert interval_text((0.01, 0.02)) == "[0.0100, 0.0200]"
-    assert interval_text((math.nan, math.nan), note="interval needs at least 30 deals, have 3") == \
-        "(interval needs at least 30 deals, have 3)"
+    assert (
+        interval_text((math.nan, math.nan), note="interval needs at least 30 deals, have 3")
+        == "(interval needs at least 30 deals, have 3)"
+    )
     s = Strength(0.49, math.nan, math.nan, "regret over 6 games", "interval needs at least 30 deals, have 3")
     assert _strength(s) == "49.00% (interval needs at least 30 deals, have 3) (regret over 6 games)"
-    assert _strength(Strength(0.49, 0.48, 0.5, "regret over 6,000 games")) == "49.00% [48.00%, 50.00%] (regret over 6,000 games)"
+    assert (
+        _strength(Strength(0.49, 0.48, 0.5, "regret over 6,000 games"))
+        == "49.00% [48.00%, 50.00%] (regret over 6,000 games)"
+    )

@@ -20,6 +20,11 @@ def test_every_launcher_names_a_subcommand_of_its_own_name():
 
 
 def test_a_launcher_runs():
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "--help"], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT / "tests")
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT / "tests",
+    )
     assert r.returncode == 0 and r.stdout.startswith("usage: tenk train"), r.stderr

@@ -36,8 +36,18 @@ DATA_PACKAGES = set(PYPROJECT["tool"]["setuptools"]["package-dir"])
 
 #: third-party libraries worth deferring (each costs from a few tenths of a second, numba,
 #: to seconds, torch): an allowed function-level import must keep one of them out
-HEAVY = {"torch", "stable_baselines3", "sb3_contrib", "numba", "tensorboard", "matplotlib", "scipy", "statsmodels",
-         "pettingzoo", "fastapi"}
+HEAVY = {
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "numba",
+    "tensorboard",
+    "matplotlib",
+    "scipy",
+    "statsmodels",
+    "pettingzoo",
+    "fastapi",
+}
 
 #: function-level imports of project modules that stay, with why. "defers X": the imported
 #: module pulls X at import time and the importer does not (checked below); "PEP 562": a
@@ -61,8 +71,12 @@ ALLOWED = {
     ("tenk_env.cli.cmd_serve", "tenk_env.web.app"): "defers fastapi",
 }
 # `tenk bench` imports its benchmarks by name (BENCHES): each is a plugin of the command
-ALLOWED.update({("tenk_env.cli.cmd_bench", f"tenk_env.cli.bench_{n}"): "plugin table (BENCHES)"
-                for n in ("analyze", "engine", "env", "solve", "tables", "tournament", "train")})
+ALLOWED.update(
+    {
+        ("tenk_env.cli.cmd_bench", f"tenk_env.cli.bench_{n}"): "plugin table (BENCHES)"
+        for n in ("analyze", "engine", "env", "solve", "tables", "tournament", "train")
+    }
+)
 
 #: function-level imports owed a fix by their owners: excused from the function-level rule
 #: and, being inside a function, from the cycle check (never a module-level edge; the layer
@@ -101,7 +115,8 @@ def _is_data(name: str) -> bool:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _target(name: str) -> str | None:
@@ -124,9 +139,15 @@ def _loader_names(tree: ast.Module) -> set[str]:
         if isinstance(n, ast.ImportFrom) and n.module in ("importlib", "builtins"):
             names |= {a.asname or a.name for a in n.names if a.name in LOADERS}
     while True:  # aliases of aliases
-        more = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-                and n.value is not None and _is_loader(n.value, names)
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        more = {
+            t.id
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+            and n.value is not None
+            and _is_loader(n.value, names)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
         if more <= names:
             return names
         names |= more
@@ -134,7 +155,8 @@ def _loader_names(tree: ast.Module) -> set[str]:
 
 def _is_loader(node: ast.expr, names: set[str]) -> bool:
     return (isinstance(node, ast.Name) and node.id in names) or (
-        isinstance(node, ast.Attribute) and node.attr in LOADERS)
+        isinstance(node, ast.Attribute) and node.attr in LOADERS
+    )
 
 
 def _string(node: ast.expr | None) -> str | None:
@@ -149,11 +171,11 @@ class _Scan(ast.NodeVisitor):
         self.module, self.is_package = module, is_package
         self.loaders = _loader_names(tree)
         self.edges: list[Edge] = []
-        self.third_party: set[str] = set()   # top-level names imported at module level
+        self.third_party: set[str] = set()  # top-level names imported at module level
         self.depth = 0
-        self.loader_uses: list[bool] = []    # in_function of each use of a loader
+        self.loader_uses: list[bool] = []  # in_function of each use of a loader
         self.strings: list[ast.Constant] = []
-        self.handed: set[int] = set()        # ids of the literals loader calls were handed (edges already)
+        self.handed: set[int] = set()  # ids of the literals loader calls were handed (edges already)
         self.visit(tree)
         if self.loader_uses:
             # the names a loader may be handed: every string naming a project module (or
@@ -180,7 +202,7 @@ class _Scan(ast.NodeVisitor):
         pkg = self.module.split(".")
         if not self.is_package:
             pkg.pop()
-        pkg = pkg[:len(pkg) - (level - 1)]
+        pkg = pkg[: len(pkg) - (level - 1)]
         return ".".join(pkg + ([name] if name else []))
 
     # ------------------------------------------------------------------ statements
@@ -223,7 +245,7 @@ class _Scan(ast.NodeVisitor):
                 # import_module(".io", package="tenk_env")
                 level, rest = len(name) - len(name.lstrip(".")), name.lstrip(".")
                 parts = package.split(".")
-                name = ".".join(parts[:len(parts) - (level - 1)] + ([rest] if rest else []))
+                name = ".".join(parts[: len(parts) - (level - 1)] + ([rest] if rest else []))
             if name is not None and not name.startswith("."):
                 self._add(name, node.lineno, self.depth > 0)
         self.generic_visit(node)
@@ -323,10 +345,14 @@ def cycle_report(edges: list[Edge], debt) -> str:
     msgs = []
     for c in (c for c in _sccs(graph) if len(c) > 1):
         loop = _shortest_cycle(graph, set(c))
-        hops = [next(e for e in edges if (e.src, e.dst) == (a, b) and not (e.in_function and (a, b) in debt))
-                for a, b in zip(loop, loop[1:] + loop[:1])]
-        msgs.append(f"import cycle {' -> '.join(loop + loop[:1])} (one of {len(c)} modules importing each other; "
-                    "move code so the imports point one way):\n    " + "\n    ".join(map(_where, hops)))
+        hops = [
+            next(e for e in edges if (e.src, e.dst) == (a, b) and not (e.in_function and (a, b) in debt))
+            for a, b in zip(loop, loop[1:] + loop[:1])
+        ]
+        msgs.append(
+            f"import cycle {' -> '.join(loop + loop[:1])} (one of {len(c)} modules importing each other; "
+            "move code so the imports point one way):\n    " + "\n    ".join(map(_where, hops))
+        )
     return "\n".join(msgs)
 
 
@@ -354,16 +380,28 @@ def _shortest_cycle(graph: dict[str, set[str]], among: set[str]) -> list[str]:
 
 
 def upward_report(edges: list[Edge]) -> str:
-    bad = [f"{_where(e)}: {LAYER_NAMES[layer(e.src)]} imports {LAYER_NAMES[layer(e.dst)]}"
-           for e in edges if layer(e.dst) > layer(e.src)]
-    return ("imports pointing up a layer (core <- policies <- evaluation <- training, web <- cli):\n"
-            + "\n".join(bad)) if bad else ""
+    bad = [
+        f"{_where(e)}: {LAYER_NAMES[layer(e.src)]} imports {LAYER_NAMES[layer(e.dst)]}"
+        for e in edges
+        if layer(e.dst) > layer(e.src)
+    ]
+    return (
+        ("imports pointing up a layer (core <- policies <- evaluation <- training, web <- cli):\n" + "\n".join(bad))
+        if bad
+        else ""
+    )
 
 
 def inside_report(edges: list[Edge], excused) -> str:
     bad = [_where(e) for e in edges if e.in_function and (e.src, e.dst) not in excused]
-    return ("project modules imported inside a function (import them at module level; if that makes a "
-            "cycle, move code so the imports point one way):\n" + "\n".join(bad)) if bad else ""
+    return (
+        (
+            "project modules imported inside a function (import them at module level; if that makes a "
+            "cycle, move code so the imports point one way):\n" + "\n".join(bad)
+        )
+        if bad
+        else ""
+    )
 
 
 MODULE_LEVEL: dict[str, set[str]] = defaultdict(set)
@@ -386,16 +424,34 @@ def _closure(mod: str) -> set[str]:
 
 # ---------------------------------------------------------------------- the reader and the rules bite
 def test_the_graph_is_read():
-    assert {"tenk_env", "tenk_env.registry", "tenk_env.policies.batched", "tenk_env.evaluation.match",
-            "tenk_env.training.sweep.run", "tenk_env.cli.main"} <= set(MODULES)
-    assert [layer(m) for m in ("tenk_env", "tenk_env.rules", "tenk_env.vector.engine", "tenk_env.solve.game",
-                               "tenk_env.policies", "tenk_env.evaluation.match", "tenk_env.training.sweep.run",
-                               "tenk_env.cli.main")] == [0, 0, 0, 0, 1, 2, 3, 4]
+    assert {
+        "tenk_env",
+        "tenk_env.registry",
+        "tenk_env.policies.batched",
+        "tenk_env.evaluation.match",
+        "tenk_env.training.sweep.run",
+        "tenk_env.cli.main",
+    } <= set(MODULES)
+    assert [
+        layer(m)
+        for m in (
+            "tenk_env",
+            "tenk_env.rules",
+            "tenk_env.vector.engine",
+            "tenk_env.solve.game",
+            "tenk_env.policies",
+            "tenk_env.evaluation.match",
+            "tenk_env.training.sweep.run",
+            "tenk_env.cli.main",
+        )
+    ] == [0, 0, 0, 0, 1, 2, 3, 4]
     pairs = {(e.src, e.dst, e.in_function) for e in EDGES}
     assert ("tenk_env.evaluation.match", "tenk_env.policies.batched", False) in pairs
     assert ("tenk_env.cli.cmd_bench", "tenk_env.cli.bench_train", True) in pairs  # a BENCHES string
     assert "numba" in THIRD_PARTY["tenk_env.vector.nb_backend"]
-    s = scan_source("tenk_env.evaluation.match", """
+    s = scan_source(
+        "tenk_env.evaluation.match",
+        """
 import numpy as np
 from typing import TYPE_CHECKING
 from . import play
@@ -417,25 +473,38 @@ class C:
         import tenk_env.io as io
         importlib.import_module("tenk_env.policies.exact")
         return lambda: importlib.import_module("tenk_env.policies.human")
-""")
+""",
+    )
     got = {(e.dst, e.in_function) for e in s.edges}
-    assert got == {("tenk_env.evaluation.play", False), ("tenk_env.evaluation.tournament", False),
-                   ("tenk_env.policies.base", False), ("tenk_env.vector", False),
-                   ("tenk_env.evaluation.analysis", False), ("tenk_env.evaluation.benchmark", False),
-                   ("tenk_env.records", False), ("tenk_env.io", True), ("tenk_env.policies.exact", True),
-                   ("tenk_env.policies.human", True)}, got
+    assert got == {
+        ("tenk_env.evaluation.play", False),
+        ("tenk_env.evaluation.tournament", False),
+        ("tenk_env.policies.base", False),
+        ("tenk_env.vector", False),
+        ("tenk_env.evaluation.analysis", False),
+        ("tenk_env.evaluation.benchmark", False),
+        ("tenk_env.records", False),
+        ("tenk_env.io", True),
+        ("tenk_env.policies.exact", True),
+        ("tenk_env.policies.human", True),
+    }, got
     assert s.third_party == {"numpy", "typing"}
     # the data packages are folders of YAML and weights, mapped in, never tenk_env itself
     assert DATA_PACKAGES == {"tenk_env.zoo", "tenk_env.configs"} and not DATA_PACKAGES & set(MODULES)
     assert _target("tenk_env.zoo") is None and _target("tenk_env.configs.rules") is None
     for pkg, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items():
-        code = [f.relative_to(ROOT) for f in (ROOT / folder).rglob("*.py")
-                if f.name != "__init__.py" or ast.parse(f.read_text()).body[1:]]
+        code = [
+            f.relative_to(ROOT)
+            for f in (ROOT / folder).rglob("*.py")
+            if f.name != "__init__.py" or ast.parse(f.read_text()).body[1:]
+        ]
         assert not code, f"{pkg} ({folder}/) is a data package, but holds code: {code}"
 
 
 def test_dynamic_imports_of_every_form_are_seen():
-    s = scan_source("tenk_env.cli.cmd_x", """
+    s = scan_source(
+        "tenk_env.cli.cmd_x",
+        """
 import importlib
 import importlib as il
 from importlib import import_module as load
@@ -452,16 +521,24 @@ def f(name):
     importlib.import_module(".cmd_play", package="tenk_env.cli")
     importlib.import_module("..records", "tenk_env.cli")
     return importlib.import_module(PLUGINS[name])
-""")
+""",
+    )
     got = {(e.dst, e.in_function) for e in s.edges}
     # the PLUGINS strings are module level: `load` is used at module level
-    assert got == {("tenk_env.cli.args", False), ("tenk_env.cli.bench_env", False), ("tenk_env.cli.main", False),
-                   ("tenk_env.cli.common", True), ("tenk_env.cli.bench_solve", True),
-                   ("tenk_env.cli.bench_tables", True), ("tenk_env.cli.bench_train", True),
-                   ("tenk_env.cli.cmd_zoo", True), ("tenk_env.cli.cmd_play", True), ("tenk_env.records", True)}, got
+    assert got == {
+        ("tenk_env.cli.args", False),
+        ("tenk_env.cli.bench_env", False),
+        ("tenk_env.cli.main", False),
+        ("tenk_env.cli.common", True),
+        ("tenk_env.cli.bench_solve", True),
+        ("tenk_env.cli.bench_tables", True),
+        ("tenk_env.cli.bench_train", True),
+        ("tenk_env.cli.cmd_zoo", True),
+        ("tenk_env.cli.cmd_play", True),
+        ("tenk_env.records", True),
+    }, got
     # strings in a module whose loader runs only inside functions: edges inside a function
-    s = scan_source("tenk_env.cli.cmd_x", 'B = ["tenk_env.cli.bench_env"]\n'
-                                          'def f(i):\n    return __import__(B[i])\n')
+    s = scan_source("tenk_env.cli.cmd_x", 'B = ["tenk_env.cli.bench_env"]\ndef f(i):\n    return __import__(B[i])\n')
     assert {(e.dst, e.in_function) for e in s.edges} == {("tenk_env.cli.bench_env", True)}
     # and no loader, no string edges: a module name in a message is only text
     assert not scan_source("tenk_env.cli.cmd_x", 'print("tenk_env.cli.bench_env")').edges
@@ -469,8 +546,11 @@ def f(name):
 
 def test_the_rules_bite():
     # (a) a module-level cycle is reported even when one of its pairs is debt inside a function
-    edges = [Edge("tenk_env.game", "tenk_env.rules", 1, False), Edge("tenk_env.rules", "tenk_env.game", 2, False),
-             Edge("tenk_env.rules", "tenk_env.game", 9, True)]
+    edges = [
+        Edge("tenk_env.game", "tenk_env.rules", 1, False),
+        Edge("tenk_env.rules", "tenk_env.game", 2, False),
+        Edge("tenk_env.rules", "tenk_env.game", 9, True),
+    ]
     msg = cycle_report(edges, {("tenk_env.rules", "tenk_env.game"): "owed"})
     assert "import cycle tenk_env.game -> tenk_env.rules -> tenk_env.game" in msg and "rules.py:2:" in msg, msg
     assert not cycle_report(edges[:1] + edges[2:], {("tenk_env.rules", "tenk_env.game"): "owed"})
@@ -510,8 +590,9 @@ def test_the_allowlists_are_true():
     for (src, dst), why in ALLOWED.items():
         if why.startswith("defers "):
             lib = why.split()[1]
-            assert lib in HEAVY and lib in _closure(dst) and lib not in _closure(src), \
+            assert lib in HEAVY and lib in _closure(dst) and lib not in _closure(src), (
                 f"{src} -> {dst} is allowed because it {why}, which is no longer so"
+            )
 
 
 def test_import_tenk_env_stays_light():
@@ -530,27 +611,52 @@ def test_the_entry_points_exist():
     from importlib.metadata import entry_points
 
     groups = {"console_scripts": PYPROJECT["project"]["scripts"], **PYPROJECT["project"]["entry-points"]}
-    want = {"console_scripts": ({"tenk"}, "tenk_env.cli"),
-            "tenk.agents": ({"random", "maxscore", "optimal", "greedy", "hold", "dicenow", "breakeven", "human",
-                             "ppo", "br", "equilibrium", "zoo", "afterstate", "onnx", "cmd"}, "tenk_env.policies"),
-            "tenk.batched": ({"tenk"}, "tenk_env.policies")}
+    want = {
+        "console_scripts": ({"tenk"}, "tenk_env.cli"),
+        "tenk.agents": (
+            {
+                "random",
+                "maxscore",
+                "optimal",
+                "greedy",
+                "hold",
+                "dicenow",
+                "breakeven",
+                "human",
+                "ppo",
+                "br",
+                "equilibrium",
+                "zoo",
+                "afterstate",
+                "onnx",
+                "cmd",
+            },
+            "tenk_env.policies",
+        ),
+        "tenk.batched": ({"tenk"}, "tenk_env.policies"),
+    }
     assert set(want) <= set(groups), f"pyproject.toml declares no {sorted(set(want) - set(groups))}"
     for group, eps in groups.items():
         names, home = want.get(group, (set(), PACKAGE))
         assert names <= set(eps), f"entry points {group!r}: missing {sorted(names - set(eps))}"
         for name, value in eps.items():
             module, _, attr = value.partition(":")
-            assert module in MODULES and (module + ".").startswith(home + "."), \
+            assert module in MODULES and (module + ".").startswith(home + "."), (
                 f"{group} {name} = {value}: no module {module} in {home}"
+            )
             tree = ast.parse(MODULES[module].read_text())
-            defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))} | {
-                t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)} | {
-                a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+            defined = (
+                {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                | {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+                | {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+            )
             assert attr in defined, f"{group} {name} = {value}: {module} defines no {attr}"
         if group != "console_scripts":
             installed = {ep.name: ep.value for ep in entry_points(group=group)}
-            assert installed == eps, (f"installed entry points {group!r} differ from pyproject.toml "
-                                      f"(run `pip install -e .`): {installed} != {eps}")
+            assert installed == eps, (
+                f"installed entry points {group!r} differ from pyproject.toml "
+                f"(run `pip install -e .`): {installed} != {eps}"
+            )
 
 
 def test_what_crosses_modules_has_a_public_name():
@@ -560,6 +666,9 @@ def test_what_crosses_modules_has_a_public_name():
     for path in MODULES.values():
         for n in ast.walk(ast.parse(path.read_text())):
             if isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == PACKAGE:
-                bad += [f"{path.relative_to(ROOT)}:{n.lineno}: from {n.module} import {a.name}" for a in n.names
-                        if a.name.startswith("_") and not a.name.startswith("__")]
+                bad += [
+                    f"{path.relative_to(ROOT)}:{n.lineno}: from {n.module} import {a.name}"
+                    for a in n.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
     assert not bad, "private names imported across modules (make them public):\n" + "\n".join(bad)

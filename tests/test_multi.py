@@ -35,8 +35,9 @@ def _bots(rules, names):
 
 
 # ---------------------------------------------------------------------------- 2 players: the 2-player engine's figures
-@pytest.mark.parametrize("rules, a, b", [(IMM, "dicenow", "maxscore"), (FR2, "breakeven", "hold:300")],
-                         ids=["immediate", "final_round"])
+@pytest.mark.parametrize(
+    "rules, a, b", [(IMM, "dicenow", "maxscore"), (FR2, "breakeven", "hold:300")], ids=["immediate", "final_round"]
+)
 def test_two_player_evaluation_is_the_2_player_evaluators(rules, a, b):
     e = exact_eval(rules, a, b, cache=False)
     m = evaluate_multi(rules, _bots(rules, [a, b]), cache=False)
@@ -45,8 +46,11 @@ def test_two_player_evaluation_is_the_2_player_evaluators(rules, a, b):
     assert np.abs(m.P.sum(axis=1) - 1).max() < 1e-12
 
 
-@pytest.mark.parametrize("rules, bot", [(IMM, "dicenow"), (FR2, "maxscore"), (ONE.replace(target=500), "dicenow")],
-                         ids=["immediate", "final_round", "one_more_roll"])
+@pytest.mark.parametrize(
+    "rules, bot",
+    [(IMM, "dicenow"), (FR2, "maxscore"), (ONE.replace(target=500), "dicenow")],
+    ids=["immediate", "final_round", "one_more_roll"],
+)
 def test_two_player_best_response_is_tenk_solve_best_response(rules, bot):
     br = best_response(rules, bot, cache=False)
     m = best_response_multi(rules, _bots(rules, [bot]), cache=False)
@@ -125,24 +129,30 @@ def test_results_are_cached(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("names, needle", [
-    (["dicenow", "optimal", "maxscore"], "2-player game solution"),
-    (["dicenow", "br:maxscore", "maxscore"], "measured against the bots it answers"),
-    (["dicenow", "random", "maxscore"], "draws its moves at random"),
-    (["dicenow", "dicenwo", "maxscore"], "did you mean 'dicenow'"),
-    (["dicenow", "hold:abc", "maxscore"], "hold"),
-])
+@pytest.mark.parametrize(
+    "names, needle",
+    [
+        (["dicenow", "optimal", "maxscore"], "2-player game solution"),
+        (["dicenow", "br:maxscore", "maxscore"], "measured against the bots it answers"),
+        (["dicenow", "random", "maxscore"], "draws its moves at random"),
+        (["dicenow", "dicenwo", "maxscore"], "did you mean 'dicenow'"),
+        (["dicenow", "hold:abc", "maxscore"], "hold"),
+    ],
+)
 def test_agents_the_n_player_solver_cannot_follow_are_named(names, needle):
     with pytest.raises(SolverError, match=needle):
         exact_eval_n(IMM, names)
 
 
-@pytest.mark.parametrize("rules, n, needle", [
-    (IMM.replace(komi=50), 3, "komi"),
-    (IMM.replace(tie="shared"), 3, "tie: shared"),
-    (PRESETS["zilch"], 3, "bust_penalty"),
-    (IMM, 5, "2 to 4 players"),
-])
+@pytest.mark.parametrize(
+    "rules, n, needle",
+    [
+        (IMM.replace(komi=50), 3, "komi"),
+        (IMM.replace(tie="shared"), 3, "tie: shared"),
+        (PRESETS["zilch"], 3, "bust_penalty"),
+        (IMM, 5, "2 to 4 players"),
+    ],
+)
 def test_rulesets_and_player_counts_it_cannot_solve_are_named(rules, n, needle):
     with pytest.raises(SolverError, match=needle):
         exact_eval_n(rules, ["dicenow"] * n)
@@ -180,8 +190,24 @@ def test_tenk_solve_and_tenk_ffa_show_the_exact_ceiling(tmp_path, capsys):
     e = exact_eval_n(FR2, ["dicenow", "maxscore", "hold:300"])
     assert f"dicenow {e.seat[0, 0]:.6f} {e.seat[0, 1]:.6f} {e.seat[0, 2]:.6f} {e.mean[0]:.6f}" in _out(capsys)
     # the ceiling is solved: tenk ffa shows it beside the sampled shares, with the exact ones
-    assert main(["ffa", "dicenow", "--rules", str(rules), "--opponents", "maxscore", "hold:300", "--games", "300",
-                 "--baselines", "hold:300"]) == 0
+    assert (
+        main(
+            [
+                "ffa",
+                "dicenow",
+                "--rules",
+                str(rules),
+                "--opponents",
+                "maxscore",
+                "hold:300",
+                "--games",
+                "300",
+                "--baselines",
+                "hold:300",
+            ]
+        )
+        == 0
+    )
     out = _out(capsys)
     assert f"the most any agent can take in this seat: {br.p:.2%}" in out
     assert f"{e.mean[0]:.2%} {100 * (br.p - e.mean[0]):.2f} points (exact)" in out

@@ -47,8 +47,10 @@ def _copy(run: Path, tmp_path: Path) -> Path:
     return dst
 
 
-@pytest.mark.parametrize("dice, action", [((1, 1, 5, 2, 3, 3), 35), ((5, 5, 5, 2, 4, 6), 28),
-                                          ((1, 2, 3, 4, 5, 6), 63), ((2, 2, 3, 4, 6, 1), 1)])
+@pytest.mark.parametrize(
+    "dice, action",
+    [((1, 1, 5, 2, 3, 3), 35), ((5, 5, 5, 2, 4, 6), 28), ((1, 2, 3, 4, 5, 6), 63), ((2, 2, 3, 4, 6, 1), 1)],
+)
 def test_old_ppo_checkpoint_picks_the_recorded_action(dice, action):
     agent = make_agent(PPO_SPEC)
     game = Game("classic", 2)
@@ -68,14 +70,27 @@ def test_old_agents_play_the_recorded_match():
 def test_old_ppo_run_resumes_to_a_larger_total(tmp_path):
     run = _copy(PPO_RUN, tmp_path)
     # the regret evaluation would first solve the classic game (minutes): off here
-    assert main(["train", "--resume", str(run), "--set", "total_steps=8192", "--set", "eval.regret_games=0",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--resume",
+                str(run),
+                "--set",
+                "total_steps=8192",
+                "--set",
+                "eval.regret_games=0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert read_meta(run / "last.zip")["num_timesteps"] == 8192
     state = json.loads((run / "state.json").read_text())
     assert state["step"] == 8192 and state["finished"]
     old, new = _rows(PPO_RUN / "eval.csv"), _rows(run / "eval.csv")
-    assert new[:len(old)] == old
-    assert [(r["step"], r["kind"]) for r in new[len(old):]] == [("6144", "eval"), ("8192", "final")]
+    assert new[: len(old)] == old
+    assert [(r["step"], r["kind"]) for r in new[len(old) :]] == [("6144", "eval"), ("8192", "final")]
     assert _rows(run / "regret.csv") == _rows(PPO_RUN / "regret.csv")
     # the resumed checkpoint plays as an agent too
     make_agent(f"ppo:{run / 'last.zip'}")
@@ -85,18 +100,20 @@ def test_old_afterstate_run_resumes_to_a_larger_total(tmp_path):
     run = _copy(AS_RUN, tmp_path)
     assert main(["train", "--resume", str(run), "--set", "total_turns=1200", "--no-progress"]) == 0
     old, new = _rows(AS_RUN / "eval.csv"), _rows(run / "eval.csv")
-    assert new[:len(old)] == old
-    assert [r["turns"] for r in new[len(old):]] == ["1200"]
+    assert new[: len(old)] == old
+    assert [r["turns"] for r in new[len(old) :]] == ["1200"]
     assert yaml.safe_load((run / "done.yaml").read_text())["turns"] == 1200
     make_agent(f"afterstate:{run / 'last.npz'}")
 
 
 def test_loading_a_ppo_agent_keeps_the_process_torch_threads():
     # in a fresh interpreter: the thread count is the process's own setting
-    code = ("import torch; torch.set_num_threads(2)\n"
-            "from tenk_env.evaluation.match import play_match\n"
-            f"play_match('classic', {PPO_SPEC!r}, 'zoo:classic_ppo_demo', 2, seed=0, backend='scalar')\n"
-            "print(torch.get_num_threads())\n")
+    code = (
+        "import torch; torch.set_num_threads(2)\n"
+        "from tenk_env.evaluation.match import play_match\n"
+        f"play_match('classic', {PPO_SPEC!r}, 'zoo:classic_ppo_demo', 2, seed=0, backend='scalar')\n"
+        "print(torch.get_num_threads())\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2"]

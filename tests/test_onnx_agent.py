@@ -52,8 +52,10 @@ class _Recorder:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("onnx")
-    return {name: export_actor(zoo.load(name)._actor, zoo.load(name).meta, d / f"{name}.onnx")
-            for name in ("classic_ppo_best", "classic_ppo_demo")}
+    return {
+        name: export_actor(zoo.load(name)._actor, zoo.load(name).meta, d / f"{name}.onnx")
+        for name in ("classic_ppo_best", "classic_ppo_demo")
+    }
 
 
 def _decisions(agent, games: int, seed: int):
@@ -91,8 +93,9 @@ def test_exported_model_carries_the_checkpoint_metadata(exported):
         o.check(load_ruleset("classic"), 3)
 
 
-def _foreign(path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D: int | None = None,
-             meta: str | None = None):
+def _foreign(
+    path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D: int | None = None, meta: str | None = None
+):
     """A model with no tenk metadata (unless ``meta``, the JSON of its property): logits = obs @ 0
     + bias (+ mask, if it takes one)."""
     D = D or obs_size(n_players)
@@ -105,8 +108,9 @@ def _foreign(path, n_players: int, A: int, with_mask: bool, bias: np.ndarray, D:
         inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["n", A]))
     else:
         nodes.append(helper.make_node("Identity", ["y0"], ["y"]))
-    g = helper.make_graph(nodes, "foreign", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", A])],
-                          [w, b])
+    g = helper.make_graph(
+        nodes, "foreign", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", A])], [w, b]
+    )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     if meta is not None:
@@ -169,8 +173,11 @@ def test_onnx_specs_are_keyed_by_the_file(exported, tmp_path):
 
 def test_tenk_zoo_export_writes_a_playable_model(tmp_path):
     out = tmp_path / "best.onnx"
-    r = subprocess.run([sys.executable, "-m", "tenk_env.cli.main", "zoo", "export", "classic_ppo_demo", "--onnx",
-                        "--out", str(out)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "tenk_env.cli.main", "zoo", "export", "classic_ppo_demo", "--onnx", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert out.is_file() and "onnx:" in r.stdout
     z = zoo.load("classic_ppo_demo")
@@ -178,8 +185,21 @@ def test_tenk_zoo_export_writes_a_playable_model(tmp_path):
     obs = np.stack(rec.obs)
     np.testing.assert_allclose(make_agent(f"onnx:{out}").logits(obs), z.logits(obs), rtol=1e-5, atol=1e-5)
     # an afterstate entry is a search, not a forward pass: refused, naming why
-    r = subprocess.run([sys.executable, "-m", "tenk_env.cli.main", "zoo", "export", "classic_afterstate", "--onnx",
-                        "--out", str(tmp_path / "a.onnx")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenk_env.cli.main",
+            "zoo",
+            "export",
+            "classic_afterstate",
+            "--onnx",
+            "--out",
+            str(tmp_path / "a.onnx"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     msg = r.stdout + r.stderr
     assert r.returncode == 2 and "afterstate agent" in msg and "Traceback" not in msg
 
@@ -206,8 +226,10 @@ def test_nan_logits_are_the_models_fault(tmp_path):
     # an all-NaN model once played a whole game, always the first legal move
     with pytest.raises(AgentError) as e:
         play_game(rules, [agent, "dicenow"], 1)
-    assert str(e.value) == (f"ONNX model {str(p)!r} returned NaN logits for {A} of {A} actions (first at action 0): "
-                            f"logits must be finite numbers or -inf; {BROKEN}")
+    assert str(e.value) == (
+        f"ONNX model {str(p)!r} returned NaN logits for {A} of {A} actions (first at action 0): "
+        f"logits must be finite numbers or -inf; {BROKEN}"
+    )
     # one NaN is enough, even on an illegal action; the batched form names the observation
     bias = np.zeros(A)
     bias[[5, 9, 70]] = np.nan
@@ -216,8 +238,10 @@ def test_nan_logits_are_the_models_fault(tmp_path):
     masks[:, 1] = 1
     with pytest.raises(AgentError) as e:
         make_agent(f"onnx:{q}").act(obs, masks)
-    assert str(e.value) == (f"ONNX model {str(q)!r} returned NaN logits for 3 of {A} actions of observation 0 of 4 "
-                            f"observations (first at action 5): logits must be finite numbers or -inf; {BROKEN}")
+    assert str(e.value) == (
+        f"ONNX model {str(q)!r} returned NaN logits for 3 of {A} actions of observation 0 of 4 "
+        f"observations (first at action 5): logits must be finite numbers or -inf; {BROKEN}"
+    )
 
 
 def test_infinite_logits_cannot_rank_the_moves(tmp_path):
@@ -228,20 +252,26 @@ def test_infinite_logits_cannot_rank_the_moves(tmp_path):
     p = _foreign(tmp_path / "inf.onnx", 2, A, with_mask=False, bias=bias)
     with pytest.raises(AgentError) as e:
         play_game(rules, [make_agent(f"onnx:{p}"), "dicenow"], 1)
-    assert str(e.value) == (f"ONNX model {str(p)!r} returned +inf logits for 2 of {A} actions (first at action 64): "
-                            f"logits must be finite numbers or -inf; {BROKEN}")
+    assert str(e.value) == (
+        f"ONNX model {str(p)!r} returned +inf logits for 2 of {A} actions (first at action 64): "
+        f"logits must be finite numbers or -inf; {BROKEN}"
+    )
     # all -inf: once blamed on the move the argmax landed on, not on the model
     q = _foreign(tmp_path / "ninf.onnx", 2, A, with_mask=False, bias=np.full(A, -np.inf))
     with pytest.raises(AgentError) as e:
         play_game(rules, [make_agent(f"onnx:{q}"), "dicenow"], 1)
-    assert str(e.value) == (f"ONNX model {str(q)!r} returned -inf logits for all 11 legal actions (first at action 1): "
-                            f"it rules out every legal move; {BROKEN}")
+    assert str(e.value) == (
+        f"ONNX model {str(q)!r} returned -inf logits for all 11 legal actions (first at action 1): "
+        f"it rules out every legal move; {BROKEN}"
+    )
     obs, masks = np.zeros((3, obs_size(2)), np.float32), np.zeros((3, A), np.float32)
     masks[:, [3, 67]] = 1
     with pytest.raises(AgentError) as e:
         make_agent(f"onnx:{q}").act(obs, masks)
-    assert str(e.value) == (f"ONNX model {str(q)!r} returned -inf logits for all 2 legal actions of observation 0 of "
-                            f"3 observations (first at action 3): it rules out every legal move; {BROKEN}")
+    assert str(e.value) == (
+        f"ONNX model {str(q)!r} returned -inf logits for all 2 legal actions of observation 0 of "
+        f"3 observations (first at action 3): it rules out every legal move; {BROKEN}"
+    )
 
 
 def test_minus_inf_marks_moves_never_played(tmp_path):
@@ -257,32 +287,43 @@ def test_minus_inf_marks_moves_never_played(tmp_path):
 
 
 def _meta(**changes):
-    meta = {"n_players": 2, "n_actions": 128, "ruleset_name": "classic", "ruleset_hash": load_ruleset("classic").hash,
-            "ruleset": {}, "obs_version": 1}
+    meta = {
+        "n_players": 2,
+        "n_actions": 128,
+        "ruleset_name": "classic",
+        "ruleset_hash": load_ruleset("classic").hash,
+        "ruleset": {},
+        "obs_version": 1,
+    }
     meta.update(changes)
     return json.dumps({k: v for k, v in meta.items() if v is not None})
 
 
-@pytest.mark.parametrize("meta, problem", [
-    (_meta(n_actions=None), "has no 'n_actions'"),
-    (_meta(n_players=None), "has no 'n_players'"),
-    (_meta(ruleset_hash=None), "has no 'ruleset_hash'"),
-    (_meta(obs_version=None), "has no 'obs_version'"),
-    (_meta(rules_obs=1, ruleset=None, obs_version=None), "has no 'obs_version'"),
-    (_meta(n_actions="128"), 'has n_actions = "128", not a whole number'),
-    (_meta(n_players=True), "has n_players = true, not a whole number"),
-    (_meta(ruleset_hash=5), "has ruleset_hash = 5, not a string"),
-    (_meta(n_players=1), "has n_players = 1; tenk plays 2 to 8"),
-    (_meta(n_actions=0), "has n_actions = 0; a model scores at least one action"),
-    (_meta(n_actions=130), "has n_actions = 130, but the model gives 128 logits"),
-    ("[1, 2]", "holds a JSON list, not an object"),
-])
+@pytest.mark.parametrize(
+    "meta, problem",
+    [
+        (_meta(n_actions=None), "has no 'n_actions'"),
+        (_meta(n_players=None), "has no 'n_players'"),
+        (_meta(ruleset_hash=None), "has no 'ruleset_hash'"),
+        (_meta(obs_version=None), "has no 'obs_version'"),
+        (_meta(rules_obs=1, ruleset=None, obs_version=None), "has no 'obs_version'"),
+        (_meta(n_actions="128"), 'has n_actions = "128", not a whole number'),
+        (_meta(n_players=True), "has n_players = true, not a whole number"),
+        (_meta(ruleset_hash=5), "has ruleset_hash = 5, not a string"),
+        (_meta(n_players=1), "has n_players = 1; tenk plays 2 to 8"),
+        (_meta(n_actions=0), "has n_actions = 0; a model scores at least one action"),
+        (_meta(n_actions=130), "has n_actions = 130, but the model gives 128 logits"),
+        ("[1, 2]", "holds a JSON list, not an object"),
+    ],
+)
 def test_bad_metadata_names_the_key(tmp_path, meta, problem):
     p = _foreign(tmp_path / "meta.onnx", 2, 128, with_mask=False, bias=np.zeros(128), meta=meta)
     with pytest.raises(AgentError) as e:
         make_agent(f"onnx:{p}")
-    assert str(e.value) == (f"agent 'onnx:{p}': its 'tenk_meta' property {problem}: export the model again "
-                            "(tenk zoo export NAME --onnx), or drop the property to play it by its sizes")
+    assert str(e.value) == (
+        f"agent 'onnx:{p}': its 'tenk_meta' property {problem}: export the model again "
+        "(tenk zoo export NAME --onnx), or drop the property to play it by its sizes"
+    )
 
 
 def test_good_metadata_plays(tmp_path):

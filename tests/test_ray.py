@@ -140,8 +140,19 @@ def test_tournament_on_ray_equals_the_local_run(ray_local, tmp_path, backend, ga
 
 
 def test_tournament_command_with_ray(ray_local, tmp_path, capsys):
-    args = ["tournament", "greedy", "hold:300", "dicenow", "--games", "200", "--seed", "3", "--no-progress",
-            "--out", str(tmp_path)]
+    args = [
+        "tournament",
+        "greedy",
+        "hold:300",
+        "dicenow",
+        "--games",
+        "200",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(args + ["--name", "here"]) == 0
     assert main(args + ["--name", "there", "--ray"]) == 0
     out = capsys.readouterr().out
@@ -158,8 +169,11 @@ def _tiny(tmp_path: Path, **changes) -> dict:
 
 
 def _digest(d: Path) -> dict[str, tuple[str, int]]:
-    return {str(p.relative_to(d)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(d.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(d)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(d.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
@@ -170,8 +184,12 @@ def test_sweep_runs_resumes_and_reports(ray_local, tmp_path):
     sweep = parse_sweep(_tiny(tmp_path), base_dir=CONFIGS, default_name="sweep_tiny")
     assert sweep.configs == ["learning_rate=0.001", "learning_rate=0.003"] and sweep.seeds == [0, 1]
     names = [t.name for t in sweep.trials]
-    assert names == ["learning_rate=0.001_seed0", "learning_rate=0.003_seed0",
-                     "learning_rate=0.001_seed1", "learning_rate=0.003_seed1"]
+    assert names == [
+        "learning_rate=0.001_seed0",
+        "learning_rate=0.003_seed0",
+        "learning_rate=0.001_seed1",
+        "learning_rate=0.003_seed1",
+    ]
     out = tmp_path / "sweep_tiny"
     lines: list[str] = []
 
@@ -194,8 +212,9 @@ def test_sweep_runs_resumes_and_reports(ray_local, tmp_path):
     # without --resume the directory is not overwritten
     with pytest.raises(SweepError, match="already holds a sweep"):
         run_sweep(sweep, say=lines.append)
-    second = run_sweep(parse_sweep(_tiny(tmp_path), base_dir=CONFIGS, default_name="sweep_tiny"), resume_=True,
-                       say=lines.append)
+    second = run_sweep(
+        parse_sweep(_tiny(tmp_path), base_dir=CONFIGS, default_name="sweep_tiny"), resume_=True, say=lines.append
+    )
     assert not second.interrupted and not second.errors
     assert sorted(second.ran) == sorted(n for n in names if n not in done1)
     assert set(second.status.values()) == {"finished"}
@@ -203,8 +222,9 @@ def test_sweep_runs_resumes_and_reports(ray_local, tmp_path):
         assert _digest(out / n) == kept[n], n
     for n in names:  # ordinary run directories
         d = out / n
-        assert {"config.yaml", "eval.csv", "regret.csv", "last.zip", "best.zip", "tb", "checkpoints"} <= \
-            {p.name for p in d.iterdir()}
+        assert {"config.yaml", "eval.csv", "regret.csv", "last.zip", "best.zip", "tb", "checkpoints"} <= {
+            p.name for p in d.iterdir()
+        }
         assert trial_status(d, {}) == "finished"
         cfg = yaml.safe_load((d / "config.yaml").read_text())
         assert cfg["seed"] == int(n[-1]) and cfg["ppo"]["learning_rate"] == float(n.split("=")[1].split("_")[0])
@@ -244,14 +264,18 @@ def test_sweep_runs_resumes_and_reports(ray_local, tmp_path):
     assert "| learning_rate=0.001 | win rate vs hold:300 (%) | 2 |" in md and "IQM" in md
     # seeded: the same report again, to the byte; `tenk sweep report` writes it
     before = (out / "report" / "summary.csv").read_bytes()
-    np.random.seed(12345)   # rliable resamples from NumPy's global generator: the report seeds it itself
+    np.random.seed(12345)  # rliable resamples from NumPy's global generator: the report seeds it itself
     assert main(["sweep", "report", str(out)]) == 0
     assert (out / "report" / "summary.csv").read_bytes() == before
 
     # resuming a finished sweep runs nothing and touches no trial
     everything = {n: _digest(out / n) for n in names}
-    third = run_sweep(parse_sweep(_tiny(tmp_path), base_dir=CONFIGS, default_name="sweep_tiny"), resume_=True,
-                      say=lines.append, report=False)
+    third = run_sweep(
+        parse_sweep(_tiny(tmp_path), base_dir=CONFIGS, default_name="sweep_tiny"),
+        resume_=True,
+        say=lines.append,
+        report=False,
+    )
     assert third.ran == [] and sorted(third.skipped) == sorted(names)
     assert {n: _digest(out / n) for n in names} == everything
 
@@ -290,7 +314,7 @@ def test_asha_stops_the_weaker_trial_and_records_it(tmp_path):
 
 # --------------------------------------------------------------------------- errors
 def test_missing_ray_names_the_extra(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "ray", None)   # `import ray` now fails as if not installed
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if not installed
     assert main(["tournament", "greedy", "hold:300", "--games", "20", "--ray", "--out", str(tmp_path)]) == 2
     assert EXTRA in capsys.readouterr().out
     path = tmp_path / "s.yaml"
@@ -305,11 +329,19 @@ def test_missing_ray_names_the_extra(tmp_path, monkeypatch, capsys):
     assert EXTRA in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("address, words", [("127.0.0.1:1", ["no Ray cluster answers at 127.0.0.1:1", "ray start"]),
-                                            ("not an address", ["HOST:PORT"]), ("", ["empty"])])
+@pytest.mark.parametrize(
+    "address, words",
+    [
+        ("127.0.0.1:1", ["no Ray cluster answers at 127.0.0.1:1", "ray start"]),
+        ("not an address", ["HOST:PORT"]),
+        ("", ["empty"]),
+    ],
+)
 def test_bad_address_fails_fast_and_says_why(tmp_path, capsys, address, words):
-    assert main(["tournament", "greedy", "hold:300", "--games", "20", "--ray-address", address,
-                 "--out", str(tmp_path)]) == 2
+    assert (
+        main(["tournament", "greedy", "hold:300", "--games", "20", "--ray-address", address, "--out", str(tmp_path)])
+        == 2
+    )
     out = capsys.readouterr().out
     for w in words:
         assert w in out, out
@@ -325,27 +357,32 @@ def test_ray_address_from_the_environment(tmp_path, monkeypatch, capsys):
     assert "127.0.0.1:1" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"seedz": 3}, ["unknown key seedz", "did you mean 'seeds'"]),
-    ({"space": {"ppo.learnig_rate": [1e-3]}}, ["ppo.learnig_rate", "did you mean 'learning_rate'"]),
-    ({"set": {"eval.gams": 10}}, ["eval.gams", "did you mean 'games'"]),
-    ({"set": {"total_steps": "lots"}}, ["total_steps", "not an integer"]),
-    ({"space": {"seed": [1, 2]}}, ["space.seed", "seeds"]),
-    ({"resources": {"cpu": 1}}, ["resources.cpu", "did you mean 'cpus'"]),
-    ({"scheduler": {"type": "pbt"}}, ["scheduler.type", "asha"]),
-    ({"metric": "dicenow"}, ["metric", "random, hold:300"]),
-    ({"search": "random"}, ["samples"]),
-    ({"search": "random", "samples": 2, "space": {"ppo.learning_rate": {"logunif": [1, 2]}}},
-     ["logunif", "did you mean 'loguniform'"]),
-    ({"base": "nope.yaml"}, ["base", "nope.yaml", "configs/"]),
-    ({"search": "variant"}, ["search", "did you mean 'variants'"]),
-    ({"search": "variants", "space": {}}, ["search: variants needs a space"]),
-    ({"search": "variants", "space": {"a b": {}}}, ["variant name 'a b'"]),
-    ({"search": "variants", "space": {"wide": [256, 256]}}, ["space.wide", "mapping of config keys"]),
-    ({"search": "variants", "space": {"wide": {"ppo.net_arc": [8]}}}, ["ppo.net_arc", "did you mean 'net_arch'"]),
-    ({"search": "variants", "space": {"s": {"seed": 3}}}, ["space.s.seed", "seeds"]),
-    ({"search": "variants", "samples": 2, "space": {"a": {}}}, ["samples is for search: random"]),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"seedz": 3}, ["unknown key seedz", "did you mean 'seeds'"]),
+        ({"space": {"ppo.learnig_rate": [1e-3]}}, ["ppo.learnig_rate", "did you mean 'learning_rate'"]),
+        ({"set": {"eval.gams": 10}}, ["eval.gams", "did you mean 'games'"]),
+        ({"set": {"total_steps": "lots"}}, ["total_steps", "not an integer"]),
+        ({"space": {"seed": [1, 2]}}, ["space.seed", "seeds"]),
+        ({"resources": {"cpu": 1}}, ["resources.cpu", "did you mean 'cpus'"]),
+        ({"scheduler": {"type": "pbt"}}, ["scheduler.type", "asha"]),
+        ({"metric": "dicenow"}, ["metric", "random, hold:300"]),
+        ({"search": "random"}, ["samples"]),
+        (
+            {"search": "random", "samples": 2, "space": {"ppo.learning_rate": {"logunif": [1, 2]}}},
+            ["logunif", "did you mean 'loguniform'"],
+        ),
+        ({"base": "nope.yaml"}, ["base", "nope.yaml", "configs/"]),
+        ({"search": "variant"}, ["search", "did you mean 'variants'"]),
+        ({"search": "variants", "space": {}}, ["search: variants needs a space"]),
+        ({"search": "variants", "space": {"a b": {}}}, ["variant name 'a b'"]),
+        ({"search": "variants", "space": {"wide": [256, 256]}}, ["space.wide", "mapping of config keys"]),
+        ({"search": "variants", "space": {"wide": {"ppo.net_arc": [8]}}}, ["ppo.net_arc", "did you mean 'net_arch'"]),
+        ({"search": "variants", "space": {"s": {"seed": 3}}}, ["space.s.seed", "seeds"]),
+        ({"search": "variants", "samples": 2, "space": {"a": {}}}, ["samples is for search: random"]),
+    ],
+)
 def test_bad_sweep_files_are_named(tmp_path, capsys, change, words):
     path = tmp_path / "bad.yaml"
     data = {**_tiny(tmp_path), "base": str(CONFIGS / "ppo_demo.yaml"), **change}
@@ -374,8 +411,13 @@ def test_shipped_sweeps_validate_and_random_search_is_fixed(tmp_path):
     demo = load_sweep(CONFIGS / "sweep_demo.yaml")
     assert len(demo.trials) == 5 and demo.seeds == [0, 1, 2, 3, 4] and demo.metric == "hold:300"
     assert load_sweep(CONFIGS / "sweep_tiny.yaml").trials[0].cfg.total_steps == 4096
-    data = _tiny(tmp_path, search="random", samples=3, search_seed=5,
-                 space={"ppo.learning_rate": {"loguniform": [1e-4, 1e-2]}, "ppo.n_epochs": [1, 2]})
+    data = _tiny(
+        tmp_path,
+        search="random",
+        samples=3,
+        search_seed=5,
+        space={"ppo.learning_rate": {"loguniform": [1e-4, 1e-2]}, "ppo.n_epochs": [1, 2]},
+    )
     a, b = (parse_sweep(data, base_dir=CONFIGS) for _ in range(2))
     assert [t.values for t in a.trials] == [t.values for t in b.trials] and len(a.trials) == 3 * 2
     assert all(1e-4 <= t.values["ppo.learning_rate"] <= 1e-2 for t in a.trials)
@@ -385,10 +427,20 @@ def test_shipped_sweeps_validate_and_random_search_is_fixed(tmp_path):
 
 
 def test_variants_are_named_one_change_each_from_the_base(tmp_path):
-    sweep = parse_sweep(_tiny(tmp_path, search="variants", seeds=[4],
-                              space={"base": {}, "wide": {"ppo.net_arch": [64, 64]},
-                                     "bots": {"opponents": {"dicenow": 2, "random": 1}, "ppo.n_epochs": 2}}),
-                        base_dir=CONFIGS, default_name="v")
+    sweep = parse_sweep(
+        _tiny(
+            tmp_path,
+            search="variants",
+            seeds=[4],
+            space={
+                "base": {},
+                "wide": {"ppo.net_arch": [64, 64]},
+                "bots": {"opponents": {"dicenow": 2, "random": 1}, "ppo.n_epochs": 2},
+            },
+        ),
+        base_dir=CONFIGS,
+        default_name="v",
+    )
     assert sweep.configs == ["base", "wide", "bots"]
     assert [t.name for t in sweep.trials] == ["base_seed4", "wide_seed4", "bots_seed4"]
     base, wide, bots = (t.cfg for t in sweep.trials)
@@ -405,24 +457,27 @@ def _sweep_file(tmp_path: Path, **changes) -> Path:
     return path
 
 
-def test_trials_asking_more_cpus_than_the_runtime_has_are_refused_at_once(ray_local, tmp_path, monkeypatch,
-                                                                          capsys):
+def test_trials_asking_more_cpus_than_the_runtime_has_are_refused_at_once(ray_local, tmp_path, monkeypatch, capsys):
     path = _sweep_file(tmp_path, resources={"cpus": 100})
     # on the runtime this process holds (2 CPUs): refused once connected; the directory the
     # failed start made is gone, so the corrected command starts afresh
     assert main(["sweep", "--config", str(path)]) == 2
-    assert (f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the largest "
-            "node of the Ray runtime this process holds has 2, so no trial could ever start; give resources.cpus at "
-            "most 2, or add larger nodes to the cluster") in capsys.readouterr().out
+    assert (
+        f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the largest "
+        "node of the Ray runtime this process holds has 2, so no trial could ever start; give resources.cpus at "
+        "most 2, or add larger nodes to the cluster"
+    ) in capsys.readouterr().out
     assert not (tmp_path / "sweep_tiny").exists()
     # a private local runtime: refused before anything starts or is written
     import ray
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     assert main(["sweep", "--config", str(path), "--ray-cpus", "3"]) == 2
-    assert (f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the private "
-            "local Ray runtime (--ray-cpus 3) has 3, so no trial could ever start; give resources.cpus at most 3, "
-            "or run the sweep on a cluster with larger nodes (--ray-address)") in capsys.readouterr().out
+    assert (
+        f"error: sweep config {str(path)!r}: resources.cpus = 100: every trial asks for 100 CPUs and the private "
+        "local Ray runtime (--ray-cpus 3) has 3, so no trial could ever start; give resources.cpus at most 3, "
+        "or run the sweep on a cluster with larger nodes (--ray-address)"
+    ) in capsys.readouterr().out
     assert not (tmp_path / "sweep_tiny").exists()
 
 
@@ -449,16 +504,23 @@ def test_a_failed_start_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"seeds": 10**12}, "seeds = 1000000000000: give at most 10,000 trials (each is a training run"),
-    ({"seeds": "1e12"}, "seeds = 1e12: give at most 10,000 trials"),
-    ({"search": "random", "samples": 10**12, "space": {"ppo.learning_rate": {"loguniform": [1e-4, 1e-2]}}},
-     "samples = 1000000000000: give at most 10,000 trials"),
-    ({"space": {"ppo.learning_rate": [1e-3] * 200, "ppo.n_epochs": list(range(1, 101))}},
-     "space: a grid of 200 x 100 = 20,000 combinations: give at most 10,000 trials"),
-    ({"seeds": 5001}, "2 configurations x 5,001 seeds = 10,002 trials: give at most 10,000 trials"),
-    ({"report": {"reps": 10**9}}, "report.reps = 1000000000: give at most 100,000 bootstrap resamples"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"seeds": 10**12}, "seeds = 1000000000000: give at most 10,000 trials (each is a training run"),
+        ({"seeds": "1e12"}, "seeds = 1e12: give at most 10,000 trials"),
+        (
+            {"search": "random", "samples": 10**12, "space": {"ppo.learning_rate": {"loguniform": [1e-4, 1e-2]}}},
+            "samples = 1000000000000: give at most 10,000 trials",
+        ),
+        (
+            {"space": {"ppo.learning_rate": [1e-3] * 200, "ppo.n_epochs": list(range(1, 101))}},
+            "space: a grid of 200 x 100 = 20,000 combinations: give at most 10,000 trials",
+        ),
+        ({"seeds": 5001}, "2 configurations x 5,001 seeds = 10,002 trials: give at most 10,000 trials"),
+        ({"report": {"reps": 10**9}}, "report.reps = 1000000000: give at most 100,000 bootstrap resamples"),
+    ],
+)
 def test_sweep_sizes_are_bounded_before_any_work(tmp_path, capsys, change, words):
     assert main(["sweep", "--config", str(_sweep_file(tmp_path, **change))]) == 2
     assert words in capsys.readouterr().out
@@ -468,8 +530,10 @@ def test_sweep_sizes_are_bounded_before_any_work(tmp_path, capsys, change, words
 def test_report_resamples_are_bounded(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["sweep", "report", str(tmp_path), "--reps", "1e9"])
-    assert ("argument --reps: 1e9: give from 10 to 100,000 bootstrap resamples (each is a pass over the runs; the "
-            "default 2,000 serve a final table)") in capsys.readouterr().err
+    assert (
+        "argument --reps: 1e9: give from 10 to 100,000 bootstrap resamples (each is a pass over the runs; the "
+        "default 2,000 serve a final table)"
+    ) in capsys.readouterr().err
     from tenk_env.training.sweep.report import write_report
 
     (tmp_path / "sweep.yaml").write_text("trials: []\n")
@@ -485,9 +549,20 @@ def test_sigterm_stops_a_sweep_with_one_line(tmp_path):
     import time
 
     path = _sweep_file(tmp_path)
-    p = subprocess.Popen([sys.executable, "-c", "import sys; from tenk_env.cli.main import main; sys.exit(main())",
-                          "sweep", "--config", str(path)], cwd=CONFIGS.parent, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tenk_env.cli.main import main; sys.exit(main())",
+            "sweep",
+            "--config",
+            str(path),
+        ],
+        cwd=CONFIGS.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = []
     try:
         for line in p.stdout:

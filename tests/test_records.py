@@ -99,8 +99,10 @@ def test_record_cut_at_a_line_boundary_is_reported_unfinished(tmp_path, capsys):
     assert not replay(load_jsonl(p)).over  # the part that is there replays
     assert main(["replay", str(p)]) == 1
     out = " ".join(capsys.readouterr().out.split())
-    assert f"error: {p}: the record ends before the game does (turn 6, P2 to choose a keep from 2 2 2 3 4 4; " \
-           "scores 1,000, 0); the file was cut short or the game abandoned" in out
+    assert (
+        f"error: {p}: the record ends before the game does (turn 6, P2 to choose a keep from 2 2 2 3 4 4; "
+        "scores 1,000, 0); the file was cut short or the game abandoned" in out
+    )
 
 
 def test_record_cut_right_after_a_bust_is_reported_unfinished(tmp_path, capsys):
@@ -112,29 +114,35 @@ def test_record_cut_right_after_a_bust_is_reported_unfinished(tmp_path, capsys):
     i = next(k for k, e in enumerate(g.events) if e["type"] == "bust")
     assert g.events[i + 1]["type"] == "turn"
     p = tmp_path / "cut.jsonl"
-    save_jsonl(g.events[:i + 1], p)
+    save_jsonl(g.events[: i + 1], p)
     game = replay(load_jsonl(p))
-    assert not game.over and game.events[:i + 1] == g.events[:i + 1]
+    assert not game.over and game.events[: i + 1] == g.events[: i + 1]
     assert main(["replay", str(p)]) == 1
     lines = capsys.readouterr().out.splitlines()
     bust = g.events[i]
     assert lines[-2] == f"P{bust['player'] + 1} busts, losing {bust['lost']:,}"  # the record's last event
     assert lines[-1].startswith(f"error: {p}: the record ends before the game does (turn ")
     # a record with more events than its inputs give is still refused
-    save_jsonl(g.events[:i + 1] + [g.events[i]], p)
+    save_jsonl(g.events[: i + 1] + [g.events[i]], p)
     with pytest.raises(ReplayError, match=f"event {i + 1} differs"):
         replay(load_jsonl(p))
 
 
-@pytest.mark.parametrize("line,message", [
-    ("[1, 2]", "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON list"),
-    ('"roll"', "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON string"),
-    ('{"player": 0, "dice": [1]}', "g.jsonl:4: the event has no 'type'"),
-    ('{"type": "rol", "player": 0}', "g.jsonl:4: unknown event type 'rol' (did you mean 'roll'?)"),
-    ('{"type": "keep", "player": 0, "dice": [1], "points": 100, "turn_total": 100}',
-     "g.jsonl:4: the 'keep' event lacks 'end_turn', 'hot_dice'"),
-    ("", "g.jsonl:4: blank line inside the record"),
-], ids=["list", "string", "no-type", "unknown-type", "missing-keys", "blank"])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("[1, 2]", "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON list"),
+        ('"roll"', "g.jsonl:4: expected an event (a JSON object with a 'type'), got a JSON string"),
+        ('{"player": 0, "dice": [1]}', "g.jsonl:4: the event has no 'type'"),
+        ('{"type": "rol", "player": 0}', "g.jsonl:4: unknown event type 'rol' (did you mean 'roll'?)"),
+        (
+            '{"type": "keep", "player": 0, "dice": [1], "points": 100, "turn_total": 100}',
+            "g.jsonl:4: the 'keep' event lacks 'end_turn', 'hot_dice'",
+        ),
+        ("", "g.jsonl:4: blank line inside the record"),
+    ],
+    ids=["list", "string", "no-type", "unknown-type", "missing-keys", "blank"],
+)
 def test_malformed_line_names_the_line_and_the_problem(line, message, tmp_path, capsys):
     from tenk_env.cli.main import main
 

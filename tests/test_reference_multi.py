@@ -39,11 +39,15 @@ def _cache(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------- two players: the exact engine
-@pytest.mark.parametrize("rules, a, b, bot", [
-    (IMM, "dicenow", "hold:300", "dicenow"),
-    (FR2, "breakeven", "maxscore", "maxscore"),
-    (OMR, "greedy", "dicenow", "breakeven"),
-], ids=["immediate", "final_round", "one_more_roll"])
+@pytest.mark.parametrize(
+    "rules, a, b, bot",
+    [
+        (IMM, "dicenow", "hold:300", "dicenow"),
+        (FR2, "breakeven", "maxscore", "maxscore"),
+        (OMR, "greedy", "dicenow", "breakeven"),
+    ],
+    ids=["immediate", "final_round", "one_more_roll"],
+)
 def test_two_players_match_the_exact_engine(rules, a, b, bot):
     P = reference_eval(rules, [a, b])
     e = exact_eval(rules, a, b, cache=False)
@@ -68,13 +72,16 @@ def test_sharing_is_sound_on_whole_games():
     assert np.abs(p - q).max() < 1e-13
 
 
-@pytest.mark.parametrize("rules, specs, scores, mover, trigger, responder", [
-    (FR2, ["dicenow", "breakeven", "hold:300"], (650, 400, 350), 1, 0, False),
-    (FR2, ["dicenow", "maxscore", "breakeven", "dicenow"], (700, 300, 450, 400), 2, 0, False),
-    (FR2, ["breakeven", "dicenow"], (350, 400, 700), 0, 2, True),
-    (OMR, ["dicenow", "breakeven", "maxscore"], (600, 450, 300), 1, 0, False),
-    (OMR, ["dicenow", "breakeven"], (400, 550, 450), 0, 1, True),
-])
+@pytest.mark.parametrize(
+    "rules, specs, scores, mover, trigger, responder",
+    [
+        (FR2, ["dicenow", "breakeven", "hold:300"], (650, 400, 350), 1, 0, False),
+        (FR2, ["dicenow", "maxscore", "breakeven", "dicenow"], (700, 300, 450, 400), 2, 0, False),
+        (FR2, ["breakeven", "dicenow"], (350, 400, 700), 0, 2, True),
+        (OMR, ["dicenow", "breakeven", "maxscore"], (600, 450, 300), 1, 0, False),
+        (OMR, ["dicenow", "breakeven"], (400, 550, 450), 0, 1, True),
+    ],
+)
 def test_sharing_is_sound_in_final_rounds(rules, specs, scores, mover, trigger, responder):
     # from a final-round turn start the rest of the game is small: solved both ways
     a = reference_state(rules, specs, scores, mover, trigger, responder=responder)

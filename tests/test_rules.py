@@ -13,18 +13,48 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "rules"
 
 
 def test_presets_are_the_documented_tables():
-    assert list(PRESETS) == ["classic", "article_baseline", "bc_society", "scribd_farkle", "inform_five_dice",
-                             "house_1000", "walnut", "wikihow", "farkle_official", "busche_neller_2017", "zilch"]
+    assert list(PRESETS) == [
+        "classic",
+        "article_baseline",
+        "bc_society",
+        "scribd_farkle",
+        "inform_five_dice",
+        "house_1000",
+        "walnut",
+        "wikihow",
+        "farkle_official",
+        "busche_neller_2017",
+        "zilch",
+    ]
     c = PRESETS["classic"]
-    assert (c.num_dice, c.target, c.entry_threshold, c.three_ones, c.multiples, c.straight, c.three_pairs,
-            c.hot_dice, c.end, c.tie) == (6, 10_000, 500, 1000, "doubling", 1500, 750, "optional",
-                                          "final_round", "first_to_target")
+    assert (
+        c.num_dice,
+        c.target,
+        c.entry_threshold,
+        c.three_ones,
+        c.multiples,
+        c.straight,
+        c.three_pairs,
+        c.hot_dice,
+        c.end,
+        c.tie,
+    ) == (6, 10_000, 500, 1000, "doubling", 1500, 750, "optional", "final_round", "first_to_target")
     bc = PRESETS["bc_society"]
-    assert (bc.entry_threshold, bc.hot_dice, bc.end, bc.straight, bc.three_pairs) == (800, "mandatory",
-                                                                                      "one_more_roll", 1000, 1000)
+    assert (bc.entry_threshold, bc.hot_dice, bc.end, bc.straight, bc.three_pairs) == (
+        800,
+        "mandatory",
+        "one_more_roll",
+        1000,
+        1000,
+    )
     inf = PRESETS["inform_five_dice"]
-    assert (inf.num_dice, inf.max_rolls, inf.entry_threshold, inf.short_straights, inf.end) == (5, 3, 350, 2000,
-                                                                                                 "immediate")
+    assert (inf.num_dice, inf.max_rolls, inf.entry_threshold, inf.short_straights, inf.end) == (
+        5,
+        3,
+        350,
+        2000,
+        "immediate",
+    )
     z = PRESETS["zilch"]
     assert (z.zilch_payout, z.min_bank, z.bust_penalty, z.bust_penalty_after, z.three_pairs) == (500, 300, 500, 3, 1500)
     bn = PRESETS["busche_neller_2017"]
@@ -59,18 +89,21 @@ def test_yaml_with_base_preset(tmp_path):
     assert r.name == "mine" and r.entry_threshold == 350 and r.bust_penalty == 1000 and r.three_pairs == 750
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"num_dice": 4}, "field 'num_dice' = 4 is not allowed; allowed: 5 or 6"),
-    ({"entry_threshold": -50}, "field 'entry_threshold' = -50 is not allowed; allowed: an integer >= 0"),
-    ({"multiples": "triple"}, "field 'multiples' = 'triple' is not allowed; allowed: doubling, flat, none"),
-    ({"end": "sudden"}, "allowed: final_round, one_more_roll, immediate"),
-    ({"piggyback": "yes"}, "field 'piggyback' = 'yes' is not allowed; allowed: true or false"),
-    ({"target": 10000.5}, "field 'target' = 10000.5 is not allowed; allowed: an integer"),
-    ({"flat_multiples": (1000, 2000)}, "three positive integers"),
-    ({"num_dice": 5}, "field 'straight' = 1500 needs six dice"),
-    ({"three_pairs": 0, "four_plus_pair_is_three_pairs": True}, "three_pairs is 0"),
-    ({"komi": 20_000}, "field 'komi' = 20000 is not allowed"),
-])
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"num_dice": 4}, "field 'num_dice' = 4 is not allowed; allowed: 5 or 6"),
+        ({"entry_threshold": -50}, "field 'entry_threshold' = -50 is not allowed; allowed: an integer >= 0"),
+        ({"multiples": "triple"}, "field 'multiples' = 'triple' is not allowed; allowed: doubling, flat, none"),
+        ({"end": "sudden"}, "allowed: final_round, one_more_roll, immediate"),
+        ({"piggyback": "yes"}, "field 'piggyback' = 'yes' is not allowed; allowed: true or false"),
+        ({"target": 10000.5}, "field 'target' = 10000.5 is not allowed; allowed: an integer"),
+        ({"flat_multiples": (1000, 2000)}, "three positive integers"),
+        ({"num_dice": 5}, "field 'straight' = 1500 needs six dice"),
+        ({"three_pairs": 0, "four_plus_pair_is_three_pairs": True}, "three_pairs is 0"),
+        ({"komi": 20_000}, "field 'komi' = 20000 is not allowed"),
+    ],
+)
 def test_bad_fields_name_field_value_and_allowed(changes, message):
     with pytest.raises(RulesetError, match="^ruleset 'classic': .*") as e:
         PRESETS["classic"].replace(**changes)
@@ -111,23 +144,44 @@ def _flat(text: str) -> str:
     return " ".join(text.split())  # rich wraps long lines
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"exact_finish": "forfeit", "target": 10_025},
-     "target 10025 cannot be reached exactly (exact_finish: forfeit): every score is a multiple of 50, the "
-     "greatest common divisor of the scoring table's points, so no game could end; set target to a multiple "
-     "of 50 (e.g. 10000 or 10050) or exact_finish: off"),
-    ({"exact_finish": "to_lowest", "target": 10_010, "komi": 30, "bust_penalty": 100},
-     "every score is a multiple of 50, the greatest common divisor of the scoring table's points and "
-     "bust_penalty (seat 1's: komi 30 plus such a multiple), so no game could end"),
-    ({"exact_finish": "forfeit", "target": 1_010, "six_of_a_kind_wins": "any"},
-     "so only a six-of-a-kind instant win could end a game"),
-    ({"max_rolls": 3, "min_bank": 30_000},
-     "min_bank 30000 cannot be reached in 3 rolls (max_rolls 3): the most a turn can score is 24,000, "
-     "so no game could end; lower min_bank to 24000 or less, or raise max_rolls"),
-    ({"num_dice": 5, "max_rolls": 1, "entry_threshold": 1000, "three_ones": 300, "multiples": "none",
-      "straight": 0, "three_pairs": 0},  # best roll: three 6s and two 1s
-     "entry_threshold 1000 cannot be reached in 1 rolls (max_rolls 1): the most a turn can score is 800"),
-], ids=["exact-target", "exact-target-komi", "instant-win-only", "min-bank", "entry-threshold"])
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        (
+            {"exact_finish": "forfeit", "target": 10_025},
+            "target 10025 cannot be reached exactly (exact_finish: forfeit): every score is a multiple of 50, the "
+            "greatest common divisor of the scoring table's points, so no game could end; set target to a multiple "
+            "of 50 (e.g. 10000 or 10050) or exact_finish: off",
+        ),
+        (
+            {"exact_finish": "to_lowest", "target": 10_010, "komi": 30, "bust_penalty": 100},
+            "every score is a multiple of 50, the greatest common divisor of the scoring table's points and "
+            "bust_penalty (seat 1's: komi 30 plus such a multiple), so no game could end",
+        ),
+        (
+            {"exact_finish": "forfeit", "target": 1_010, "six_of_a_kind_wins": "any"},
+            "so only a six-of-a-kind instant win could end a game",
+        ),
+        (
+            {"max_rolls": 3, "min_bank": 30_000},
+            "min_bank 30000 cannot be reached in 3 rolls (max_rolls 3): the most a turn can score is 24,000, "
+            "so no game could end; lower min_bank to 24000 or less, or raise max_rolls",
+        ),
+        (
+            {
+                "num_dice": 5,
+                "max_rolls": 1,
+                "entry_threshold": 1000,
+                "three_ones": 300,
+                "multiples": "none",
+                "straight": 0,
+                "three_pairs": 0,
+            },  # best roll: three 6s and two 1s
+            "entry_threshold 1000 cannot be reached in 1 rolls (max_rolls 1): the most a turn can score is 800",
+        ),
+    ],
+    ids=["exact-target", "exact-target-komi", "instant-win-only", "min-bank", "entry-threshold"],
+)
 def test_rulesets_whose_games_cannot_end_are_refused(changes, message, tmp_path, capsys):
     with pytest.raises(RulesetError, match="^ruleset 'classic': ") as e:
         PRESETS["classic"].replace(**changes)

@@ -189,7 +189,14 @@ def test_why_not_names_the_dead_die():
 
 
 # RULES.md, published: bust chance and mean best points of one roll under classic
-PUBLISHED = {1: ("66.7%", 25), 2: ("44.4%", 50), 3: ("27.8%", 87), 4: ("15.7%", 144), 5: ("7.7%", 226), 6: ("2.31%", 382)}
+PUBLISHED = {
+    1: ("66.7%", 25),
+    2: ("44.4%", 50),
+    3: ("27.8%", 87),
+    4: ("15.7%", 144),
+    5: ("7.7%", 226),
+    6: ("2.31%", 382),
+}
 
 
 def test_odds_reproduce_published_table():

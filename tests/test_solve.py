@@ -33,8 +33,10 @@ def _rolls(rules: Ruleset):
     t = get_tables(rules)
     out = {}
     for n in range(1, rules.num_dice + 1):
-        out[n] = [(math.factorial(n) / math.prod(math.factorial(k) for k in t.rolls[d].counts) / 6 ** n, t.rolls[d])
-                  for d in itertools.combinations_with_replacement(range(1, 7), n)]
+        out[n] = [
+            (math.factorial(n) / math.prod(math.factorial(k) for k in t.rolls[d].counts) / 6**n, t.rolls[d])
+            for d in itertools.combinations_with_replacement(range(1, 7), n)
+        ]
     return out
 
 
@@ -67,8 +69,11 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
 
     def legal(T, hot, fa, rolls_used, max_rolls):
         can_roll = max_rolls == 0 or rolls_used < max_rolls
-        can_bank = ((fa or T * unit >= rules.entry_threshold) and T * unit >= rules.min_bank
-                    and not (hot and rules.hot_dice == "mandatory" and can_roll))
+        can_bank = (
+            (fa or T * unit >= rules.entry_threshold)
+            and T * unit >= rules.min_bank
+            and not (hot and rules.hot_dice == "mandatory" and can_roll)
+        )
         return can_roll, can_bank
 
     def best_turn(bank_value, beta, fa, max_rolls, forced_hot_value=None, forfeit=None):
@@ -109,6 +114,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
             for keeps, p in moves:
                 v += p * max((after(T + points, n - kept, r + 1) for points, kept in keeps), default=-1.0)
             return v
+
         return roll(0, N, 0)
 
     def final_chance(d, fb):
@@ -117,8 +123,15 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
     R = {}
     flags = [(1, 1)] if not rules.entry_threshold else [(0, 0), (0, 1), (1, 0), (1, 1)]
     C = rules.bust_penalty_after if rules.bust_penalty else 1
-    states = [(a, b, fa, fb, ka, kb) for a in range(tu) for b in range(tu) for fa, fb in flags
-              for ka in range(C) for kb in range(C) if (fa or a == 0) and (fb or b == 0)]
+    states = [
+        (a, b, fa, fb, ka, kb)
+        for a in range(tu)
+        for b in range(tu)
+        for fa, fb in flags
+        for ka in range(C)
+        for kb in range(C)
+        if (fa or a == 0) and (fb or b == 0)
+    ]
     W = {s: 0.5 for s in states}
 
     def after_bust(a, k):
@@ -127,6 +140,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
         if rules.bust_penalty and k >= rules.bust_penalty_after:
             return max(a - rules.bust_penalty // unit, 0), 0
         return a, (k if rules.bust_penalty else 0)
+
     # immediate end with mandatory hot dice: past the target a forced 6-dice roll wins unless
     # it busts or only offers hot keeps again, a closed form
     p_b = sum(p for p, i in rolls[N] if i.bust)
@@ -135,7 +149,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
     states.sort(key=lambda st: -(st[0] + st[1]))
     for _ in range(10_000):
         diff = 0.0
-        for (a, b, fa, fb, ka, kb) in states:
+        for a, b, fa, fb, ka, kb in states:
             a2, ka2 = after_bust(a, ka)
             beta = 1.0 - W[(b, a2, fb, fa, kb, ka2)]
             forfeit = 1.0 - W[(b, a, fb, fa, kb, 0)]
@@ -150,6 +164,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
                 if key not in R:
                     R[key] = final_chance(s - b, fb)
                 return 1.0 - R[key]
+
             forced = (1.0 - p_ah - p_b + p_b * beta) / (1.0 - p_ah) if rules.end == "immediate" else None
             v = best_turn(bank_value, beta, fa, rules.max_rolls, forced, forfeit)
             diff = max(diff, abs(v - W[(a, b, fa, fb, ka, kb)]))
@@ -162,8 +177,7 @@ def brute_force(rules: Ruleset, unit: int = 50, tol: float = 1e-13):
 def _compare(rules: Ruleset):
     sol = solve_game(rules, cache=False, with_fair_komi=False)
     W = brute_force(rules)
-    worst = max(abs(sol.W[sol.status(fa, ka), sol.status(fb, kb), a, b] - v)
-                for (a, b, fa, fb, ka, kb), v in W.items())
+    worst = max(abs(sol.W[sol.status(fa, ka), sol.status(fb, kb), a, b] - v) for (a, b, fa, fb, ka, kb), v in W.items())
     assert worst < 1e-9, worst
     return sol, W
 
@@ -172,22 +186,28 @@ BN = PRESETS["busche_neller_2017"]
 CLASSIC = PRESETS["classic"]
 
 
-@pytest.mark.parametrize("rules", [
-    BN.replace(target=300),
-    BN.replace(target=300, entry_threshold=150, hot_dice="mandatory"),
-    CLASSIC.replace(target=250, entry_threshold=100, end="immediate", min_bank=100),
-    BN.replace(target=300, six_of_a_kind_wins="any"),
-])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        BN.replace(target=300),
+        BN.replace(target=300, entry_threshold=150, hot_dice="mandatory"),
+        CLASSIC.replace(target=250, entry_threshold=100, end="immediate", min_bank=100),
+        BN.replace(target=300, six_of_a_kind_wins="any"),
+    ],
+)
 def test_game_solver_matches_brute_force_immediate_end(rules):
     _compare(rules)
 
 
-@pytest.mark.parametrize("rules", [
-    BN.replace(target=100, max_rolls=2, end="final_round"),
-    CLASSIC.replace(target=400, max_rolls=1, entry_threshold=0, tie="shared"),
-    PRESETS["bc_society"].replace(target=400, max_rolls=1, entry_threshold=150, turn_order="seat"),
-    PRESETS["wikihow"].replace(target=300, max_rolls=1, six_of_a_kind_wins="any"),
-])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        BN.replace(target=100, max_rolls=2, end="final_round"),
+        CLASSIC.replace(target=400, max_rolls=1, entry_threshold=0, tie="shared"),
+        PRESETS["bc_society"].replace(target=400, max_rolls=1, entry_threshold=150, turn_order="seat"),
+        PRESETS["wikihow"].replace(target=300, max_rolls=1, six_of_a_kind_wins="any"),
+    ],
+)
 def test_game_solver_matches_brute_force_final_round(rules):
     sol, _ = _compare(rules)
     # the trailing player's last chance falls as the lead grows, and is a probability
@@ -234,7 +254,7 @@ def test_one_roll_turn_is_the_mean_best_roll():
 
 
 def test_turn_solver_matches_monte_carlo_of_maxscore():
-    rules = CLASSIC.replace(target=10 ** 9)
+    rules = CLASSIC.replace(target=10**9)
     sol = solve_turn(rules)
     agent = make_agent("maxscore")
     rng = np.random.default_rng(7)
@@ -304,11 +324,14 @@ def test_agents_check_rulesets():
     make_agent("maxscore").check(PRESETS["zilch"], 4)
 
 
-@pytest.mark.parametrize("change, word", [
-    ({"piggyback": True}, "piggyback"),
-    ({"exact_finish": "forfeit"}, "exact_finish"),
-    ({"four_twos_lose_all": True}, "four_twos_lose_all"),
-])
+@pytest.mark.parametrize(
+    "change, word",
+    [
+        ({"piggyback": True}, "piggyback"),
+        ({"exact_finish": "forfeit"}, "exact_finish"),
+        ({"four_twos_lose_all": True}, "four_twos_lose_all"),
+    ],
+)
 def test_unsupported_rules_say_why(change, word):
     with pytest.raises(SolverError, match=word):
         solve_game(CLASSIC.replace(**change))
@@ -355,8 +378,10 @@ def test_solve_commands_say_what_takes_long_before_doing_it(tmp_path, capsys):
     path.write_text("base: classic\ntarget: 500\nend: immediate\n")
     assert main(["solve", "game", str(path)]) == 0
     first = " ".join(capsys.readouterr().out.split()).splitlines()[0]
-    assert first.startswith("solving the game for 'small' (seconds at a small target, a few minutes for classic; "
-                            f"once: cached in {tmp_path / 'cache'})")
+    assert first.startswith(
+        "solving the game for 'small' (seconds at a small target, a few minutes for classic; "
+        f"once: cached in {tmp_path / 'cache'})"
+    )
     assert main(["solve", "eval", str(path), "dicenow", "hold:300"]) == 0
     out = capsys.readouterr().out
     assert "solving the game" not in out and out.startswith("evaluating dicenow against hold:300 exactly")
@@ -392,14 +417,17 @@ def test_the_game_solve_reports_progress_in_slices_with_the_same_result(monkeypa
 ZILCH = PRESETS["zilch"]
 
 
-@pytest.mark.parametrize("rules", [
-    # three busts in a row cost 100; a zilch pay-out forces a roll; immediate end
-    ZILCH.replace(target=300, min_bank=100, bust_penalty=100, end="immediate"),
-    # two busts in a row cost 100; forfeits at the roll limit start the count again
-    BN.replace(target=300, min_bank=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
-    # not yet on the board: a penalty costs nothing
-    BN.replace(target=250, entry_threshold=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
-])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        # three busts in a row cost 100; a zilch pay-out forces a roll; immediate end
+        ZILCH.replace(target=300, min_bank=100, bust_penalty=100, end="immediate"),
+        # two busts in a row cost 100; forfeits at the roll limit start the count again
+        BN.replace(target=300, min_bank=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
+        # not yet on the board: a penalty costs nothing
+        BN.replace(target=250, entry_threshold=150, bust_penalty=100, bust_penalty_after=2, max_rolls=2),
+    ],
+)
 def test_game_solver_matches_brute_force_under_a_bust_penalty(rules):
     sol, W = _compare(rules)
     assert sol.stats["sweeps"] >= 3 and sol.stats["residual"] < 1e-12

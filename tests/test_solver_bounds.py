@@ -28,8 +28,16 @@ C, F = PRESETS["classic"], PRESETS["farkle_official"]
 ODD = {
     "entry_past_target": dict(base="farkle_official", target=1000, entry_threshold=5000, end="immediate"),
     "minbank_past_target": dict(base="farkle_official", target=800, min_bank=2500, entry_threshold=0),
-    "five_dice_rolls": dict(base="classic", num_dice=5, straight=0, three_pairs=0, short_straights=1000, target=800,
-                            max_rolls=2, entry_threshold=300),
+    "five_dice_rolls": dict(
+        base="classic",
+        num_dice=5,
+        straight=0,
+        three_pairs=0,
+        short_straights=1000,
+        target=800,
+        max_rolls=2,
+        entry_threshold=300,
+    ),
     "hot_mandatory": dict(base="classic", target=600, hot_dice="mandatory", end="one_more_roll"),
     "zilch_payout": dict(base="classic", target=500, zilch_payout=500, min_bank=300, tie="shared"),
     "instant_komi": dict(base="classic", target=600, six_of_a_kind_wins="any", komi=100),
@@ -63,10 +71,20 @@ print(json.dumps(out))
 def test_solver_kernels_stay_inside_their_arrays(tmp_path):
     """Before the turn-total axis was sized from the thresholds, ``entry_past_target`` wrote
     past the solver's buffers (``free(): invalid next size`` from ``tenk solve game``)."""
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
-           "TENK_CACHE": str(tmp_path / "cache")}
-    got = subprocess.run([sys.executable, "-c", PROBE, json.dumps(ODD)], env=env, capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parent.parent, timeout=900)
+    env = {
+        **os.environ,
+        "NUMBA_BOUNDSCHECK": "1",
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        "TENK_CACHE": str(tmp_path / "cache"),
+    }
+    got = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(ODD)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=900,
+    )
     assert got.returncode == 0, got.stderr[-3000:]
     checked = json.loads(got.stdout.strip().splitlines()[-1])
     # the same figures from the kernels compiled as usual
@@ -101,8 +119,30 @@ def test_bank_chance_agrees_with_the_turn_solver(name, threshold):
     V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
     Q = np.zeros_like(V)
     bv = np.ones(Tcap + s.max_step + 2)
-    K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 0, Tcap, bv, 0.0, 0.0, True, True,
-              V, bv, 0.0, Tcap, V, Q, *forced_extension(prm, s))
+    K.turn_dp(
+        prm,
+        s.cstart,
+        s.c_prob,
+        s.c_kind,
+        s.c_os,
+        s.c_oe,
+        s.o_p,
+        s.o_d,
+        0,
+        Tcap,
+        bv,
+        0.0,
+        0.0,
+        True,
+        True,
+        V,
+        bv,
+        0.0,
+        Tcap,
+        V,
+        Q,
+        *forced_extension(prm, s),
+    )
     assert get_tables(rules).bank_chance(threshold) == pytest.approx(V[0, s.n_dice, 0], rel=1e-12, abs=1e-300)
 
 
@@ -136,8 +176,33 @@ def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
             for kernel in (K._general_dp, K.turn_dp_radius):
                 V = np.full((s.n_rolls_dim, s.n_dice + 1, Tcap + 1), 7.0)
                 Q, rad = V.copy(), np.zeros(1)
-                kernel(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, trial % 2, Tcap, bv, beta,
-                       forf, trial % 3 == 0, True, V, bv, forf, Tcap, V, Q, fA, fB, rad, rv)
+                kernel(
+                    s.prm,
+                    s.cstart,
+                    s.c_prob,
+                    s.c_kind,
+                    s.c_os,
+                    s.c_oe,
+                    s.o_p,
+                    s.o_d,
+                    trial % 2,
+                    Tcap,
+                    bv,
+                    beta,
+                    forf,
+                    trial % 3 == 0,
+                    True,
+                    V,
+                    bv,
+                    forf,
+                    Tcap,
+                    V,
+                    Q,
+                    fA,
+                    fB,
+                    rad,
+                    rv,
+                )
                 out.append((V, Q, rad[0]))
             (V0, Q0, r0), (V1, Q1, r1) = out
             assert np.array_equal(V0, V1) and np.array_equal(Q0, Q1), (name, for_game, trial)
@@ -145,24 +210,61 @@ def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
         # the optimal agent's kernel: the same values
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         A = np.empty((s.n_rolls_dim, s.n_dice, Tcap + s.max_step + 1))
-        K.optimal_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf,
-                         -1.0, 0.0, V, A)
+        K.optimal_values(
+            s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf, -1.0, 0.0, V, A
+        )
         V0 = np.zeros_like(V)
-        K._general_dp(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf,
-                      False, True, V0, bv, forf, Tcap, V0, np.zeros_like(V0), -1.0, 0.0, np.zeros(0), np.zeros(0))
+        K._general_dp(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            1,
+            Tcap,
+            bv,
+            beta,
+            forf,
+            False,
+            True,
+            V0,
+            bv,
+            forf,
+            Tcap,
+            V0,
+            np.zeros_like(V0),
+            -1.0,
+            0.0,
+            np.zeros(0),
+            np.zeros(0),
+        )
         assert np.array_equal(V, V0)
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"target": 3000, "entry_threshold": 40000},
-     r"entry_threshold 40000 is reached in a turn with chance 3.4e-20 at best \(practically never\), so games would "
-     r"not end in practice; a playable table needs a chance of at least 0.0001: lower entry_threshold to 7650 or less"),
-    ({"entry_threshold": 100000}, r"entry_threshold 100000 is reached in a turn with chance 5.1e-49"),
-    ({"min_bank": 20000}, r"min_bank 20000 is reached in a turn with chance 1.4e-10 at best \(one turn in "
-                          r"7,109,434,594\).*lower min_bank to 7650 or less"),
-    ({"max_rolls": 1, "min_bank": 5000}, r"min_bank 5000 is reached within 1 roll with chance 2.1e-05 at best "
-                                         r"\(one turn in 46,656\).*lower min_bank to 4050 or less"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (
+            {"target": 3000, "entry_threshold": 40000},
+            r"entry_threshold 40000 is reached in a turn with chance 3.4e-20 at best \(practically never\), so games would "
+            r"not end in practice; a playable table needs a chance of at least 0.0001: lower entry_threshold to 7650 or less",
+        ),
+        ({"entry_threshold": 100000}, r"entry_threshold 100000 is reached in a turn with chance 5.1e-49"),
+        (
+            {"min_bank": 20000},
+            r"min_bank 20000 is reached in a turn with chance 1.4e-10 at best \(one turn in "
+            r"7,109,434,594\).*lower min_bank to 7650 or less",
+        ),
+        (
+            {"max_rolls": 1, "min_bank": 5000},
+            r"min_bank 5000 is reached within 1 roll with chance 2.1e-05 at best "
+            r"\(one turn in 46,656\).*lower min_bank to 4050 or less",
+        ),
+    ],
+)
 def test_games_that_would_not_end_are_refused(fields, message):
     with pytest.raises(RulesetError, match=message):
         load_ruleset({"base": "classic", **fields})
@@ -185,14 +287,18 @@ def test_an_inline_ruleset_is_named_after_what_it_changes():
     assert load_ruleset({"base": "classic", "target": 3000}).name == "classic+target=3000"
     assert load_ruleset({"base": "classic", "target": 10_000}).name == "classic"  # no change: the same table
     assert load_ruleset({"base": "classic", "target": 3000, "name": "mine"}).name == "mine"
-    many = load_ruleset({"base": "farkle_official", "target": 2000, "entry_threshold": 0, "min_bank": 300,
-                         "max_rolls": 5})
+    many = load_ruleset(
+        {"base": "farkle_official", "target": 2000, "entry_threshold": 0, "min_bank": 300, "max_rolls": 5}
+    )
     assert many.name == "farkle_official+target=2000,entry_threshold=0,min_bank=300,..."
 
 
 def test_a_game_that_does_not_end_names_the_agent_that_never_banks(capsys):
-    with pytest.raises(GameTooLongError, match=r"not over after 30 turns .*never banked: hold:100000 \(seat 0\), "
-                                               r"hold:100000 \(seat 1\)"):
+    with pytest.raises(
+        GameTooLongError,
+        match=r"not over after 30 turns .*never banked: hold:100000 \(seat 0\), "
+        r"hold:100000 \(seat 1\)",
+    ):
         play_game(C, ["hold:100000", "hold:100000"], RngDice(np.random.default_rng(0)), max_turns=30)
     # a ValueError, so that the command line prints it as one line
     assert issubclass(GameTooLongError, ValueError)

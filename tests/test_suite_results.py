@@ -23,19 +23,39 @@ from tenk_env.evaluation.analysis import KINDS
 from tenk_env.evaluation.suite import RulesetScore, SuiteResult
 
 LONG = "cmd:python3 /very/long/path/to/some/agent_program.py --flag value"
-ZOO_WHAT = ("any ruleset (trained on the first 200 rulesets of the train split), 2 players, afterstate value net "
-            "[64, 64] + turn expectimax, 600,019 learner turns")
+ZOO_WHAT = (
+    "any ruleset (trained on the first 200 rulesets of the train split), 2 players, afterstate value net "
+    "[64, 64] + turn expectimax, 600,019 learner turns"
+)
 
 
-def result(agent: str = "dicenow", regrets=(0.0366, 0.0366), *, exact: bool = False, games: int = 1000, seed: int = 0,
-           split: str = "test", sha: str | None = None, hashes=None) -> SuiteResult:
+def result(
+    agent: str = "dicenow",
+    regrets=(0.0366, 0.0366),
+    *,
+    exact: bool = False,
+    games: int = 1000,
+    seed: int = 0,
+    split: str = "test",
+    sha: str | None = None,
+    hashes=None,
+) -> SuiteResult:
     """A result as tenk suite evaluate writes one: exact, or by regret with a +-0.04 pp interval."""
     how = "exact" if exact else f"regret over {games:,} games"
     hashes = hashes or [f"hash{k}" for k in range(len(regrets))]
     half = 0.0 if exact else 4e-4
-    scores = [RulesetScore(f"variant1-{k}", h, 0.5 - g, (0.5 - g - half, 0.5 - g + half), how, g,
-                           by_kind={} if exact else dict(zip(KINDS, (g / 2, g / 4, g / 4))))
-              for k, (h, g) in enumerate(zip(hashes, regrets))]
+    scores = [
+        RulesetScore(
+            f"variant1-{k}",
+            h,
+            0.5 - g,
+            (0.5 - g - half, 0.5 - g + half),
+            how,
+            g,
+            by_kind={} if exact else dict(zip(KINDS, (g / 2, g / 4, g / 4))),
+        )
+        for k, (h, g) in enumerate(zip(hashes, regrets))
+    ]
     mean = sum(regrets) / len(regrets)
     ci = (mean, mean) if exact else (mean - 4e-4, mean + 4e-4)
     return SuiteResult(agent, sha, split, V.SPACE_VERSION, games, seed, scores, mean, ci, 1.0, "tenk suite evaluate")
@@ -67,8 +87,15 @@ def test_result_files_are_named_by_everything_that_produced_them(tmp_path):
     mixed = result(exact=True, games=400)
     mixed.rulesets[1].how = "regret over 400 games"
     assert name(mixed) == "dicenow-test-space1-mixed-g400-s0.json"
-    others = [exact, regret, mixed, result(games=400, seed=1, split="train", regrets=(0.03,)),
-              result(games=400, split="train", regrets=(0.03, 0.03)), result(games=400), result(games=401)]
+    others = [
+        exact,
+        regret,
+        mixed,
+        result(games=400, seed=1, split="train", regrets=(0.03,)),
+        result(games=400, split="train", regrets=(0.03, 0.03)),
+        result(games=400),
+        result(games=401),
+    ]
     assert len({name(r) for r in others}) == len(others)
     # specs that clean to one name, and one spec whose file changed, still get files of their own
     a, b = name(result("cmd:python a.py")), name(result("cmd:python/a.py"))
@@ -130,25 +157,31 @@ def test_the_leaderboard_reads_old_and_new_names_and_keeps_one_row_per_agent(tmp
     exact = _write(S.result_path(d, result("dicenow", exact=True)), result("dicenow", exact=True), 500)
     # more analysed games stay, though older
     many = _write(S.result_path(d, result("maxscore", (0.0190, 0.0184))), result("maxscore", (0.0190, 0.0184)), 100)
-    few = _write(S.result_path(d, result("maxscore", (0.02, 0.02), games=200)), result("maxscore", (0.02, 0.02),
-                                                                                        games=200), 2_000)
+    few = _write(
+        S.result_path(d, result("maxscore", (0.02, 0.02), games=200)),
+        result("maxscore", (0.02, 0.02), games=200),
+        2_000,
+    )
     # alike but for the seed: the newer stays
     a = _write(S.result_path(d, result("greedy", (0.14, 0.14))), result("greedy", (0.14, 0.14)), 100)
-    b = _write(S.result_path(d, result("greedy", (0.142, 0.142), seed=1)), result("greedy", (0.142, 0.142), seed=1),
-               200)
+    b = _write(
+        S.result_path(d, result("greedy", (0.142, 0.142), seed=1)), result("greedy", (0.142, 0.142), seed=1), 200
+    )
     assert main(["suite", "leaderboard", str(d)]) == 0
     got = capsys.readouterr()
     assert _rows(got.out) == [
         "| 1 | `maxscore` | bot | 1.87 [1.83, 1.91] | 48.13% | regret over 1,000 games |",
         "| 2 | `dicenow` | bot | 3.66 [3.66, 3.66] | 46.34% | exact |",
-        "| 3 | `greedy` | bot | 14.20 [14.16, 14.24] | 35.80% | regret over 1,000 games |"]
+        "| 3 | `greedy` | bot | 14.20 [14.16, 14.24] | 35.80% | regret over 1,000 games |",
+    ]
     assert "| rank | agent | what | mean regret (pp/game) [95%] | vs optimal | measured |" in got.out
     assert got.err.splitlines() == [  # in the order the files were written
         f"left out {str(a)!r}: the same agent and rulesets as {str(b)!r}, kept as the newer",
         f"left out {str(old)!r}: the same agent and rulesets as {str(exact)!r}, kept as measured exactly on more "
         "rulesets",
         f"left out {str(few)!r}: the same agent and rulesets as {str(many)!r}, kept as measured over more analysed "
-        "games"]
+        "games",
+    ]
     # files named one by one (a shell's glob) read the same
     assert main(["suite", "leaderboard", *map(str, (old, exact, many, few, a, b))]) == 0
     assert _rows(capsys.readouterr().out) == _rows(got.out)
@@ -156,28 +189,36 @@ def test_the_leaderboard_reads_old_and_new_names_and_keeps_one_row_per_agent(tmp
     presets = result("dicenow", (0.03,) * 10, split="presets")
     _write(S.result_path(d, presets), presets)
     assert main(["suite", "leaderboard", str(d)]) == 2
-    assert ("the files given hold results of several splits (presets, test), which cannot share a table; pick one "
-            "with --split") in _flat(capsys.readouterr().out)
+    assert (
+        "the files given hold results of several splits (presets, test), which cannot share a table; pick one "
+        "with --split"
+    ) in _flat(capsys.readouterr().out)
     assert main(["suite", "leaderboard", str(d), "--split", "test"]) == 0
     again = capsys.readouterr()
     assert _rows(again.out) == _rows(got.out) and "left out 1 result(s) of other splits than 'test'" in again.err
 
 
-@pytest.mark.parametrize("spoil, problem", [
-    (lambda d: d.update(mean_regret=float("nan")), "mean_regret = nan, not a finite number"),
-    (lambda d: d.update(mean_regret=-5), "mean_regret = -5, outside [0, 1]"),
-    (lambda d: d["rulesets"][0].update(win_rate="0.4634"), "rulesets[0].win_rate = '0.4634', not a finite number"),
-    (lambda d: d["rulesets"][1].update(regret=float("inf")), "rulesets[1].regret = inf, not a finite number"),
-    (lambda d: d["rulesets"][0].update(win_rate=1.5, regret=-1.0), "rulesets[0].win_rate = 1.5, outside [0, 1]"),
-    (lambda d: d["rulesets"][0].update(regret=0.01), "rulesets[0].regret = 0.01 is not 0.5 minus its win rate 0.4634"),
-    (lambda d: d.update(mean_regret=0.01), "mean_regret = 0.01 is not the mean of its rulesets' regrets (0.0366)"),
-    (lambda d: d.update(mean_regret_ci=[0.5, 0.6]), "mean_regret_ci = [0.5, 0.6] does not hold its figure 0.0366"),
-    (lambda d: d["rulesets"][0].update(ci=["a", 1]), "rulesets[0].ci = 'a', not a finite number"),
-    (lambda d: d["rulesets"][0]["by_kind"].update(x=None), "rulesets[0].by_kind['x'] = None, not a finite number"),
-    (lambda d: d.update(split="dev"), "split = 'dev', not one of the suite's splits (train, test, presets)"),
-    (lambda d: d.update(games=1.5), "games = 1.5, not a whole number >= 0"),
-    (lambda d: d.update(rulesets=[]), "rulesets = [], no ruleset measured"),
-])
+@pytest.mark.parametrize(
+    "spoil, problem",
+    [
+        (lambda d: d.update(mean_regret=float("nan")), "mean_regret = nan, not a finite number"),
+        (lambda d: d.update(mean_regret=-5), "mean_regret = -5, outside [0, 1]"),
+        (lambda d: d["rulesets"][0].update(win_rate="0.4634"), "rulesets[0].win_rate = '0.4634', not a finite number"),
+        (lambda d: d["rulesets"][1].update(regret=float("inf")), "rulesets[1].regret = inf, not a finite number"),
+        (lambda d: d["rulesets"][0].update(win_rate=1.5, regret=-1.0), "rulesets[0].win_rate = 1.5, outside [0, 1]"),
+        (
+            lambda d: d["rulesets"][0].update(regret=0.01),
+            "rulesets[0].regret = 0.01 is not 0.5 minus its win rate 0.4634",
+        ),
+        (lambda d: d.update(mean_regret=0.01), "mean_regret = 0.01 is not the mean of its rulesets' regrets (0.0366)"),
+        (lambda d: d.update(mean_regret_ci=[0.5, 0.6]), "mean_regret_ci = [0.5, 0.6] does not hold its figure 0.0366"),
+        (lambda d: d["rulesets"][0].update(ci=["a", 1]), "rulesets[0].ci = 'a', not a finite number"),
+        (lambda d: d["rulesets"][0]["by_kind"].update(x=None), "rulesets[0].by_kind['x'] = None, not a finite number"),
+        (lambda d: d.update(split="dev"), "split = 'dev', not one of the suite's splits (train, test, presets)"),
+        (lambda d: d.update(games=1.5), "games = 1.5, not a whole number >= 0"),
+        (lambda d: d.update(rulesets=[]), "rulesets = [], no ruleset measured"),
+    ],
+)
 def test_a_result_out_of_range_is_left_out_by_name(tmp_path, capsys, spoil, problem):
     good = _write(tmp_path / "good.json", result("maxscore"))
     d = json.loads(result("bad").to_json())
@@ -235,14 +276,26 @@ def _rendered(table) -> str:
 
 
 def test_the_leaderboard_table_keeps_every_figure_at_80_columns(tmp_path, monkeypatch):
-    results = [result(LONG, (0.0187, 0.0189)), result("zoo:generalist_afterstate", (0.0054, 0.0056)),
-               result("greedy", (0.1420, 0.1422)), result("maxscore", (0.02, 0.02), games=20)]
+    results = [
+        result(LONG, (0.0187, 0.0189)),
+        result("zoo:generalist_afterstate", (0.0054, 0.0056)),
+        result("greedy", (0.1420, 0.1422)),
+        result("maxscore", (0.02, 0.02), games=20),
+    ]
     results[3].mean_regret_ci = None  # too few games for an interval
     describe = lambda a: ZOO_WHAT if a.startswith("zoo:") else cmd_suite._describe(a)  # noqa: E731
     split, n, version, rows = S.leaderboard_rows(results, describe)
     text = _rendered(cmd_suite.leaderboard_table(split, n, version, rows))
-    figures = ["0.55 [0.51, 0.59]", "49.45%", "1.88 [1.84, 1.92]", "48.12%", "2.00 (no interval)", "48.00%",
-               "14.21 [14.17, 14.25]", "35.79%"]
+    figures = [
+        "0.55 [0.51, 0.59]",
+        "49.45%",
+        "1.88 [1.84, 1.92]",
+        "48.12%",
+        "2.00 (no interval)",
+        "48.00%",
+        "14.21 [14.17, 14.25]",
+        "35.79%",
+    ]
     assert [r[3] for r in rows] + [r[4] for r in rows] == figures[0::2] + figures[1::2]
     for f in figures:
         assert f in text
@@ -285,19 +338,34 @@ def bounded_split(monkeypatch):
     monkeypatch.setattr(V, "split", split)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["suite", "list", "--split", "train", "--count", "1000000000000"],
-     "argument --count: 1000000000000: give from 1 to 10,000 training rulesets"),
-    (["suite", "solve", "--split", "train", "--count", "1e9"], "argument --count: 1e9: give from 1 to 10,000 training"),
-    (["suite", "solve", "--split", "train", "--count", "1.5"],
-     "argument --count: '1.5' is not a whole number; give one from 1 to 10,000"),
-    (["suite", "list", "--split", "train", "--count", "many"], "argument --count: 'many' is not a number"),
-    (["suite", "evaluate", "dicenow", "--games", "1e7"],
-     "argument --games: 1e7: give from 2 to 1,000,000 analysed games a ruleset"),
-    (["suite", "evaluate", "dicenow", "--games", "1"], "argument --games: 1: give from 2 to 1,000,000"),
-    (["suite", "evaluate", "dicenow", "--workers", "0"], "argument --workers: 0: give from 1 to 256 worker processes"),
-    (["suite", "curve", "runs/x", "--games", "2.5"], "argument --games: '2.5' is not a whole number"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["suite", "list", "--split", "train", "--count", "1000000000000"],
+            "argument --count: 1000000000000: give from 1 to 10,000 training rulesets",
+        ),
+        (
+            ["suite", "solve", "--split", "train", "--count", "1e9"],
+            "argument --count: 1e9: give from 1 to 10,000 training",
+        ),
+        (
+            ["suite", "solve", "--split", "train", "--count", "1.5"],
+            "argument --count: '1.5' is not a whole number; give one from 1 to 10,000",
+        ),
+        (["suite", "list", "--split", "train", "--count", "many"], "argument --count: 'many' is not a number"),
+        (
+            ["suite", "evaluate", "dicenow", "--games", "1e7"],
+            "argument --games: 1e7: give from 2 to 1,000,000 analysed games a ruleset",
+        ),
+        (["suite", "evaluate", "dicenow", "--games", "1"], "argument --games: 1: give from 2 to 1,000,000"),
+        (
+            ["suite", "evaluate", "dicenow", "--workers", "0"],
+            "argument --workers: 0: give from 1 to 256 worker processes",
+        ),
+        (["suite", "curve", "runs/x", "--games", "2.5"], "argument --games: '2.5' is not a whole number"),
+    ],
+)
 def test_counts_out_of_range_are_refused_before_any_work(argv, message, bounded_split, fake_evaluate, capsys):
     with pytest.raises(SystemExit) as e:
         main(argv)
@@ -314,8 +382,9 @@ def test_games_past_the_analysis_memory_are_refused_before_any_work(fake_evaluat
 
 
 def test_the_library_bounds_its_counts_too(bounded_split):
-    with pytest.raises(ValueError, match="count 1000000000000: give a whole number of training rulesets from 1 to "
-                                         "10,000"):
+    with pytest.raises(
+        ValueError, match="count 1000000000000: give a whole number of training rulesets from 1 to 10,000"
+    ):
         S.evaluate_suite("dicenow", "train", count=10**12, log=lambda m: None)
     with pytest.raises(ValueError, match="count picks how many training rulesets to take; the test split is fixed"):
         S.evaluate_suite("dicenow", "test", count=3, log=lambda m: None)
@@ -338,11 +407,15 @@ def test_a_curve_reads_back_results_written_under_the_old_names(tmp_path, monkey
 
     monkeypatch.setattr(S, "evaluate_suite", fake)
     hashes = [r.hash for r in rs]
-    _write(S._legacy_path(tmp_path / "suite", "maxscore", "test", None),
-           result("maxscore", (0.01, 0.01), games=200, hashes=hashes))
+    _write(
+        S._legacy_path(tmp_path / "suite", "maxscore", "test", None),
+        result("maxscore", (0.01, 0.01), games=200, hashes=hashes),
+    )
     # the same name, other games: measured again, into a file of its own
-    _write(S._legacy_path(tmp_path / "suite", "greedy", "test", None),
-           result("greedy", (0.1, 0.1), games=100, hashes=hashes))
+    _write(
+        S._legacy_path(tmp_path / "suite", "greedy", "test", None),
+        result("greedy", (0.1, 0.1), games=100, hashes=hashes),
+    )
     unit, points = S.learning_curve(tmp_path, "test", games=200, log=lambda m: None)
     assert measured == ["greedy"]
     assert [(n, r.agent, r.mean_regret) for n, r in points] == [(100, "maxscore", 0.01), (200, "greedy", 0.02)]

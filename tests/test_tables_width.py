@@ -53,9 +53,21 @@ def long_spec(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def tournaments(long_spec, tmp_path_factory):
     out = tmp_path_factory.mktemp("tournaments")
-    return {n: run_tournament(TournamentConfig(agents=[long_spec, "dicenow", "hold:300"], rules="classic", games=6,
-                                               seed=0, players=n, name=f"t{n}", out=str(out), workers=1))
-            for n in (2, 3)}
+    return {
+        n: run_tournament(
+            TournamentConfig(
+                agents=[long_spec, "dicenow", "hold:300"],
+                rules="classic",
+                games=6,
+                seed=0,
+                players=n,
+                name=f"t{n}",
+                out=str(out),
+                workers=1,
+            )
+        )
+        for n in (2, 3)
+    }
 
 
 def _figures(res) -> list[str]:
@@ -63,13 +75,22 @@ def _figures(res) -> list[str]:
     out = []
     if res.config.players == 2:
         for r in res.results:
-            out += [f"{r.wins_a}-{r.wins_b}-{r.ties}", f"{_pct(r.win_rate_a)} [{r.ci_low:.1%}, {r.ci_high:.1%}]",
-                    f"{r.mean_margin:+,.0f}", f"{r.mean_turns:.1f}", _pct(r.first_seat_win_rate)]
+            out += [
+                f"{r.wins_a}-{r.wins_b}-{r.ties}",
+                f"{_pct(r.win_rate_a)} [{r.ci_low:.1%}, {r.ci_high:.1%}]",
+                f"{r.mean_margin:+,.0f}",
+                f"{r.mean_turns:.1f}",
+                _pct(r.first_seat_win_rate),
+            ]
     else:
         for r in res.results:
             for k in range(len(r.agents)):
-                out += [f"{_pct(r.win_rate[k])} [{_pct(r.ci_low[k])}, {_pct(r.ci_high[k])}]",
-                        f"{r.mean_score[k]:,.0f}", f"{r.points_per_turn[k]:.0f}", _pct(r.bust_rate[k])]
+                out += [
+                    f"{_pct(r.win_rate[k])} [{_pct(r.ci_low[k])}, {_pct(r.ci_high[k])}]",
+                    f"{r.mean_score[k]:,.0f}",
+                    f"{r.points_per_turn[k]:.0f}",
+                    _pct(r.bust_rate[k]),
+                ]
     for r, w in zip(res.ratings, res.win_share):
         out += [_elo(r.elo), f"[{_elo(r.ci_low)}, {_elo(r.ci_high)}]", f"{r.comparisons:,}", _pct(r.score)]
         if res.config.players > 2:
@@ -97,8 +118,17 @@ def test_tournament_tables_keep_every_figure_beside_a_long_spec(tournaments, lon
 
 
 def test_short_names_are_not_shortened(tmp_path):
-    res = run_tournament(TournamentConfig(agents=["greedy", "dicenow", "hold:300"], rules="classic", games=6, seed=0,
-                                          name="s", out=str(tmp_path), workers=1))
+    res = run_tournament(
+        TournamentConfig(
+            agents=["greedy", "dicenow", "hold:300"],
+            rules="classic",
+            games=6,
+            seed=0,
+            name="s",
+            out=str(tmp_path),
+            workers=1,
+        )
+    )
     for width in WIDTHS:
         text = _render(res, width)
         _lines(text, width)
@@ -112,9 +142,28 @@ def test_tenk_tournament_honours_columns_in_a_pipe(tournaments, long_spec):
     res = tournaments[2]
     cfg = res.config
     env = {**os.environ, "COLUMNS": "80"}
-    r = subprocess.run([sys.executable, "-m", "tenk_env.cli.main", "tournament", *cfg.agents, "--games", "6",
-                        "--name", cfg.name, "--out", cfg.out, "--workers", "1", "--no-progress"],
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenk_env.cli.main",
+            "tournament",
+            *cfg.agents,
+            "--games",
+            "6",
+            "--name",
+            cfg.name,
+            "--out",
+            cfg.out,
+            "--workers",
+            "1",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all games were already played" in r.stdout
     body = r.stdout.split("all games were already played: results rebuilt from the saved chunks\n", 1)[1]
@@ -149,10 +198,19 @@ def test_training_analyze_and_evaluate_print_the_regret_in_pp_per_game(tmp_path,
 
     from tenk_env.training.afterstate import load_afterstate_config, train_afterstate
 
-    cfg = {"algo": "afterstate", "rules": {"base": "classic", "target": 1000, "end": "immediate"}, "n_players": 2,
-           "total_turns": 60, "train_every": 30, "max_game_turns": 60, "grad_steps": 1, "hidden": [8],
-           "runs_dir": str(tmp_path), "name": "a",
-           "eval": {"every": 60, "games": 2, "opponents": ["hold:300"], "regret_games": 6}}
+    cfg = {
+        "algo": "afterstate",
+        "rules": {"base": "classic", "target": 1000, "end": "immediate"},
+        "n_players": 2,
+        "total_turns": 60,
+        "train_every": 30,
+        "max_game_turns": 60,
+        "grad_steps": 1,
+        "hidden": [8],
+        "runs_dir": str(tmp_path),
+        "name": "a",
+        "eval": {"every": 60, "games": 2, "opponents": ["hold:300"], "regret_games": 6},
+    }
     (tmp_path / "a.yaml").write_text(yaml.safe_dump(cfg))
     logs: list[str] = []
     train_afterstate(load_afterstate_config(tmp_path / "a.yaml"), log=logs.append)
@@ -162,16 +220,36 @@ def test_training_analyze_and_evaluate_print_the_regret_in_pp_per_game(tmp_path,
     assert len(lines) == len(rows) >= 1
     for line, row in zip(lines, rows):
         # regret.csv keeps the probability; the log prints it in pp/game
-        assert re.fullmatch(rf"  turns {int(row['turns']):,}: regret {100 * float(row['regret']):.2f} pp/game "
-                            r"\(interval needs at least 30 deals, have 3\) \(\d+\.\d\d% vs optimal\)", line), line
+        assert re.fullmatch(
+            rf"  turns {int(row['turns']):,}: regret {100 * float(row['regret']):.2f} pp/game "
+            r"\(interval needs at least 30 deals, have 3\) \(\d+\.\d\d% vs optimal\)",
+            line,
+        ), line
     # tenk analyze and tenk evaluate print the same games' regret alike, the unit named
     import json
 
     from tenk_env.cli.main import main
 
     agent = tmp_path / "a" / "last.npz"
-    assert main(["analyze", f"afterstate:{agent}", "--games", "60", "--seed", "0", "--workers", "1", "--top", "1",
-                 "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "analyze",
+                f"afterstate:{agent}",
+                "--games",
+                "60",
+                "--seed",
+                "0",
+                "--workers",
+                "1",
+                "--top",
+                "1",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     rep = json.loads((tmp_path / "o" / "report.json").read_text())
     lo, hi = rep["regret_ci"]
@@ -179,8 +257,27 @@ def test_training_analyze_and_evaluate_print_the_regret_in_pp_per_game(tmp_path,
     row = next(x for x in out.splitlines() if x.startswith("│") and "regret (pp/game)" in x)
     assert row.rstrip(" │").endswith(figure)
     assert "regret (pp/game) by kind: banked, rolling was better " in out
-    assert main(["evaluate", str(agent), "--games", "2", "--opponents", "hold:300", "--workers", "1",
-                 "--regret-games", "60", "--seed", "0"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(agent),
+                "--games",
+                "2",
+                "--opponents",
+                "hold:300",
+                "--workers",
+                "1",
+                "--regret-games",
+                "60",
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
     out = " ".join(capsys.readouterr().out.split())
-    assert (f"regret against perfect play (60 games vs optimal, seed 0): {100 * rep['regret_per_game']:.2f} pp/game "
-            f"[{100 * lo:.2f}, {100 * hi:.2f}]; implied win rate vs optimal") in out
+    assert (
+        f"regret against perfect play (60 games vs optimal, seed 0): {100 * rep['regret_per_game']:.2f} pp/game "
+        f"[{100 * lo:.2f}, {100 * hi:.2f}]; implied win rate vs optimal"
+    ) in out

@@ -15,8 +15,12 @@ print("BLAS", before, after)
 
 
 def test_the_command_line_runs_blas_on_one_thread(tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TENK_CACHE": str(tmp_path / "cache"),
-           "OPENBLAS_NUM_THREADS": "2"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TENK_CACHE": str(tmp_path / "cache"),
+        "OPENBLAS_NUM_THREADS": "2",
+    }
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("BLAS"))

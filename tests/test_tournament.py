@@ -25,13 +25,16 @@ from tenk_env.records import load_jsonl, replay
 
 
 # --------------------------------------------------------------------------- Wilson
-@pytest.mark.parametrize("k, n, low, high", [
-    (50, 100, 0.40383, 0.59617),
-    (0, 10, 0.0, 0.27753),
-    (10, 10, 0.72247, 1.0),
-    (75, 100, 0.65696, 0.82455),
-    (1, 400, 0.000441, 0.014023),
-])
+@pytest.mark.parametrize(
+    "k, n, low, high",
+    [
+        (50, 100, 0.40383, 0.59617),
+        (0, 10, 0.0, 0.27753),
+        (10, 10, 0.72247, 1.0),
+        (75, 100, 0.65696, 0.82455),
+        (1, 400, 0.000441, 0.014023),
+    ],
+)
 def test_wilson_known_values(k, n, low, high):
     lo, hi = wilson(k, n)
     assert lo == pytest.approx(low, abs=2e-5) and hi == pytest.approx(high, abs=2e-5)
@@ -65,7 +68,7 @@ def test_bradley_terry_recovers_exact_strengths():
     # maximum-likelihood ratings are 400 log10 of the strengths, centred.
     i = [0, 0, 1]
     j = [1, 2, 2]
-    y = [1 / 3, 1 / 5, 1 / 3]      # share won by i
+    y = [1 / 3, 1 / 5, 1 / 3]  # share won by i
     w = [30, 50, 30]
     r = bradley_terry(i, j, y, ["weak", "mid", "strong"], weights=w)
     want = 400 * np.log10([1, 2, 4])
@@ -77,11 +80,11 @@ def test_bradley_terry_recovers_exact_strengths():
 
 def test_bradley_terry_one_row_per_game_matches_aggregated_counts():
     rows_i, rows_j, rows_y = [], [], []
-    for (a, b, wins, n) in ((0, 1, 60, 100), (1, 2, 55, 100), (0, 2, 70, 100)):
+    for a, b, wins, n in ((0, 1, 60, 100), (1, 2, 55, 100), (0, 2, 70, 100)):
         rows_i += [a] * n
         rows_j += [b] * n
         rows_y += [1.0] * wins + [0.0] * (n - wins)
-    groups = np.arange(len(rows_y)) // 2           # deals of two games
+    groups = np.arange(len(rows_y)) // 2  # deals of two games
     per_game = bradley_terry(rows_i, rows_j, rows_y, list("ABC"), groups=groups)
     agg = bradley_terry([0, 1, 0], [1, 2, 2], [0.6, 0.55, 0.7], list("ABC"), weights=[100, 100, 100])
     assert [x.elo for x in per_game] == pytest.approx([x.elo for x in agg], abs=1e-6)
@@ -183,15 +186,17 @@ def test_batched_and_scalar_engines_play_the_same_match(tmp_path):
     assert dataclasses.replace(b, backend="scalar") == s
     assert play_match("classic", "dicenow", "hold:300", games=8, seed=0).backend == "batched"
 
-    class Other(RandomAgent):   # a Policy the batched engine has no batched form of
+    class Other(RandomAgent):  # a Policy the batched engine has no batched form of
         name = "other"
 
     assert play_match("classic", "dicenow", Other(), games=2, seed=0).backend == "scalar"
     # forced onto the batched engine, it is asked game by game, and plays the same games
     assert play_match("classic", "greedy", Other(), games=200, seed=0, backend="batched").backend == "batched"
     # game records come from the scalar engine, the rest from the batched one
-    assert play_match("classic", "greedy", "dicenow", games=400, seed=0, save_games=2,
-                      save_dir=tmp_path).backend == "batched+scalar"
+    assert (
+        play_match("classic", "greedy", "dicenow", games=400, seed=0, save_games=2, save_dir=tmp_path).backend
+        == "batched+scalar"
+    )
 
 
 def test_batched_games_that_never_end_are_stopped_with_a_clear_error():
@@ -224,7 +229,7 @@ AGENTS = ["greedy", "hold:300", "dicenow"]
 def test_interrupted_tournament_resumes_to_the_same_results(tmp_path):
     # random draws its own numbers on the batched engine: per table, so the resumed run,
     # which batches the missing chunks differently, still plays the same games
-    cfg = dict(agents=AGENTS + ["random"], games=400, seed=9, name="t", workers=2)   # 2 chunks per pairing
+    cfg = dict(agents=AGENTS + ["random"], games=400, seed=9, name="t", workers=2)  # 2 chunks per pairing
     whole = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
 
     def stop(done, total):
@@ -257,8 +262,14 @@ def test_interrupted_tournament_resumes_to_the_same_results(tmp_path):
 def test_tables_without_batched_forms_go_to_the_scalar_engine_with_the_same_results(tmp_path):
     # optimal has no batched form: its tables are played on the scalar engine, the other
     # table on the batched one, and the results are those of an all-scalar run
-    cfg = dict(agents=["greedy", "optimal", "maxscore"], rules={"base": "classic", "target": 750}, games=300,
-               seed=4, name="t", workers=1)
+    cfg = dict(
+        agents=["greedy", "optimal", "maxscore"],
+        rules={"base": "classic", "target": 750},
+        games=300,
+        seed=4,
+        name="t",
+        workers=1,
+    )
     auto = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
     scalar = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "s"), "backend": "scalar"}))
     assert auto.engines == ["scalar", "batched", "scalar"] and scalar.engines == ["scalar"] * 3
@@ -293,8 +304,30 @@ def test_resume_refuses_a_different_tournament_under_the_same_name(tmp_path):
 
 
 def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
-    assert main(["tournament", "greedy", "hold:300", "random", "--players", "3", "--games", "6", "--name", "ffa",
-                 "--out", str(tmp_path), "--save-games", "3", "--no-progress", "--workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "tournament",
+                "greedy",
+                "hold:300",
+                "random",
+                "--players",
+                "3",
+                "--games",
+                "6",
+                "--name",
+                "ffa",
+                "--out",
+                str(tmp_path),
+                "--save-games",
+                "3",
+                "--no-progress",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Bradley-Terry" in out and "first mover wins" in out
     records = sorted((tmp_path / "ffa/games").glob("*/*.jsonl"))
@@ -305,15 +338,18 @@ def test_cli_tournament_saves_replayable_games(tmp_path, capsys):
 
 def test_free_for_all_win_shares_pool_every_table_with_intervals_clustered_by_deal(tmp_path, capsys):
     agents = ["greedy", "hold:300", "dicenow", "breakeven"]
-    res = run_tournament(TournamentConfig.from_dict(dict(agents=agents, games=30, seed=4, players=3, name="w",
-                                                         workers=1, out=str(tmp_path))))
+    res = run_tournament(
+        TournamentConfig.from_dict(
+            dict(agents=agents, games=30, seed=4, players=3, name="w", workers=1, out=str(tmp_path))
+        )
+    )
     assert res.tables == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
     # dicenow won 19 + 15 + 14 of its three tables' 30 games each
     assert [r.wins[r.agents.index("dicenow")] for r in res.results if "dicenow" in r.agents] == [19, 15, 14]
     for a, w in zip(agents, res.win_share):
         wins = sum(r.wins[r.agents.index(a)] for r in res.results if a in r.agents)
         assert (w.agent, w.games, w.share) == (a, 90, wins / 90)
-    assert sum(w.share * w.games for w in res.win_share) == pytest.approx(120)   # one win a game
+    assert sum(w.share * w.games for w in res.win_share) == pytest.approx(120)  # one win a game
     # The interval by hand: a deal's games at every table form one cluster,
     # var = G / (G - 1) * sum_d (sum of y - p over deal d)^2 / N^2.
     ys, deals = [], []
@@ -325,15 +361,40 @@ def test_free_for_all_win_shares_pool_every_table_with_intervals_clustered_by_de
             deals.append(np.arange(len(c.turns)) // 3 + c.start)
     y, d = np.concatenate(ys), np.concatenate(deals)
     e = np.bincount(d, y - y.mean())
-    half = norm.ppf(0.975) * math.sqrt(10 / 9 * np.sum(e ** 2) / len(y) ** 2)
+    half = norm.ppf(0.975) * math.sqrt(10 / 9 * np.sum(e**2) / len(y) ** 2)
     w = res.win_share[2]
     assert (w.ci_low, w.ci_high) == (pytest.approx(w.share - half, abs=1e-12), pytest.approx(w.share + half, abs=1e-12))
     doc = json.loads((tmp_path / "w/results.json").read_text())
-    assert doc["win_share"][2] == {"agent": "dicenow", "share": 48 / 90, "ci_low": w.ci_low, "ci_high": w.ci_high,
-                                   "games": 90}
+    assert doc["win_share"][2] == {
+        "agent": "dicenow",
+        "share": 48 / 90,
+        "ci_low": w.ci_low,
+        "ci_high": w.ci_high,
+        "games": 90,
+    }
     # tenk tournament shows it beside the ratings (resumed: nothing is replayed)
-    assert main(["tournament", *agents, "--players", "3", "--games", "30", "--seed", "4", "--name", "w",
-                 "--out", str(tmp_path), "--no-progress", "--workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "tournament",
+                *agents,
+                "--players",
+                "3",
+                "--games",
+                "30",
+                "--seed",
+                "4",
+                "--name",
+                "w",
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "win share" in out and "53.3% [41.3%, 65.4%]" in out
 
@@ -348,20 +409,23 @@ def test_config_file_and_overrides(tmp_path):
     assert (shipped.validate().name, shipped.players) == ("classic", 2)
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"agents": AGENTS, "gmaes": 10}, "unknown key 'gmaes' \\(did you mean 'games'\\?\\)"),
-    ({"games": 10}, "'agents' is missing"),
-    ({"agents": ["greedy", "dicenwo"]}, "agent 'dicenwo'.*did you mean 'dicenow'"),
-    ({"agents": ["greedy", "hold:lots"]}, "agent 'hold:lots'"),
-    ({"agents": ["greedy", "human"]}, "'human' plays at a terminal"),
-    ({"agents": ["greedy", "greedy"]}, "listed twice"),
-    ({"agents": ["greedy"]}, "at least 2 agents"),
-    ({"agents": AGENTS, "rules": "clasic"}, "rules: .*clasic"),
-    ({"agents": AGENTS, "games": 1}, "games = 1: give a whole number of at least 4 .*two deals"),
-    ({"agents": AGENTS, "games": 5, "players": 3}, "games = 5: give a whole number of at least 6"),
-    ({"agents": AGENTS, "players": 9}, "players = 9"),
-    ({"agents": AGENTS, "name": "a/b"}, "name = 'a/b'"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"agents": AGENTS, "gmaes": 10}, "unknown key 'gmaes' \\(did you mean 'games'\\?\\)"),
+        ({"games": 10}, "'agents' is missing"),
+        ({"agents": ["greedy", "dicenwo"]}, "agent 'dicenwo'.*did you mean 'dicenow'"),
+        ({"agents": ["greedy", "hold:lots"]}, "agent 'hold:lots'"),
+        ({"agents": ["greedy", "human"]}, "'human' plays at a terminal"),
+        ({"agents": ["greedy", "greedy"]}, "listed twice"),
+        ({"agents": ["greedy"]}, "at least 2 agents"),
+        ({"agents": AGENTS, "rules": "clasic"}, "rules: .*clasic"),
+        ({"agents": AGENTS, "games": 1}, "games = 1: give a whole number of at least 4 .*two deals"),
+        ({"agents": AGENTS, "games": 5, "players": 3}, "games = 5: give a whole number of at least 6"),
+        ({"agents": AGENTS, "players": 9}, "players = 9"),
+        ({"agents": AGENTS, "name": "a/b"}, "name = 'a/b'"),
+    ],
+)
 def test_config_errors_name_the_problem(data, message):
     with pytest.raises(ConfigError, match=message):
         TournamentConfig.from_dict(data).validate()
@@ -378,7 +442,9 @@ def test_cli_config_errors_exit_2(tmp_path, capsys):
 def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
     from tenk_env.evaluation.tournament import ConfigError, load_config
 
-    with pytest.raises(ConfigError, match=r"tournament config file '.*nope.yaml' does not exist; see configs/tournament.yaml"):
+    with pytest.raises(
+        ConfigError, match=r"tournament config file '.*nope.yaml' does not exist; see configs/tournament.yaml"
+    ):
         load_config(tmp_path / "nope.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("agents: [dicenow\n")
@@ -415,7 +481,7 @@ def test_a_replaced_checkpoint_is_named_and_its_tables_replayed(tmp_path, capsys
     spec = f"ppo:{ck}"
     cfg = dict(agents=[spec, "greedy", "dicenow"], games=40, seed=3, name="t", workers=1)
     run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))
-    keep = (tmp_path / "a/t/chunks/t002-d0000000.json").read_text()   # greedy vs dicenow
+    keep = (tmp_path / "a/t/chunks/t002-d0000000.json").read_text()  # greedy vs dicenow
     _ppo_checkpoint(ck, 1)
     new = file_sha256(ck)
     assert new != old
@@ -438,8 +504,28 @@ def test_a_replaced_checkpoint_is_named_and_its_tables_replayed(tmp_path, capsys
     assert manifest["agent_sha256"] == [new, None, None]
     assert json.loads(keep)["agent_sha256"] == [None, None]
     # the command prints which checkpoint played
-    assert main(["tournament", spec, "greedy", "dicenow", "--games", "40", "--seed", "3", "--name", "t",
-                 "--out", str(tmp_path / "a"), "--no-progress", "--workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "tournament",
+                spec,
+                "greedy",
+                "dicenow",
+                "--games",
+                "40",
+                "--seed",
+                "3",
+                "--name",
+                "t",
+                "--out",
+                str(tmp_path / "a"),
+                "--no-progress",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "all games were already played" in out and f"{spec}: sha256 {new}" in out
 
@@ -464,13 +550,15 @@ def test_a_second_run_of_the_same_tournament_is_refused_while_the_first_runs(tmp
         if done == 1:
             codes.append(main(argv))
 
-    run_tournament(TournamentConfig.from_dict(dict(agents=["greedy", "dicenow"], games=400, name="t",
-                                                   out=str(tmp_path))), on_chunk=second)
-    out = " ".join(capsys.readouterr().out.split())   # unwrapped
+    run_tournament(
+        TournamentConfig.from_dict(dict(agents=["greedy", "dicenow"], games=400, name="t", out=str(tmp_path))),
+        on_chunk=second,
+    )
+    out = " ".join(capsys.readouterr().out.split())  # unwrapped
     assert codes == [2]
     assert f"error: tournament directory '{tmp_path / 't'}' is in use by process {os.getpid()}" in out
     assert "one writer per directory" in out
-    assert main(argv) == 0 and "all games were already played" in capsys.readouterr().out   # released
+    assert main(argv) == 0 and "all games were already played" in capsys.readouterr().out  # released
 
 
 def test_results_record_the_engine_that_played_each_table(tmp_path):
@@ -483,10 +571,11 @@ def test_results_record_the_engine_that_played_each_table(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}), on_chunk=stop)
-    res = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))   # resumed
+    res = run_tournament(TournamentConfig.from_dict({**cfg, "out": str(tmp_path / "a")}))  # resumed
     # game records come from the scalar engine: the first chunk, the second is batched
-    rec = run_tournament(TournamentConfig.from_dict({**cfg, "agents": AGENTS[:2], "out": str(tmp_path / "r"),
-                                                     "save_games": 2}))
+    rec = run_tournament(
+        TournamentConfig.from_dict({**cfg, "agents": AGENTS[:2], "out": str(tmp_path / "r"), "save_games": 2})
+    )
     for r, d, want in ((res, "a", ["batched"] * 3), (rec, "r", ["batched+scalar"])):
         assert r.engines == want and [x.backend for x in r.results] == want
         doc = json.loads((tmp_path / d / "t/results.json").read_text())
@@ -510,14 +599,14 @@ def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_
     want = json.loads((tmp_path / "t/results.json").read_text())
     chunks = sorted((tmp_path / "t/chunks").glob("t*-d*.json"))
     assert len(chunks) == 6
-    chunks[0].write_text("")                                       # a disk that filled up
-    chunks[1].write_text("[1, 2]")                                 # not a mapping
+    chunks[0].write_text("")  # a disk that filled up
+    chunks[1].write_text("[1, 2]")  # not a mapping
     d = json.loads(chunks[2].read_text())
     del d["chunk"]["scores"]
-    chunks[2].write_text(json.dumps(d))                            # a missing key
+    chunks[2].write_text(json.dumps(d))  # a missing key
     d = json.loads(chunks[3].read_text())
     d["chunk"]["win"] = d["chunk"]["win"][:-1]
-    chunks[3].write_text(json.dumps(d))                            # a game short
+    chunks[3].write_text(json.dumps(d))  # a game short
     notes = []
     res = run_tournament(cfg, log=notes.append)
     assert res.played_now == 4 * 200
@@ -530,11 +619,30 @@ def test_damaged_chunks_are_named_and_replayed_and_a_damaged_manifest_named(tmp_
     # a damaged manifest is named, with the fix; deleting it rebuilds it and keeps the games
     manifest = tmp_path / "t/manifest.json"
     manifest.write_text("{")
-    with pytest.raises(StateFileError, match=r"tournament manifest '.*manifest.json' is damaged \(not valid JSON.*"
-                                             r"delete it.*rebuild.*--fresh"):
+    with pytest.raises(
+        StateFileError,
+        match=r"tournament manifest '.*manifest.json' is damaged \(not valid JSON.*"
+        r"delete it.*rebuild.*--fresh",
+    ):
         run_tournament(cfg)
-    assert main(["tournament", *AGENTS, "--games", "400", "--seed", "1", "--name", "t", "--out", str(tmp_path),
-                 "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "tournament",
+                *AGENTS,
+                "--games",
+                "400",
+                "--seed",
+                "1",
+                "--name",
+                "t",
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     assert f"error: tournament manifest '{manifest}' is damaged" in " ".join(capsys.readouterr().out.split())
     manifest.unlink()
     assert run_tournament(cfg).played_now == 0
@@ -551,16 +659,23 @@ def test_huge_game_counts_and_negative_seeds_are_refused_before_any_work(tmp_pat
 
     monkeypatch.setattr(tenk_env.evaluation.tournament, "chunk_tasks", no_work)
     monkeypatch.setattr(tenk_env.evaluation.match, "chunk_tasks", no_work)
-    with pytest.raises(ConfigError, match=r"games = 10000000: 3 tables of 10,000,000 games would need about "
-                                          r"\d+ GB of memory.*give at most [\d,]+ games per table"):
+    with pytest.raises(
+        ConfigError,
+        match=r"games = 10000000: 3 tables of 10,000,000 games would need about "
+        r"\d+ GB of memory.*give at most [\d,]+ games per table",
+    ):
         run_tournament(TournamentConfig.from_dict(dict(agents=AGENTS, games=10**7, out=str(tmp_path))))
-    with pytest.raises(ValueError, match=r"games = 100,000,000: a match keeps a row of results per game in memory "
-                                         r"\(176 bytes each\), so it would need 17.6 GB; give at most"):
+    with pytest.raises(
+        ValueError,
+        match=r"games = 100,000,000: a match keeps a row of results per game in memory "
+        r"\(176 bytes each\), so it would need 17.6 GB; give at most",
+    ):
         play_match("classic", "greedy", "dicenow", 10**8, seed=0)
     with pytest.raises(ValueError, match="seed = -1: give a whole number at least 0"):
         play_match("classic", "greedy", "dicenow", 10, seed=-1)
-    assert main(["tournament", "greedy", "dicenow", "--games", "1000000000", "--out", str(tmp_path),
-                 "--no-progress"]) == 2
+    assert (
+        main(["tournament", "greedy", "dicenow", "--games", "1000000000", "--out", str(tmp_path), "--no-progress"]) == 2
+    )
     assert "games = 1000000000" in capsys.readouterr().out
     assert main(["tournament", "greedy", "dicenow", "--seed", "-1", "--out", str(tmp_path), "--no-progress"]) == 2
     assert "error: command line: seed = -1: give a whole number at least 0" in capsys.readouterr().out

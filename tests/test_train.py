@@ -43,30 +43,33 @@ def test_shipped_configs_validate():
     assert load_config(CONFIGS / "ppo_selfplay.yaml").selfplay_on
 
 
-@pytest.mark.parametrize("data, words", [
-    ({"ppo": {"learnig_rate": 1e-3}}, ["ppo.learnig_rate", "did you mean 'learning_rate'"]),
-    ({"totl_steps": 5}, ["totl_steps", "did you mean 'total_steps'"]),
-    ({"total_steps": "lots"}, ["total_steps", "not an integer"]),
-    ({"ppo": {"net_arch": 64}}, ["ppo.net_arch", "list"]),
-    ({"env": {"n_envs": True}}, ["env.n_envs", "not an integer"]),
-    ({"ppo": "fast"}, ["ppo", "mapping"]),
-    ({"rules": "clasic"}, ["rules", "did you mean 'classic'"]),
-    ({"rules": {"base": "classic", "target": -5}}, ["rules", "target"]),
-    ({"opponents": ["hodl:300"]}, ["hodl", "did you mean 'hold'"]),
-    ({"opponents": {"random": 0}}, ["weight", "positive"]),
-    ({"opponents": []}, ["empty"]),
-    ({"eval": {"opponents": ["random"], "best_by": "dicenow"}}, ["eval.best_by", "dicenow"]),
-    ({"eval": {"opponents": ["self"]}}, ["training-pool"]),
-    ({"env": {"backend": "gpu"}}, ["env.backend", "choose one of"]),
-    ({"env": {"n_envs": 2}, "ppo": {"n_steps": 8, "batch_size": 64}}, ["batch_size", "exceeds the rollout"]),
-    ({"ppo": {"activation": "gelu"}}, ["ppo.activation", "tanh"]),
-    ({"env": {"shaping": 1, "shaping_potential": "win_prob"}}, ["win_prob is not offered", "solver only measures"]),
-    ({"env": {"shaping_potential": "score"}}, ["env.shaping_potential", "margin"]),
-    ({"n_players": 9}, ["n_players"]),
-    ({"name": "a/b"}, ["name", "plain directory name"]),
-    ({"seed": -1}, ["seed = -1", "0 to 2**32 - 1"]),
-    ({"eval": {"seed": 2**32}}, ["eval.seed", "0 to 2**32 - 1"]),
-])
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({"ppo": {"learnig_rate": 1e-3}}, ["ppo.learnig_rate", "did you mean 'learning_rate'"]),
+        ({"totl_steps": 5}, ["totl_steps", "did you mean 'total_steps'"]),
+        ({"total_steps": "lots"}, ["total_steps", "not an integer"]),
+        ({"ppo": {"net_arch": 64}}, ["ppo.net_arch", "list"]),
+        ({"env": {"n_envs": True}}, ["env.n_envs", "not an integer"]),
+        ({"ppo": "fast"}, ["ppo", "mapping"]),
+        ({"rules": "clasic"}, ["rules", "did you mean 'classic'"]),
+        ({"rules": {"base": "classic", "target": -5}}, ["rules", "target"]),
+        ({"opponents": ["hodl:300"]}, ["hodl", "did you mean 'hold'"]),
+        ({"opponents": {"random": 0}}, ["weight", "positive"]),
+        ({"opponents": []}, ["empty"]),
+        ({"eval": {"opponents": ["random"], "best_by": "dicenow"}}, ["eval.best_by", "dicenow"]),
+        ({"eval": {"opponents": ["self"]}}, ["training-pool"]),
+        ({"env": {"backend": "gpu"}}, ["env.backend", "choose one of"]),
+        ({"env": {"n_envs": 2}, "ppo": {"n_steps": 8, "batch_size": 64}}, ["batch_size", "exceeds the rollout"]),
+        ({"ppo": {"activation": "gelu"}}, ["ppo.activation", "tanh"]),
+        ({"env": {"shaping": 1, "shaping_potential": "win_prob"}}, ["win_prob is not offered", "solver only measures"]),
+        ({"env": {"shaping_potential": "score"}}, ["env.shaping_potential", "margin"]),
+        ({"n_players": 9}, ["n_players"]),
+        ({"name": "a/b"}, ["name", "plain directory name"]),
+        ({"seed": -1}, ["seed = -1", "0 to 2**32 - 1"]),
+        ({"eval": {"seed": 2**32}}, ["eval.seed", "0 to 2**32 - 1"]),
+    ],
+)
 def test_config_errors_name_the_key(data, words):
     with pytest.raises(ConfigError) as e:
         parse_config(data)
@@ -76,7 +79,9 @@ def test_config_errors_name_the_key(data, words):
 
 def test_config_values_and_overrides():
     # PyYAML reads 3e-4 (no dot) as a string; the config takes it as the number it looks like
-    cfg = parse_config(yaml.safe_load("ppo: {learning_rate: 3e-4}\ntotal_steps: 1e5\nopponents: {random: 1, 'hold:300': 3}"))
+    cfg = parse_config(
+        yaml.safe_load("ppo: {learning_rate: 3e-4}\ntotal_steps: 1e5\nopponents: {random: 1, 'hold:300': 3}")
+    )
     assert cfg.ppo.learning_rate == 3e-4 and cfg.total_steps == 100_000
     assert cfg.pool == [("random", 0.25), ("hold:300", 0.75)]
     assert cfg.eval_opponents[:3] == ["random", "hold:300", "dicenow"]
@@ -84,8 +89,13 @@ def test_config_values_and_overrides():
     data = apply_overrides({"ppo": {"n_epochs": 4}}, ["ppo.learning_rate=1e-3", "total_steps=2000", "seed=7"])
     cfg = parse_config(data)
     assert (cfg.ppo.learning_rate, cfg.ppo.n_epochs, cfg.total_steps, cfg.seed) == (1e-3, 4, 2000, 7)
-    for bad, word in [("ppo.lerning_rate=1", None), ("nope=1", "unknown config key"), ("ppo=1", "section"),
-                      ("total_steps", "key=value"), ("seed.x=1", "not a section")]:
+    for bad, word in [
+        ("ppo.lerning_rate=1", None),
+        ("nope=1", "unknown config key"),
+        ("ppo=1", "section"),
+        ("total_steps", "key=value"),
+        ("seed.x=1", "not a section"),
+    ]:
         with pytest.raises(ConfigError) as e:
             parse_config(apply_overrides({}, [bad]))
         if word:
@@ -104,24 +114,35 @@ def test_cli_config_error_exits_2(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path)]) == 2  # not a run directory
 
 
-
-@pytest.mark.parametrize("data, message", [
-    ({"ppo": {"net_arch": [100000, 100000]}},
-     "ppo.net_arch = [100000, 100000]: the policy and value networks (20,026,500,000 parameters) would take "
-     "640.8 GB of memory, over the limit of 4.0 GB; lower it, e.g. ppo.net_arch=[128, 128]"),
-    ({"env": {"n_envs": 1_000_000}},
-     "env.n_envs * ppo.n_steps = 128,000,000: the rollout buffer (128,000,000 steps of 808 bytes) would take "
-     "103.4 GB of memory, over the limit of 4.0 GB; lower it, e.g. env.n_envs=16 and ppo.n_steps=128"),
-    ({"eval": {"regret_games": 1e12}}, "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per "
-                                       "evaluation"),
-    ({"eval": {"games": 1e12}}, "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
-    ({"eval": {"final_games": 2_000_000}}, "eval.final_games = 2,000,000: give at most 1,000,000 games per "
-                                           "evaluation"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            {"ppo": {"net_arch": [100000, 100000]}},
+            "ppo.net_arch = [100000, 100000]: the policy and value networks (20,026,500,000 parameters) would take "
+            "640.8 GB of memory, over the limit of 4.0 GB; lower it, e.g. ppo.net_arch=[128, 128]",
+        ),
+        (
+            {"env": {"n_envs": 1_000_000}},
+            "env.n_envs * ppo.n_steps = 128,000,000: the rollout buffer (128,000,000 steps of 808 bytes) would take "
+            "103.4 GB of memory, over the limit of 4.0 GB; lower it, e.g. env.n_envs=16 and ppo.n_steps=128",
+        ),
+        (
+            {"eval": {"regret_games": 1e12}},
+            "eval.regret_games = 1,000,000,000,000: give at most 1,000,000 games per evaluation",
+        ),
+        ({"eval": {"games": 1e12}}, "eval.games = 1,000,000,000,000: give at most 1,000,000 games per evaluation"),
+        (
+            {"eval": {"final_games": 2_000_000}},
+            "eval.final_games = 2,000,000: give at most 1,000,000 games per evaluation",
+        ),
+    ],
+)
 def test_sizes_are_bounded_before_any_work(data, message):
     with pytest.raises(ConfigError) as e:
         parse_config(data)
     assert str(e.value) == f"config: {message}"
+
 
 # ---------------------------------------------------------------- the pool
 def test_pool_is_drawn_per_game_by_weight():
@@ -166,13 +187,22 @@ def _interrupter(arg):
 
 
 SMOKE = {
-    "name": "smoke", "rules": "classic", "seed": 3, "total_steps": 3072,
+    "name": "smoke",
+    "rules": "classic",
+    "seed": 3,
+    "total_steps": 3072,
     "opponents": {"random": 1, "self": 1, "interrupter": 1},
     "env": {"n_envs": 4, "backend": "dummy"},
     "ppo": {"n_steps": 128, "batch_size": 256, "n_epochs": 2, "net_arch": [32, 32], "learning_rate": 1e-3},
     "selfplay": {"snapshot_every": 512, "league_size": 2},
-    "eval": {"every": 1024, "games": 20, "opponents": ["random", "hold:300"], "best_by": "random",
-             "final_games": 40, "regret_games": 0},  # regret needs classic solved: tested on a small game
+    "eval": {
+        "every": 1024,
+        "games": 20,
+        "opponents": ["random", "hold:300"],
+        "best_by": "random",
+        "final_games": 40,
+        "regret_games": 0,
+    },  # regret needs classic solved: tested on a small game
     "checkpoint": {"every": 1024, "keep": 2},
 }
 
@@ -239,9 +269,17 @@ def test_tensorboard_has_win_rates_losses_and_layout(smoke_run):
     ea = EventAccumulator(str(run / "tb"), size_guidance={"scalars": 0, "tensors": 0})
     ea.Reload()
     tags = set(ea.Tags()["scalars"])
-    for t in ("eval/win_rate/random", "eval/ci_low/random", "eval/ci_high/hold:300", "game/points_per_turn",
-              "game/bust_rate", "game/turns_per_game", "train/value_loss", "train/policy_gradient_loss",
-              "rollout/win_rate/self"):
+    for t in (
+        "eval/win_rate/random",
+        "eval/ci_low/random",
+        "eval/ci_high/hold:300",
+        "game/points_per_turn",
+        "game/bust_rate",
+        "game/turns_per_game",
+        "train/value_loss",
+        "train/policy_gradient_loss",
+        "rollout/win_rate/self",
+    ):
         assert t in tags, t
     steps = [e.step for e in ea.Scalars("eval/win_rate/random")]
     assert steps == sorted(set(steps)) and steps[0] == 0
@@ -308,8 +346,25 @@ def test_mismatched_checkpoint_is_refused(smoke_run):
 def test_evaluate_and_plot_commands(smoke_run, tmp_path, capsys):
     run = smoke_run[0]
     out = tmp_path / "ev.csv"
-    assert main(["evaluate", str(run), "--games", "10", "--opponents", "random", "--workers", "1",
-                 "--regret-games", "0", "--csv", str(out)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(run),
+                "--games",
+                "10",
+                "--opponents",
+                "random",
+                "--workers",
+                "1",
+                "--regret-games",
+                "0",
+                "--csv",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "win rate" in capsys.readouterr().out
     assert out.read_text().splitlines()[1].split(",")[2] == "random"
     assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
@@ -335,8 +390,7 @@ def test_shaping_telescopes(n_players):
     from tenk_env.training.envs import FastDummyVecEnv, League, PoolEnv, ShapedVecEnv
 
     def make():
-        return PoolEnv(TenThousandEnv(n_players=n_players, opponents=["random"]), [("hold:300", 1.0)],
-                       League(), seed=1)
+        return PoolEnv(TenThousandEnv(n_players=n_players, opponents=["random"]), [("hold:300", 1.0)], League(), seed=1)
 
     venv = ShapedVecEnv(FastDummyVecEnv([make, make]), 1.5, n_players)
     venv.seed(4)
@@ -374,15 +428,15 @@ def test_keep_features_read_the_scoring_table():
     row = roll_rows(encode(g, 0)[None, :], 6, key_to_row)[0]
     F = table[row]
     five_ones = 0b011111
-    assert F[five_ones | 64][1] == pytest.approx(4.0)          # banks 4,000 (doubling)
-    assert F[five_ones][0] == pytest.approx(4.0) and F[five_ones][3] == 1.0   # rolls the last die
+    assert F[five_ones | 64][1] == pytest.approx(4.0)  # banks 4,000 (doubling)
+    assert F[five_ones][0] == pytest.approx(4.0) and F[five_ones][3] == 1.0  # rolls the last die
     assert F[five_ones][1] == 0 and F[five_ones | 64][0] == 0  # bank and roll features apart
-    assert not F[0b100000].any()                                # the 2 alone scores nothing
+    assert not F[0b100000].any()  # the 2 alone scores nothing
     g = Game("classic", 2)
     g.roll([1, 2, 3, 4, 5, 6])
     F = table[roll_rows(encode(g, 0)[None, :], 6, key_to_row)[0]]
-    assert F[0b111111][8] == 1.0                                # straight: hot dice, six to roll
-    assert not table[0].any()                                   # no roll on the table
+    assert F[0b111111][8] == 1.0  # straight: hot dice, six to roll
+    assert not table[0].any()  # no roll on the table
 
 
 @pytest.mark.parametrize("policy", ["mlp", "keep_aware"])
@@ -394,8 +448,12 @@ def test_untrained_policy_numpy_twin(policy, tmp_path):
     from tenk_env.policies.ppo import write_checkpoint
     from tenk_env.training.trainer import Trainer
 
-    cfg = parse_config({"env": {"n_envs": 2, "backend": "dummy"}, "ppo": {"policy": policy, "n_steps": 8,
-                                                                          "batch_size": 16, "net_arch": [16]}})
+    cfg = parse_config(
+        {
+            "env": {"n_envs": 2, "backend": "dummy"},
+            "ppo": {"policy": policy, "n_steps": 8, "batch_size": 16, "net_arch": [16]},
+        }
+    )
     from tenk_env.training.envs import make_vec_env
 
     venv, _ = make_vec_env(cfg, 0)
@@ -429,11 +487,11 @@ def test_score_features_flag_a_losing_last_bank():
     obs = encode(g, 1)[None, :]
     F = table[roll_rows(obs, 6, key_to_row)]
     S = score_features(obs, F, 10_000.0)[0]
-    one, one_five = 0b001, 0b101                  # the roll shows 1 3 5
-    assert list(S[one | 64]) == [0, 0, 1]         # 10,200 banked: a tie goes to the trigger, a loss
-    assert list(S[one_five | 64]) == [1, 0, 0]    # 10,250 banked: ahead, wins
-    assert not S[one].any() and not S[one_five].any()   # rolling on: no score feature
-    g.final_round, g.trigger = False, -1          # before the final round: reaching 10,000 starts it
+    one, one_five = 0b001, 0b101  # the roll shows 1 3 5
+    assert list(S[one | 64]) == [0, 0, 1]  # 10,200 banked: a tie goes to the trigger, a loss
+    assert list(S[one_five | 64]) == [1, 0, 0]  # 10,250 banked: ahead, wins
+    assert not S[one].any() and not S[one_five].any()  # rolling on: no score feature
+    g.final_round, g.trigger = False, -1  # before the final round: reaching 10,000 starts it
     S = score_features(encode(g, 1)[None, :], F, 10_000.0)[0]
     assert list(S[one | 64]) == [0, 1, 0]
 
@@ -447,14 +505,20 @@ def test_vector_backend_trains_with_selfplay_league(tmp_path):
 
     if not vector_backend_available()[0]:
         pytest.skip(vector_backend_available()[1])
-    cfg = parse_config({"name": "vec", "runs_dir": str(tmp_path), "total_steps": 4096, "seed": 1,
-                        "opponents": {"self": 1, "hold:300": 1},
-                        "env": {"n_envs": 64, "backend": "vector", "shaping": 1.0},
-                        "ppo": {"n_steps": 16, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
-                        "selfplay": {"snapshot_every": 1024, "league_size": 2},
-                        "eval": {"every": 2048, "games": 10, "opponents": ["random"], "backend": "batched",
-                                 "regret_games": 0},
-                        "checkpoint": {"every": 2048}})
+    cfg = parse_config(
+        {
+            "name": "vec",
+            "runs_dir": str(tmp_path),
+            "total_steps": 4096,
+            "seed": 1,
+            "opponents": {"self": 1, "hold:300": 1},
+            "env": {"n_envs": 64, "backend": "vector", "shaping": 1.0},
+            "ppo": {"n_steps": 16, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+            "selfplay": {"snapshot_every": 1024, "league_size": 2},
+            "eval": {"every": 2048, "games": 10, "opponents": ["random"], "backend": "batched", "regret_games": 0},
+            "checkpoint": {"every": 2048},
+        }
+    )
     res = train(cfg, progress=False, log=lambda m: None)
     assert res.finished and res.backend == "vector"
     assert len(list((tmp_path / "vec" / "league").glob("step_*.zip"))) == 2
@@ -466,7 +530,7 @@ def test_vector_backend_trains_with_selfplay_league(tmp_path):
     assert {"game/points_per_turn/random", "game/bust_rate/random", "game/turns_per_game"} <= tags
 
 
-SOLVED = {"base": "classic", "target": 1000, "end": "immediate"}   # solves in about a second
+SOLVED = {"base": "classic", "target": 1000, "end": "immediate"}  # solves in about a second
 
 
 def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, capsys):
@@ -475,14 +539,22 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
     from tenk_env.cli.cmd_plot import plot_run, read_scalars
     from tenk_env.evaluation.analysis import analyse
 
-    cfg = parse_config({
-        "name": "reg", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,
-        "opponents": ["random"], "env": {"n_envs": 4, "backend": "dummy"},
-        "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
-        "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 6},
-        "checkpoint": {"every": 256}})
+    cfg = parse_config(
+        {
+            "name": "reg",
+            "runs_dir": str(tmp_path),
+            "rules": SOLVED,
+            "seed": 1,
+            "total_steps": 512,
+            "opponents": ["random"],
+            "env": {"n_envs": 4, "backend": "dummy"},
+            "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+            "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 6},
+            "checkpoint": {"every": 256},
+        }
+    )
     assert cfg.regret_on
-    assert parse_config({"rules": "zilch"}).regret_on                # the game solver covers its bust penalty
+    assert parse_config({"rules": "zilch"}).regret_on  # the game solver covers its bust penalty
     assert not parse_config({"rules": {"name": "piggy", "piggyback": True}}).regret_on  # no game solution
     assert not parse_config({"eval": {"regret_games": 0}}).regret_on
     res = train(cfg, progress=False, log=lambda m: None)
@@ -490,8 +562,11 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
     run = tmp_path / "reg"
     with open(run / "regret.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["step"], r["kind"], r["games"]) for r in rows] == [("0", "eval", "6"), ("256", "eval", "6"),
-                                                                   ("512", "final", "6")]
+    assert [(r["step"], r["kind"], r["games"]) for r in rows] == [
+        ("0", "eval", "6"),
+        ("256", "eval", "6"),
+        ("512", "final", "6"),
+    ]
     # the last row is the analysis of the weights the run ended with (same deals, same figures)
     again = analyse(f"ppo:{run / 'last.zip'}", cfg.ruleset, games=6, seed=cfg.eval.seed, top=0).report
     assert float(rows[-1]["regret"]) == pytest.approx(again.regret_per_game, rel=1e-5, abs=1e-9)
@@ -503,11 +578,30 @@ def test_evaluations_log_the_exact_regret_where_the_game_is_solved(tmp_path, cap
     assert "regret.png" in [q.name for q in plot_run(run, tmp_path / "plots")]
     # tenk evaluate prints the same figure for the same games
     capsys.readouterr()
-    assert main(["evaluate", str(run / "last.zip"), "--games", "4", "--opponents", "random", "--workers", "1",
-                 "--regret-games", "6", "--seed", str(cfg.eval.seed)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(run / "last.zip"),
+                "--games",
+                "4",
+                "--opponents",
+                "random",
+                "--workers",
+                "1",
+                "--regret-games",
+                "6",
+                "--seed",
+                str(cfg.eval.seed),
+            ]
+        )
+        == 0
+    )
     out = " ".join(capsys.readouterr().out.split())
-    assert f"regret against perfect play (6 games vs optimal, seed {cfg.eval.seed}): " \
-           f"{100 * again.regret_per_game:.2f} pp/game" in out
+    assert (
+        f"regret against perfect play (6 games vs optimal, seed {cfg.eval.seed}): "
+        f"{100 * again.regret_per_game:.2f} pp/game" in out
+    )
     # a resume forgets the rows a killed session wrote past its checkpoint, as for eval.csv
     with open(run / "regret.csv", "a") as f:
         f.write("9999,eval,6,0.5,0.4,0.6,0.1,0.0,0.2,0.1,1\n")
@@ -524,7 +618,8 @@ def test_help_config_names_both_trainers(capsys):
     head = lines.index("# afterstate (a config with algo: afterstate)")
     assert lines[head - 1] == "" and lines[head + 1].startswith("name ")
     assert next(x for x in lines[head:] if x.startswith("algo ")).split(None, 2)[2] == (
-        "the learner family: afterstate selects this trainer and these keys; a config without algo trains PPO")
+        "the learner family: afterstate selects this trainer and these keys; a config without algo trains PPO"
+    )
     assert not any("this file" in x for x in lines)
 
 
@@ -535,18 +630,18 @@ def test_eta_leaves_out_the_one_off_cost_of_the_first_evaluation(tmp_path):
 
     eta = Eta(total=1_000_000)
     eta.begin_eval(0.0)
-    eta.end_eval(150.0)                          # step 0: kernels compiled, classic solved
+    eta.end_eval(150.0)  # step 0: kernels compiled, classic solved
     assert eta.seconds_left(0, 150.0, 10) is None and eta.rate(0, 150.0) is None
-    eta.start(2_048, 180.0)                      # the first rollout (compiling too) is done
+    eta.start(2_048, 180.0)  # the first rollout (compiling too) is done
     eta.begin_eval(200.0)
-    eta.end_eval(210.0)                          # a later evaluation: 10 s
-    assert eta.rate(102_048, 290.0) == pytest.approx(1000.0)   # 100,000 steps in 100 s of training
+    eta.end_eval(210.0)  # a later evaluation: 10 s
+    assert eta.rate(102_048, 290.0) == pytest.approx(1000.0)  # 100,000 steps in 100 s of training
     assert eta.seconds_left(102_048, 290.0, 9) == pytest.approx(897.952 + 9 * 10.0)
-    eta.begin_eval(300.0)                        # an evaluation under way does not slow the rate
+    eta.begin_eval(300.0)  # an evaluation under way does not slow the rate
     assert eta.rate(112_048, 305.0) == pytest.approx(1000.0)
     eta.end_eval(306.0)
     assert eta.seconds_left(112_048, 306.0, 1) == pytest.approx(887.952 + (10.0 + 6.0) / 2)
-    eta.start(500_000, 400.0)                    # only the first start counts
+    eta.start(500_000, 400.0)  # only the first start counts
     assert eta.rate(112_048, 306.0) == pytest.approx(1000.0)
     # the evaluations still due: one per eval.every boundary crossed before the end, and the final
     cfg = parse_config({"total_steps": 1_024, "eval": {"every": 512, "opponents": ["random"], "regret_games": 0}})
@@ -554,8 +649,10 @@ def test_eta_leaves_out_the_one_off_cost_of_the_first_evaluation(tmp_path):
     assert [t._evals_left(s) for s in (0, 256, 512, 1_000)] == [2, 2, 1, 1]
 
 
-SOLVING = ("solving 'classic+target=1000,end=immediate' once for the exact regret (seconds at a small target, "
-           "about a minute on classic; cached after)")
+SOLVING = (
+    "solving 'classic+target=1000,end=immediate' once for the exact regret (seconds at a small target, "
+    "about a minute on classic; cached after)"
+)
 
 
 def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
@@ -563,20 +660,31 @@ def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
     solve, which takes minutes on classic, as a line too), not as a bar stuck at 0%."""
     import tenk_env.policies.optimal
 
-    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))   # the game is not solved yet
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))  # the game is not solved yet
     monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
-    cfg = parse_config({
-        "name": "ph", "runs_dir": str(tmp_path), "rules": SOLVED, "seed": 1, "total_steps": 512,
-        "opponents": ["random"], "env": {"n_envs": 4, "backend": "dummy"},
-        "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
-        "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 2},
-        "checkpoint": {"every": 256}})
+    cfg = parse_config(
+        {
+            "name": "ph",
+            "runs_dir": str(tmp_path),
+            "rules": SOLVED,
+            "seed": 1,
+            "total_steps": 512,
+            "opponents": ["random"],
+            "env": {"n_envs": 4, "backend": "dummy"},
+            "ppo": {"policy": "mlp", "n_steps": 64, "batch_size": 256, "n_epochs": 1, "net_arch": [16]},
+            "eval": {"every": 256, "games": 4, "opponents": ["random"], "regret_games": 2},
+            "checkpoint": {"every": 256},
+        }
+    )
     logs: list[str] = []
     capsys.readouterr()
     assert train(cfg, progress=True, log=logs.append).finished
     assert logs[0] == f"{SOLVING}..."
-    assert re.fullmatch(r"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in .+, so later runs "
-                        r"skip this", logs[1]), logs[1]
+    assert re.fullmatch(
+        r"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in .+, so later runs "
+        r"skip this",
+        logs[1],
+    ), logs[1]
     assert sum("solving" in m for m in logs) == 1
     bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
     phases = [m.group(1) for x in bar if (m := re.match(r"ph: (.+?): +\d+%\|", x))]
@@ -585,11 +693,16 @@ def test_the_progress_bar_names_the_one_off_work(tmp_path, monkeypatch, capsys):
     assert done and done == sorted(set(done)) and all(d % 5 == 0 for d in done), done
     phases = [SOLVING if x.startswith(SOLVING) else x for x in phases]
     firsts = [p for i, p in enumerate(phases) if p not in phases[:i]]
-    assert firsts[:5] == [SOLVING, "compiling kernels, evaluating vs random",
-                          "regret evaluation (2 games against optimal)", "first rollout (compiling kernels on first use)",
-                          "evaluating vs random"]
-    assert any("ETA ?" in x for x in bar) and any(re.search(r"ETA \d\d:\d\d +[\d.]+k? steps/s training", x)
-                                                  for x in bar)
+    assert firsts[:5] == [
+        SOLVING,
+        "compiling kernels, evaluating vs random",
+        "regret evaluation (2 games against optimal)",
+        "first rollout (compiling kernels on first use)",
+        "evaluating vs random",
+    ]
+    assert any("ETA ?" in x for x in bar) and any(
+        re.search(r"ETA \d\d:\d\d +[\d.]+k? steps/s training", x) for x in bar
+    )
 
 
 def test_the_solve_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch):
@@ -605,12 +718,15 @@ def test_the_solve_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch)
     t = Trainer(cfg, tmp_path / "run", resuming=False, progress=False, log=logs.append)
     t._game_solution("the exact regret")
     assert logs[0] == f"{SOLVING}..."
-    assert re.fullmatch(rf"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in "
-                        rf"{re.escape(str(tmp_path / 'cache'))}, so later runs skip this", logs[1]), logs
+    assert re.fullmatch(
+        rf"solved 'classic\+target=1000,end=immediate' in [\d.,]+ s; cached in "
+        rf"{re.escape(str(tmp_path / 'cache'))}, so later runs skip this",
+        logs[1],
+    ), logs
     assert len(logs) == 2
-    t._game_solution("the exact regret")                           # held in memory now
+    t._game_solution("the exact regret")  # held in memory now
     monkeypatch.setattr(tenk_env.policies.optimal, "_GAME", {})
-    t._game_solution("the exact regret")                           # read from the cache
+    t._game_solution("the exact regret")  # read from the cache
     assert len(logs) == 2, logs
 
 
@@ -631,8 +747,8 @@ def test_a_sessions_tensorboard_file_is_read_after_the_one_before(tmp_path):
     w.close()
     (first,) = tb.glob("events.out.tfevents.*")
     second = first.name.split(".")[3]
-    first.rename(tb / f"events.out.tfevents.{second}.~host.99999.9")   # sorts after this process's name
-    w = tb_writer(tb, purge_step=5)   # resumed from step 5: the earlier point at 10 is hidden
+    first.rename(tb / f"events.out.tfevents.{second}.~host.99999.9")  # sorts after this process's name
+    w = tb_writer(tb, purge_step=5)  # resumed from step 5: the earlier point at 10 is hidden
     w.add_scalar("x", 5.0, 5)
     w.close()
     ea = EventAccumulator(str(tb))

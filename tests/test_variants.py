@@ -13,10 +13,24 @@ from tenk_env.solve import check_game_rules, solve_game
 
 #: the test split's hashes under space v1: a change to the space or to its draws must bump
 #: SPACE_VERSION (results name it) and then this list
-TEST_HASHES_V1 = ["df2fa39106bd6e7c", "7051caaba49aa9bd", "efd0e39ed9455ad9", "2d41077df074bac6", "99a8819ecdf75e26",
-                  "e3fbe3e5781f8c84", "71c158e8a7dd2200", "a608ba5c3a389aa3", "f31b6999e778064f", "7811129e5b0d6934",
-                  "e77b63f2af841411", "54cbbf3ed0a3ff11", "4e5f7d440e17f7af", "2ff44a0826959777", "8ae135852a679182",
-                  "cb93e64567858d99"]
+TEST_HASHES_V1 = [
+    "df2fa39106bd6e7c",
+    "7051caaba49aa9bd",
+    "efd0e39ed9455ad9",
+    "2d41077df074bac6",
+    "99a8819ecdf75e26",
+    "e3fbe3e5781f8c84",
+    "71c158e8a7dd2200",
+    "a608ba5c3a389aa3",
+    "f31b6999e778064f",
+    "7811129e5b0d6934",
+    "e77b63f2af841411",
+    "54cbbf3ed0a3ff11",
+    "4e5f7d440e17f7af",
+    "2ff44a0826959777",
+    "8ae135852a679182",
+    "cb93e64567858d99",
+]
 
 
 def test_the_test_split_is_fixed():
@@ -43,9 +57,14 @@ def test_the_sampler_is_deterministic_and_stays_in_its_space():
     assert len(seen) > 1490  # the space is large: repeats are rare
     # every option of the space is drawn
     rs = [V.sample_ruleset(s) for s in range(400)]
-    for field, values in (("end", {"final_round", "one_more_roll", "immediate"}), ("tie", {"first_to_target", "shared"}),
-                          ("multiples", {"doubling", "flat", "none"}), ("hot_dice", {"optional", "mandatory"}),
-                          ("num_dice", {5, 6}), ("max_rolls", {0, 3, 4})):
+    for field, values in (
+        ("end", {"final_round", "one_more_roll", "immediate"}),
+        ("tie", {"first_to_target", "shared"}),
+        ("multiples", {"doubling", "flat", "none"}),
+        ("hot_dice", {"optional", "mandatory"}),
+        ("num_dice", {5, 6}),
+        ("max_rolls", {0, 3, 4}),
+    ):
         assert {getattr(r, field) for r in rs} == values, field
 
 
@@ -125,7 +144,8 @@ def test_suite_evaluate_is_exact_for_a_bot(small_split, tmp_path):
     want = [exact_eval(r, "dicenow", "optimal").p_a for r in small_split]
     # each ruleset's line gives the regret in percentage points, the unit named
     assert [line.split(", regret ")[1] for line in lines if ", regret " in line] == [
-        f"{100 * (0.5 - w):.2f} pp/game" for w in want]
+        f"{100 * (0.5 - w):.2f} pp/game" for w in want
+    ]
     assert [s.win_rate for s in res.rulesets] == want
     assert [s.how for s in res.rulesets] == ["exact", "exact"]
     assert res.mean_regret == pytest.approx(0.5 - sum(want) / 2, abs=1e-15)

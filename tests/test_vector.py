@@ -52,7 +52,7 @@ class DiceStreams:
         at = int(self.scalar_at[b])
         self._room(at + n)
         self.scalar_at[b] = at + n
-        return self.buf[b, at:at + n].tolist()
+        return self.buf[b, at : at + n].tolist()
 
 
 def scalar_mask(g: Game, n_actions: int) -> list[int]:
@@ -61,15 +61,38 @@ def scalar_mask(g: Game, n_actions: int) -> list[int]:
     return [k.mask | (64 if end else 0) for k, end in g.legal_moves()]
 
 
-STATE_FIELDS = ("phase", "current", "turn", "turn_total", "dice_left", "rolls", "final_round",
-                "final_turns_left", "trigger", "piggy_dice", "piggy_total", "roll_id")
+STATE_FIELDS = (
+    "phase",
+    "current",
+    "turn",
+    "turn_total",
+    "dice_left",
+    "rolls",
+    "final_round",
+    "final_turns_left",
+    "trigger",
+    "piggy_dice",
+    "piggy_total",
+    "roll_id",
+)
 
 
 def scalar_row(g: Game, roll_index) -> tuple:
     piggy = g.piggy or (0, 0)
-    return (int(g.phase), g.current, g.turn, g.turn_total, g.dice_left, g.rolls, int(g.final_round),
-            g.final_turns_left, -1 if g.trigger is None else g.trigger, piggy[0], piggy[1],
-            roll_index[g.dice] if g.dice else -1)
+    return (
+        int(g.phase),
+        g.current,
+        g.turn,
+        g.turn_total,
+        g.dice_left,
+        g.rolls,
+        int(g.final_round),
+        g.final_turns_left,
+        -1 if g.trigger is None else g.trigger,
+        piggy[0],
+        piggy[1],
+        roll_index[g.dice] if g.dice else -1,
+    )
 
 
 def seat_rows(g: Game) -> tuple:
@@ -107,23 +130,30 @@ def check_same(e: BatchedGame, games: list[Game], scalar, steps: int) -> None:
     mine = np.stack([getattr(e, f) for f in STATE_FIELDS], axis=1)
     if not np.array_equal(rows, mine):
         b = int(np.argmax((rows != mine).any(axis=1)))
-        raise AssertionError(f"{e.backend}, step {steps}, game {b}: scalar {dict(zip(STATE_FIELDS, rows[b]))} "
-                             f"!= batched {dict(zip(STATE_FIELDS, mine[b]))}\n{games[b]!r}")
+        raise AssertionError(
+            f"{e.backend}, step {steps}, game {b}: scalar {dict(zip(STATE_FIELDS, rows[b]))} "
+            f"!= batched {dict(zip(STATE_FIELDS, mine[b]))}\n{games[b]!r}"
+        )
     mine = np.stack([e.scores, e.on_board, e.busts_in_row, e.reached], axis=1)
     if not np.array_equal(seats, mine):
         b = int(np.argmax((seats != mine).reshape(batch, -1).any(axis=1)))
-        raise AssertionError(f"{e.backend}, step {steps}, game {b}: scalar seats {seats[b].tolist()} != batched "
-                             f"{mine[b].tolist()} (scores, on_board, busts_in_row, reached)\n{games[b]!r}")
+        raise AssertionError(
+            f"{e.backend}, step {steps}, game {b}: scalar seats {seats[b].tolist()} != batched "
+            f"{mine[b].tolist()} (scores, on_board, busts_in_row, reached)\n{games[b]!r}"
+        )
     mask = e.legal_mask()
     if not np.array_equal(mask, want):
         b = int(np.argmax((mask != want).any(axis=1)))
-        raise AssertionError(f"{e.backend}, step {steps}, game {b}: scalar legal actions "
-                             f"{np.flatnonzero(want[b]).tolist()} != batched {np.flatnonzero(mask[b]).tolist()}"
-                             f"\n{games[b]!r}")
+        raise AssertionError(
+            f"{e.backend}, step {steps}, game {b}: scalar legal actions "
+            f"{np.flatnonzero(want[b]).tolist()} != batched {np.flatnonzero(mask[b]).tolist()}"
+            f"\n{games[b]!r}"
+        )
 
 
-def run_agreement(rules: Ruleset, n_players: int, batch: int, min_steps: int, backends=BACKENDS, seed: int = 0,
-                  record: bool = False):
+def run_agreement(
+    rules: Ruleset, n_players: int, batch: int, min_steps: int, backends=BACKENDS, seed: int = 0, record: bool = False
+):
     """Play ``batch`` games side by side in the scalar engine and in a batched engine per
     backend for ``min_steps`` decisions in all; assert they agree after every step.
     Returns (batched engines, finished scalar games, scalar games in play)."""
@@ -175,8 +205,9 @@ def run_agreement(rules: Ruleset, n_players: int, batch: int, min_steps: int, ba
                     for q in h.winners:
                         wins[q] += 1
             for e, done in zip(engines, dones):
-                assert len(ended) == done[b], (f"{e.backend}, step {steps}, game {b}: scalar ended "
-                                               f"{len(ended)} games, batched {done[b]}")
+                assert len(ended) == done[b], (
+                    f"{e.backend}, step {steps}, game {b}: scalar ended {len(ended)} games, batched {done[b]}"
+                )
                 if ended:
                     first = ended[0]
                     won = [int(q in first.winners) for q in range(n_players)]
@@ -187,10 +218,13 @@ def run_agreement(rules: Ruleset, n_players: int, batch: int, min_steps: int, ba
         check_same(e, games, scalar, steps)
         if record:  # the per-seat game counters against the events of the games in play
             for b, g in enumerate(games):
-                busts = [sum(1 for ev in g.events if ev["type"] == "bust" and ev["player"] == q)
-                         for q in range(n_players)]
-                banked = [sum(ev["points"] for ev in g.events if ev["type"] == "bank" and ev["player"] == q)
-                          for q in range(n_players)]
+                busts = [
+                    sum(1 for ev in g.events if ev["type"] == "bust" and ev["player"] == q) for q in range(n_players)
+                ]
+                banked = [
+                    sum(ev["points"] for ev in g.events if ev["type"] == "bank" and ev["player"] == q)
+                    for q in range(n_players)
+                ]
                 assert e.game_busts[b].tolist() == busts and e.game_banked[b].tolist() == banked, (e.backend, b)
         st = e.stats
         assert st["decisions"] == steps
@@ -217,8 +251,10 @@ VARIANTS = {
     "instant-any": (PRESETS["classic"].replace(six_of_a_kind_wins="any", target=3000), 3),
     "tie-shared-3p": (PRESETS["classic"].replace(tie="shared", target=1000, entry_threshold=0), 3),
     "komi-one-more-roll": (PRESETS["classic"].replace(komi=500, end="one_more_roll", target=2000), 2),
-    "max-rolls-mandatory": (PRESETS["classic"].replace(max_rolls=2, hot_dice="mandatory", min_bank=300,
-                                                      target=3000), 2),
+    "max-rolls-mandatory": (
+        PRESETS["classic"].replace(max_rolls=2, hot_dice="mandatory", min_bank=300, target=3000),
+        2,
+    ),
     "five-dice-final-round": (PRESETS["inform_five_dice"].replace(end="final_round", target=3000), 3),
 }
 
@@ -230,15 +266,31 @@ def test_agreement(variant):
     rules, n_players = VARIANTS[variant]
     preset = variant.endswith("-2p") and variant[:-3] in PRESETS
     # fewer games side by side for the variants: longer histories, so that more games end
-    engines, finished, _ = run_agreement(rules, n_players, batch=200 if preset else 50,
-                                         min_steps=100_000 if preset else 40_000, seed=zlib.crc32(variant.encode()))
+    engines, finished, _ = run_agreement(
+        rules,
+        n_players,
+        batch=200 if preset else 50,
+        min_steps=100_000 if preset else 40_000,
+        seed=zlib.crc32(variant.encode()),
+    )
     assert len(finished) > 40
 
 
 # ---------------------------------------------------------------------- own dice
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="numba is not installed")
-@pytest.mark.parametrize("variant", ["classic-2p", "bc_society-4p", "piggyback-3p", "zilch-3p", "exact-to_lowest-3p",
-                                     "lose-all", "classic-8p-low", "five-dice-final-round"])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "classic-2p",
+        "bc_society-4p",
+        "piggyback-3p",
+        "zilch-3p",
+        "exact-to_lowest-3p",
+        "lose-all",
+        "classic-8p-low",
+        "five-dice-final-round",
+    ],
+)
 def test_backends_agree_with_own_dice(variant):
     """Seeded dice: the numba kernel (action and rolls fused in one pass, dice drawn inside)
     and the NumPy backend play the same games, since each game has its own dice stream."""
@@ -324,8 +376,7 @@ def test_duplicate_dice_keys():
             for b in range(3):
                 if e.phase[b] == 3:
                     q = int(e.current[b])
-                    at = (int(e._S[F_GAME, b]), q, int(e._PS[P_TURNS, b, q]), int(e.rolls[b]),
-                          int(e.dice_left[b]))
+                    at = (int(e._S[F_GAME, b]), q, int(e._PS[P_TURNS, b, q]), int(e.rolls[b]), int(e.dice_left[b]))
                     seen[b][at] = e.state(b)["dice"]
             e.step(e.random_actions(rng))  # independent random play in each slot
         common = set(seen[0]) & set(seen[1])
@@ -347,8 +398,10 @@ def test_random_actions_are_legal_and_uniform():
 
 
 # ---------------------------------------------------------------------- statistics
-@pytest.mark.parametrize("variant", ["zilch-3p", "piggyback", "exact-to_lowest-3p", "lose-all", "instant-any",
-                                     "tie-shared-3p", "max-rolls-mandatory"])
+@pytest.mark.parametrize(
+    "variant",
+    ["zilch-3p", "piggyback", "exact-to_lowest-3p", "lose-all", "instant-any", "tie-shared-3p", "max-rolls-mandatory"],
+)
 def test_stats_match_scalar_events(variant):
     """Every counter equals the count of the matching events in the scalar game records."""
     rules, n_players = VARIANTS[variant]
@@ -391,7 +444,7 @@ def scripted(rolls_by_game: dict[int, list[list[int]]], n_games: int):
         for i, b in enumerate(games):
             roll = queues[int(b)].pop(0)
             assert len(roll) == n[i], f"game {b} wants {n[i]} dice, the script has {roll}"
-            out[i, :len(roll)] = roll
+            out[i, : len(roll)] = roll
         return out
 
     return dice
@@ -402,9 +455,13 @@ def test_slot_that_finishes_twice_in_one_call(backend):
     """Game 1 ends on the bank (immediate win); the slot's new game ends on its first roll
     (six 1s win at once): done counts 2, the slot reports the first game."""
     rules = PRESETS["wikihow"].replace(end="immediate", target=100)
-    e = BatchedGame(rules, 2, 1, backend=backend,
-                    dice=scripted({0: [[1, 2, 3, 4, 6, 6], [1, 1, 1, 1, 1, 1], [2, 3, 4, 6, 6, 3],
-                                       [2, 2, 3, 4, 6, 5]]}, 1))
+    e = BatchedGame(
+        rules,
+        2,
+        1,
+        backend=backend,
+        dice=scripted({0: [[1, 2, 3, 4, 6, 6], [1, 1, 1, 1, 1, 1], [2, 3, 4, 6, 6, 3], [2, 2, 3, 4, 6, 5]]}, 1),
+    )
     assert e.phase[0] == Phase.DECIDE and e.state(0)["dice"] == (1, 2, 3, 4, 6, 6)
     done = e.step(np.array([1 | 64]))  # keep the 1 (100) and bank: reaches the target
     assert done[0] == 2
@@ -459,9 +516,9 @@ def test_illegal_actions_name_the_game_and_the_reason(backend):
         (200, "outside 0..127"),
         (-1, "outside 0..127"),
         (0, "at least one scoring die"),
-        (2, r"canonical mask 000001"),       # the second 1 alone: must be named by the first
+        (2, r"canonical mask 000001"),  # the second 1 alone: must be named by the first
         (4, r"the 2 in \[2\] does not score"),
-        (1 | 64, "entry threshold 500"),     # bank 100 before being on the board
+        (1 | 64, "entry threshold 500"),  # bank 100 before being on the board
     ]
     for action, why in cases:
         with pytest.raises(IllegalActionError, match=f"game 0: .*{why}"):
@@ -484,15 +541,13 @@ def test_illegal_actions_name_the_game_and_the_reason(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_roll_limit_and_piggyback_errors(backend):
     rules = PRESETS["inform_five_dice"]  # three rolls a turn
-    e = BatchedGame(rules, 2, 1, backend=backend,
-                    dice=scripted({0: [[1, 2, 3, 4, 6], [1, 2, 3, 4], [1, 2, 3]]}, 1))
+    e = BatchedGame(rules, 2, 1, backend=backend, dice=scripted({0: [[1, 2, 3, 4, 6], [1, 2, 3, 4], [1, 2, 3]]}, 1))
     e.step(np.array([1]))
     e.step(np.array([1]))
     with pytest.raises(IllegalActionError, match="3-roll limit"):
         e.step(np.array([1]))
     rules = PRESETS["classic"].replace(piggyback=True, entry_threshold=0)
-    e = BatchedGame(rules, 2, 1, backend=backend,
-                    dice=scripted({0: [[1, 2, 3, 4, 6, 6], [2, 3, 4, 6, 6, 2]]}, 1))
+    e = BatchedGame(rules, 2, 1, backend=backend, dice=scripted({0: [[1, 2, 3, 4, 6, 6], [2, 3, 4, 6, 6, 2]]}, 1))
     assert e.n_actions == 130
     e.step(np.array([1 | 64]))  # bank 100, leaving five dice
     assert e.phase[0] == Phase.PIGGYBACK and e.legal_mask()[0].nonzero()[0].tolist() == [128, 129]
@@ -534,9 +589,20 @@ def test_to_game_matches_state_and_masks(backend):
 
 # ---------------------------------------------------------------------- vectorised bots
 BOT_SPECS = ["dicenow", "hold:300", "greedy", "breakeven", "hold:1000", "greedy:450", "maxscore"]
-BOT_VARIANTS = ["classic-2p", "zilch-3p", "bc_society-4p", "piggyback-3p", "exact-forfeit", "exact-to_lowest-3p",
-                "inform_five_dice-2p", "busche_neller_2017-2p", "komi-one-more-roll", "max-rolls-mandatory",
-                "farkle_official-2p", "instant-any"]
+BOT_VARIANTS = [
+    "classic-2p",
+    "zilch-3p",
+    "bc_society-4p",
+    "piggyback-3p",
+    "exact-forfeit",
+    "exact-to_lowest-3p",
+    "inform_five_dice-2p",
+    "busche_neller_2017-2p",
+    "komi-one-more-roll",
+    "max-rolls-mandatory",
+    "farkle_official-2p",
+    "instant-any",
+]
 
 
 @pytest.mark.parametrize("variant", BOT_VARIANTS)
@@ -565,8 +631,9 @@ def test_batched_bots_decide_like_scalar_bots(variant):
                 else:
                     k, end = ref.decide(g, rng)
                     want = k.mask | 64 if end else k.mask
-                assert out[b] == want, (f"{ref.name}, step {step}, game {b}: batched {out[b]} != scalar {want} "
-                                        f"in {e.state(int(b))}")
+                assert out[b] == want, (
+                    f"{ref.name}, step {step}, game {b}: batched {out[b]} != scalar {want} in {e.state(int(b))}"
+                )
                 compared += 1
         # play on with the bots (each slot its own bot for seat 0, dicenow elsewhere) plus
         # some random moves, so the states are varied
@@ -590,7 +657,9 @@ def test_keyed_roll_draws_the_engines_faces():
         k, g, t = int(rng.integers(0, 2**64, dtype=np.uint64)), int(rng.integers(0, 9)), int(rng.integers(0, 2**20))
         q, r, n = int(rng.integers(0, 8)), int(rng.integers(0, 4096)), int(rng.integers(1, 9))
         c = dice_counter(np.array([g]), np.array([t]), np.array([q]), np.array([r]))
-        assert keyed_faces(np.array([k], np.uint64), c, np.array([n]), 8)[0, :n].tolist() == keyed_roll(k, g, t, q, r, n)
+        assert keyed_faces(np.array([k], np.uint64), c, np.array([n]), 8)[0, :n].tolist() == keyed_roll(
+            k, g, t, q, r, n
+        )
 
 
 DEAL_AGENTS = ["dicenow", "hold:300", "maxscore", "greedy:400", "breakeven", "dicenow", "hold:500", "greedy"]
@@ -606,7 +675,7 @@ def test_deals_agree_with_the_scalar_engine(variant):
 
     rules, n = VARIANTS[variant]
     specs = DEAL_AGENTS[:n]
-    tasks = chunk_tasks("v", rules, list(range(n)), 3, 150)   # two chunks, in one batch
+    tasks = chunk_tasks("v", rules, list(range(n)), 3, 150)  # two chunks, in one batch
     scalar = play_deals(rules, [make_agent(a) for a in specs], 3, 0, 150)
     batched = Chunk.concat(play_deals_batched(rules, specs, tasks))
     for f in ("seating", "scores", "win", "turns", "agent_turns", "busts", "first"):
@@ -615,8 +684,19 @@ def test_deals_agree_with_the_scalar_engine(variant):
 
 
 # ---------------------------------------------------------------------- observations and adapters
-@pytest.mark.parametrize("variant", ["classic-2p", "bc_society-4p", "piggyback-3p", "zilch-3p", "komi-one-more-roll",
-                                     "max-rolls-mandatory", "inform_five_dice-2p", "bust-penalty"])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "classic-2p",
+        "bc_society-4p",
+        "piggyback-3p",
+        "zilch-3p",
+        "komi-one-more-roll",
+        "max-rolls-mandatory",
+        "inform_five_dice-2p",
+        "bust-penalty",
+    ],
+)
 def test_encode_batch_equals_scalar_encoding(variant):
     from tenk_env.obs import encode
     from tenk_env.vector.obs import encode_batch
@@ -638,11 +718,21 @@ def test_encode_batch_equals_scalar_encoding(variant):
 
 ENV_CASES = {
     "classic": (PRESETS["classic"], 2, ["dicenow"], 0, "win"),
-    "piggyback-3p": (PRESETS["classic"].replace(piggyback=True, entry_threshold=0, target=3000), 3,
-                     ["dicenow", "hold:350"], 1, "shaped"),
+    "piggyback-3p": (
+        PRESETS["classic"].replace(piggyback=True, entry_threshold=0, target=3000),
+        3,
+        ["dicenow", "hold:350"],
+        1,
+        "shaped",
+    ),
     "one-more-roll": (PRESETS["bc_society"].replace(target=3000), 2, ["breakeven"], 1, "win"),
-    "to_lowest-3p": (PRESETS["classic"].replace(exact_finish="to_lowest", target=2000), 3, ["greedy", "dicenow"], 2,
-                     "shaped"),
+    "to_lowest-3p": (
+        PRESETS["classic"].replace(exact_finish="to_lowest", target=2000),
+        3,
+        ["greedy", "dicenow"],
+        2,
+        "shaped",
+    ),
     "zilch": (PRESETS["zilch"].replace(target=4000), 2, ["hold:300"], 0, "shaped"),
     "instant-win": (PRESETS["wikihow"].replace(target=3000, tie="shared"), 2, ["dicenow"], 1, "win"),
 }
@@ -668,10 +758,13 @@ def test_vector_env_equals_scalar_envs(case):
     rules, n_players, opponents, seat, reward = ENV_CASES[case]
     B = 32
     streams = DiceStreams(B, seed=zlib.crc32(case.encode()))
-    venv = TenThousandVectorEnv(B, rules, n_players, opponents=opponents, seat=seat, reward=reward,
-                                dice=streams.source())
-    envs = [TenThousandEnv(rules, n_players, opponents=opponents, seat=seat, reward=reward, backend="python")
-            for _ in range(B)]
+    venv = TenThousandVectorEnv(
+        B, rules, n_players, opponents=opponents, seat=seat, reward=reward, dice=streams.source()
+    )
+    envs = [
+        TenThousandEnv(rules, n_players, opponents=opponents, seat=seat, reward=reward, backend="python")
+        for _ in range(B)
+    ]
     obs, info = venv.reset(seed=0)
     for b, env in enumerate(envs):
         env.reset(seed=b)  # creates the env's generator; its dice then come from the stream

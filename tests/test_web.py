@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")          # starlette's note on which httpx it prefers
+    warnings.simplefilter("ignore")  # starlette's note on which httpx it prefers
     from fastapi.testclient import TestClient
 
 from _processes import running
@@ -36,16 +36,23 @@ from tenk_env.solve.game import is_cached, solve_minutes
 from tenk_env.web.app import create_app
 from tenk_env.web.games import MAX_SCRIPTED_ROLLS, GameStore, SolveJob, Solver, WebError, wait_note
 
-IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")     # solved in a second
+IMM = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")  # solved in a second
 #: the example program agent (importing it would run it)
 EXAMPLE = Path(importlib.util.find_spec("tenk_env.policies.cmd_example").origin)
-FR2 = PRESETS["busche_neller_2017"].replace(target=500, end="final_round", max_rolls=2, entry_threshold=300,
-                                            name="fr500")
+FR2 = PRESETS["busche_neller_2017"].replace(
+    target=500, end="final_round", max_rolls=2, entry_threshold=300, name="fr500"
+)
 
 #: the human (P1) keeps one 1 of three and rolls on (a mistake), busts; P2 busts; P1 banks 600;
 #: P2 busts; P1 banks 1,000 and wins (immediate end). dicenow never has a choice.
-SCRIPT = [[1, 1, 1, 2, 3, 4], [2, 3, 4, 6, 6], [2, 3, 4, 6, 6, 3], [5, 5, 5, 1, 2, 3], [2, 3, 4, 6, 6, 3],
-          [1, 1, 1, 5, 2, 3]]
+SCRIPT = [
+    [1, 1, 1, 2, 3, 4],
+    [2, 3, 4, 6, 6],
+    [2, 3, 4, 6, 6, 3],
+    [5, 5, 5, 1, 2, 3],
+    [2, 3, 4, 6, 6, 3],
+    [1, 1, 1, 5, 2, 3],
+]
 MOVES = [{"keep": [1], "end": False}, {"keep": [1, 5, 5, 5], "end": True}, {"keep": [1, 1, 1], "end": True}]
 
 
@@ -85,8 +92,8 @@ def test_scripted_game_gives_the_exact_regret_of_every_decision(client):
     assert [d["regret"] for d in got] == [m.regret for m in want]
     assert [d["move"]["value"] for d in got] == [m.value for m in want]
     assert [d["best"]["value"] for d in got] == [m.best_value for m in want]
-    assert got[0]["regret"] > 0.05 and got[0]["best"]["keep"] == [1, 1, 1]    # one 1 of three: a real mistake
-    assert got[2]["regret"] == 0.0 and got[2]["move"]["value"] == 1.0         # banking the win
+    assert got[0]["regret"] > 0.05 and got[0]["best"]["keep"] == [1, 1, 1]  # one 1 of three: a real mistake
+    assert got[2]["regret"] == 0.0 and got[2]["move"]["value"] == 1.0  # banking the win
     assert [d["event"] for d in got] == [i - 1 for i, e in enumerate(events) if e["type"] == "keep"]
 
     summary = s["summary"]
@@ -114,12 +121,12 @@ def test_a_refused_move_names_the_problem_and_leaves_the_game_as_it_was(client):
     before = client.get(f"/api/games/{s['id']}").json()
     for body, status, words in [
         ({"keep": [2, 3], "end": False}, 400, "illegal move"),
-        ({"keep": [1], "end": True}, 400, "illegal move"),          # 100 is below the 500 entry threshold
+        ({"keep": [1], "end": True}, 400, "illegal move"),  # 100 is below the 500 entry threshold
         ({"action": 200}, 400, "action"),
         ({"piggyback": True}, 400, "no piggyback choice"),
         ({}, 400, "give an action"),
         ({"keep": "1 5"}, 422, "keep"),
-        ({"keep": ["1"], "end": False}, 422, "keep"),                # strings are not faces
+        ({"keep": ["1"], "end": False}, 422, "keep"),  # strings are not faces
         ({"keep": [1], "end": "no"}, 422, "end"),
         ({"keep": [-1], "end": False}, 400, "entry -1 is not a face"),  # not the last face of the roll
         ({"keep": [0, -5], "end": False}, 400, "entry 0 is not a face"),
@@ -132,17 +139,20 @@ def test_a_refused_move_names_the_problem_and_leaves_the_game_as_it_was(client):
     assert r.status_code == 404 and "no game 'gnope'" in r.json()["error"]
 
 
-@pytest.mark.parametrize("body, words", [
-    ({"opponents": ["dicenwo"]}, "did you mean 'dicenow'"),
-    ({"opponents": ["hold:abc"]}, "hold:abc"),
-    ({"opponents": ["zoo:nope"]}, "zoo:nope"),
-    ({"rules": "clasic"}, "unknown ruleset 'clasic'"),
-    ({"players": 5}, "players"),
-    ({"players": 3}, "1 opponents for 3 players"),
-    ({"seat": 3}, "seat 3"),
-    ({"seed": 1, "dice": [[1, 2, 3, 4, 5, 6]]}, "not both"),
-    ({"opponents": ["optimal", "dicenow"], "players": 3, "rules": "fr500"}, "agent 'optimal'"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({"opponents": ["dicenwo"]}, "did you mean 'dicenow'"),
+        ({"opponents": ["hold:abc"]}, "hold:abc"),
+        ({"opponents": ["zoo:nope"]}, "zoo:nope"),
+        ({"rules": "clasic"}, "unknown ruleset 'clasic'"),
+        ({"players": 5}, "players"),
+        ({"players": 3}, "1 opponents for 3 players"),
+        ({"seat": 3}, "seat 3"),
+        ({"seed": 1, "dice": [[1, 2, 3, 4, 5, 6]]}, "not both"),
+        ({"opponents": ["optimal", "dicenow"], "players": 3, "rules": "fr500"}, "agent 'optimal'"),
+    ],
+)
 def test_bad_new_games_are_refused_by_name(client, body, words):
     r = client.post("/api/games", json={"rules": "imm1000", "opponents": ["dicenow"], **body})
     assert 400 <= r.status_code < 500 and words in r.json()["error"], r.json()
@@ -157,18 +167,21 @@ def test_scripted_dice_that_run_out_are_a_conflict_and_leave_the_game_as_it_was(
     # the move was not applied: the game still waits for the same decision, and another move is taken
     assert client.get(f"/api/games/{before['id']}").json() == before
     r = client.post(f"/api/games/{before['id']}/act", json={"keep": [1, 1, 1], "end": True})
-    assert r.status_code == 200 and r.json()["winners"] == [0]          # 1,000 banked: the target
+    assert r.status_code == 200 and r.json()["winners"] == [0]  # 1,000 banked: the target
 
 
 def test_scripted_dice_are_capped():
     r = TestClient(create_app(solve_in_background=False), base_url="http://127.0.0.1").post(
-        "/api/games", json={"opponents": ["dicenow"], "dice": [[1, 2, 3, 4, 5, 6]] * (MAX_SCRIPTED_ROLLS + 1)})
+        "/api/games", json={"opponents": ["dicenow"], "dice": [[1, 2, 3, 4, 5, 6]] * (MAX_SCRIPTED_ROLLS + 1)}
+    )
     assert r.status_code == 422 and f"at most {MAX_SCRIPTED_ROLLS}" in r.json()["error"]
 
 
 def test_a_terminal_agent_is_refused_not_left_waiting(client):
-    for path, body in [("/api/watch", {"rules": "imm1000", "agents": ["dicenow", "human"]}),
-                       ("/api/games", {"rules": "imm1000", "opponents": ["human"]})]:
+    for path, body in [
+        ("/api/watch", {"rules": "imm1000", "agents": ["dicenow", "human"]}),
+        ("/api/games", {"rules": "imm1000", "opponents": ["human"]}),
+    ]:
         r = client.post(path, json=body)
         assert r.status_code == 400 and "server's terminal" in r.json()["error"], r.json()
 
@@ -179,8 +192,10 @@ def test_records_with_a_bad_player_count_are_refused(client, players):
     events = [{**events[0], "players": players}, *events[1:]]
     r = client.post("/api/analyse", json={"record": events})
     assert r.status_code == 400, r.json()
-    assert r.json()["error"] == (f"the record does not replay: event 0 (line 1): n_players = {players!r}: the engine "
-                                 f"plays 2 to {MAX_PLAYERS} players")
+    assert r.json()["error"] == (
+        f"the record does not replay: event 0 (line 1): n_players = {players!r}: the engine "
+        f"plays 2 to {MAX_PLAYERS} players"
+    )
 
 
 def test_a_failed_solve_leaves_the_game_playable_with_the_reason(tmp_path, monkeypatch):
@@ -212,7 +227,7 @@ def test_requests_that_need_a_solve_wait_in_the_queue_and_are_answered_when_it_i
     r = c.post("/api/watch", json=body)
     assert r.status_code == 202 and r.json()["pending"][0]["title"] == "the game solution of imm600 (2 players)"
     assert "solve" in r.json()["note"]
-    deadline = time.monotonic() + 180         # a hang guard: the solve takes seconds
+    deadline = time.monotonic() + 180  # a hang guard: the solve takes seconds
     while r.status_code == 202 and time.monotonic() < deadline:
         time.sleep(0.5)
         r = c.post("/api/watch", json=body)
@@ -221,7 +236,7 @@ def test_requests_that_need_a_solve_wait_in_the_queue_and_are_answered_when_it_i
 
 
 def _wait(cond, what, limit=120.0):
-    deadline = time.monotonic() + limit         # hang guards only: nothing here is timed
+    deadline = time.monotonic() + limit  # hang guards only: nothing here is timed
     while not cond():
         assert time.monotonic() < deadline, what
         time.sleep(0.1)
@@ -230,13 +245,14 @@ def _wait(cond, what, limit=120.0):
 def test_one_solve_at_a_time_and_none_that_nobody_waits_for(tmp_path, monkeypatch):
     monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
     solver = Solver(idle=1.0, poll=0.05)
-    big, other = PRESETS["classic"], PRESETS["farkle_official"]     # each a minute or more: never done here
+    big, other = PRESETS["classic"], PRESETS["farkle_official"]  # each a minute or more: never done here
     try:
         first = solver.want(SolveJob("game", big))
         second = solver.want(SolveJob("game", other))
         assert (first["position"], second["position"], second["state"]) == (0, 1, "queued")
-        assert wait_note(second) == ("waiting to solve the game solution of farkle_official (2 players): 1 solve ahead "
-                                     "(one runs at a time)")
+        assert wait_note(second) == (
+            "waiting to solve the game solution of farkle_official (2 players): 1 solve ahead (one runs at a time)"
+        )
         _wait(lambda: solver.want(SolveJob("game", big))["state"] == "solving", "the first solve never started")
         child = solver._queue[0].proc
         assert child.is_alive() and solver.want(SolveJob("game", other))["state"] == "queued"
@@ -249,7 +265,8 @@ def test_one_solve_at_a_time_and_none_that_nobody_waits_for(tmp_path, monkeypatc
 
 def test_a_solve_ends_with_the_server_even_when_it_is_killed(tmp_path):
     script = tmp_path / "server.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import time
         from tenk_env.rules import PRESETS
         from tenk_env.web.games import Solver, SolveJob
@@ -259,12 +276,17 @@ def test_a_solve_ends_with_the_server_even_when_it_is_killed(tmp_path):
                 time.sleep(0.05)
             print(s._queue[0].proc.pid, flush=True)
             time.sleep(3600)
-    """))
-    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "TENK_CACHE": str(tmp_path / "cache")})
+    """)
+    )
+    server = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TENK_CACHE": str(tmp_path / "cache")},
+    )
     try:
         child = int(server.stdout.readline())
-        server.kill()                           # SIGKILL: no handler, no atexit
+        server.kill()  # SIGKILL: no handler, no atexit
         server.wait(60)
         _wait(lambda: not running(child), "the solver's child outlived its killed server")
     finally:
@@ -285,15 +307,16 @@ def test_a_ruleset_the_solver_does_not_cover_plays_with_turn_advice_and_says_why
     fb = s["feedback"]
     assert fb["mode"] == "points" and fb["unit"] == "points"
     assert "no exact feedback" in fb["note"] and "piggyback" in fb["note"]
-    assert all(v["end"] is None or v["end"] == v["points"] for v in s["values"])     # banking now: the keep's points
+    assert all(v["end"] is None or v["end"] == v["points"] for v in s["values"])  # banking now: the keep's points
     w = c.post("/api/watch", json={"rules": "piggy1000", "agents": ["maxscore", "dicenow"], "seed": 2}).json()
     assert w["chart"] == [] and w["summary"][0]["regret"] == 0.0 and w["summary"][0]["implied_win"] is None
 
 
 def test_three_players_use_the_solved_best_response(client):
     br = best_response_n(FR2, ["maxscore", "hold:300"])
-    s = client.post("/api/games", json={"rules": "fr500", "players": 3, "seat": 1,
-                                        "opponents": ["maxscore", "hold:300"], "seed": 4}).json()
+    s = client.post(
+        "/api/games", json={"rules": "fr500", "players": 3, "seat": 1, "opponents": ["maxscore", "hold:300"], "seed": 4}
+    ).json()
     assert s["feedback"]["mode"] == "best_response" and "br:maxscore,hold:300" in s["feedback"]["note"]
     game = replay(s["events"])
     rows = BestResponseAgent("maxscore,hold:300").values(game)
@@ -302,8 +325,9 @@ def test_three_players_use_the_solved_best_response(client):
         s = client.post(f"/api/games/{s['id']}/act", json={"action": s["legal"][-1]["action"]}).json()
     assert s["summary"]["start_value"] == pytest.approx(br.p_seat[0])
     # seated elsewhere, against other bots, nothing is solved: turn-level advice, said so
-    s = client.post("/api/games", json={"rules": "fr500", "players": 3, "seat": 2,
-                                        "opponents": ["dicenow", "hold:300"], "seed": 4}).json()
+    s = client.post(
+        "/api/games", json={"rules": "fr500", "players": 3, "seat": 2, "opponents": ["dicenow", "hold:300"], "seed": 4}
+    ).json()
     assert s["feedback"]["mode"] == "points" and "not solved" in s["feedback"]["note"]
 
 
@@ -330,9 +354,10 @@ def test_records_that_do_not_load_are_refused_by_line(client):
         assert 400 <= r.status_code < 500 and words in r.json()["error"], (record, r.json())
     # a record cut at a decision (as `tenk analyze` writes its costliest mistakes) analyses up to it
     cut = good.splitlines()
-    last_roll = max(i for i, line in enumerate(cut) if '"type": "roll"' in line and i + 1 < len(cut)
-                    and '"keep"' in cut[i + 1])
-    a = client.post("/api/analyse", json={"record": "\n".join(cut[:last_roll + 1])}).json()
+    last_roll = max(
+        i for i, line in enumerate(cut) if '"type": "roll"' in line and i + 1 < len(cut) and '"keep"' in cut[i + 1]
+    )
+    a = client.post("/api/analyse", json={"record": "\n".join(cut[: last_roll + 1])}).json()
     assert a["winners"] is None and all(d["event"] < last_roll for d in a["decisions"])
 
 
@@ -347,7 +372,7 @@ def test_games_in_memory_are_bounded_and_expire():
     with pytest.raises(WebError, match="at most 2 are kept") as e:
         store.get(keys[0])
     assert e.value.status == 404
-    store.get(keys[2]).touched -= 120          # an hour idle, say
+    store.get(keys[2]).touched -= 120  # an hour idle, say
     with pytest.raises(WebError):
         store.get(keys[2])
     assert store.get(keys[1])
@@ -406,7 +431,7 @@ def test_an_unsolved_ruleset_is_solved_aside_and_scored_once_ready(tmp_path, mon
         time.sleep(0.5)
         s = c.get(f"/api/games/{s['id']}").json()
     assert s["feedback"]["mode"] == "exact"
-    assert len(s["decisions"]) >= 1 and s["decisions"][0]["n"] == 0       # the decision made while solving
+    assert len(s["decisions"]) >= 1 and s["decisions"][0]["n"] == 0  # the decision made while solving
     c.app.state.solver.stop()
     assert np.isfinite(s["decisions"][0]["regret"])
 
@@ -414,10 +439,13 @@ def test_an_unsolved_ruleset_is_solved_aside_and_scored_once_ready(tmp_path, mon
 def test_a_cmd_agent_ends_with_its_watched_game_and_with_its_dropped_game(tmp_path):
     pids = tmp_path / "pids"
     agent = tmp_path / "agent.py"
-    agent.write_text(f"import os, runpy\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
-                     f"runpy.run_path({str(EXAMPLE)!r})\n")
-    c = TestClient(create_app([_file(tmp_path, IMM)], solve_in_background=False, allow_cmd=True, max_games=1),
-                   base_url="http://127.0.0.1")
+    agent.write_text(
+        f"import os, runpy\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\nrunpy.run_path({str(EXAMPLE)!r})\n"
+    )
+    c = TestClient(
+        create_app([_file(tmp_path, IMM)], solve_in_background=False, allow_cmd=True, max_games=1),
+        base_url="http://127.0.0.1",
+    )
     spec = f"cmd:{sys.executable} {agent}"
     w = c.post("/api/watch", json={"rules": "imm1000", "agents": [spec, "dicenow"], "seed": 1})
     assert w.status_code == 200, w.json()

@@ -37,6 +37,7 @@ def served(tmp_path):
     def make(**kw):
         kw.setdefault("hosts", served_hosts("127.0.0.1", public=False))
         return Served(create_app([rules], solve_in_background=False, **kw))
+
     return make
 
 
@@ -54,19 +55,31 @@ def test_a_cross_site_no_cors_post_is_refused_before_it_starts_anything(served):
             status, _, body = s.request("POST", "/api/games", GAME, {"Content-Type": ctype} if ctype else {})
             assert status == 415 and "application/json" in body["error"], ctype
         assert len(store) == 0
-        status, heads, _ = s.request("POST", "/api/games", GAME, {"Content-Type": "application/json",
-                                                                   "Origin": f"http://127.0.0.1:{s.port}"})
+        status, heads, _ = s.request(
+            "POST", "/api/games", GAME, {"Content-Type": "application/json", "Origin": f"http://127.0.0.1:{s.port}"}
+        )
         assert status == 200 and len(store) == 1
         assert not any(h.startswith("access-control-") for h in heads)
 
 
 def test_a_foreign_origin_is_refused_with_no_cors_headers(served):
     with served() as s:
-        for method, path, body in [("GET", "/api/meta", None), ("POST", "/api/games", GAME),
-                                   ("OPTIONS", "/api/games", None)]:
-            status, heads, answer = s.request(method, path, body, {
-                "Origin": "http://evil.example", "Content-Type": "application/json",
-                "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+        for method, path, body in [
+            ("GET", "/api/meta", None),
+            ("POST", "/api/games", GAME),
+            ("OPTIONS", "/api/games", None),
+        ]:
+            status, heads, answer = s.request(
+                method,
+                path,
+                body,
+                {
+                    "Origin": "http://evil.example",
+                    "Content-Type": "application/json",
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "content-type",
+                },
+            )
             assert status == 403 and "origin 'http://evil.example'" in answer["error"], (method, path)
             assert not any(h.startswith("access-control-") for h in heads)
         # an origin of the same host on another port is another site too
@@ -81,8 +94,10 @@ def test_cmd_agents_cannot_be_run_by_another_site(served, tmp_path):
     with served(allow_cmd=True) as s:
         assert s.request("POST", "/api/watch", watch, {"Origin": "http://evil.example"})[0] == 403
         assert s.request("POST", "/api/watch", watch, {"Content-Type": "text/plain"})[0] == 415
-        assert s.request("POST", "/api/watch", watch, {"Content-Type": "application/json"},
-                         host="attacker.example")[0] == 400
+        assert (
+            s.request("POST", "/api/watch", watch, {"Content-Type": "application/json"}, host="attacker.example")[0]
+            == 400
+        )
     assert not flag.exists()
 
 
@@ -91,9 +106,13 @@ def test_dns_rebinding_is_refused_on_a_loopback_bind_public_or_not(served, publi
     with served(hosts=served_hosts("127.0.0.1", public=public)) as s:
         status, _, body = s.request("GET", "/api/meta", host=f"attacker.example:{s.port}")
         assert status == 400 and "'attacker.example:" in body["error"]
-        status, _, body = s.request("POST", "/api/games", GAME, {"Content-Type": "application/json",
-                                                                  "Origin": f"http://attacker.example:{s.port}"},
-                                    host=f"attacker.example:{s.port}")
+        status, _, body = s.request(
+            "POST",
+            "/api/games",
+            GAME,
+            {"Content-Type": "application/json", "Origin": f"http://attacker.example:{s.port}"},
+            host=f"attacker.example:{s.port}",
+        )
         assert status == 400 and len(s.app.state.store) == 0
         for host in (f"127.0.0.1:{s.port}", f"localhost:{s.port}", f"[::1]:{s.port}", "localhost"):
             assert s.request("GET", "/api/meta", host=host)[0] == 200, host
@@ -101,8 +120,9 @@ def test_dns_rebinding_is_refused_on_a_loopback_bind_public_or_not(served, publi
 
 def test_ipv6_loopback_is_served_at_its_bracketed_address(served):
     with served(hosts=served_hosts("::1", public=False)) as s:
-        status, _, _ = s.request("GET", "/api/meta", host=f"[::1]:{s.port}",
-                                 headers={"Origin": f"http://[::1]:{s.port}"})
+        status, _, _ = s.request(
+            "GET", "/api/meta", host=f"[::1]:{s.port}", headers={"Origin": f"http://[::1]:{s.port}"}
+        )
         assert status == 200
         assert s.request("GET", "/api/meta", host=f"[::2]:{s.port}")[0] == 400
 
@@ -114,9 +134,13 @@ def test_bodies_over_the_cap_are_refused_with_the_cap(served):
         assert status == 413 and "1,000 bytes" in body["error"]
         # a body without a length (chunked) is counted as it comes
         c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
-        c.request("POST", "/api/analyse", body=iter([big[:600], big[600:]]),
-                  headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
-                  encode_chunked=True)
+        c.request(
+            "POST",
+            "/api/analyse",
+            body=iter([big[:600], big[600:]]),
+            headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+            encode_chunked=True,
+        )
         r = c.getresponse()
         assert r.status == 413 and "1,000 bytes" in json.loads(r.read())["error"]
         c.close()

@@ -97,8 +97,12 @@ def test_export_of_an_afterstate_checkpoint_plays_exactly_as_it(tmp_path):
     rules = load_ruleset("classic")
     rng = np.random.default_rng(0)
     F = n_features(2)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
-         "b1": rng.normal(size=2)}
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 2)),
+        "b1": rng.normal(size=2),
+    }
     ckpt = save_checkpoint(tmp_path / "best.npz", w, checkpoint_meta(rules, 2, hidden=[8], opponents_learn=True))
     out = zoo.export(ckpt, "as_tiny", command="test", root=tmp_path / "zoo")
     assert (out / "weights.npz").stat().st_size < 5_000
@@ -152,36 +156,63 @@ def _truncate(p):
 
 CARD = r"zoo entry 'classic_ppo_demo' \(.*classic_ppo_demo/agent\.yaml\)"
 BROKEN = {
-    "empty card": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text(""),
-                   CARD + " is empty: restore the entry, or export it again with `tenk zoo add CHECKPOINT "
-                          "classic_ppo_demo --force`"),
-    "card not YAML": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("meta: [1, 2\nname: x\n"),
-                      r"zoo entry 'classic_ppo_demo': .*agent\.yaml cannot be read as YAML \(while parsing"),
-    "card a list": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("- 1\n- 2\n"),
-                    CARD + " holds list, not the card's mapping"),
-    "card without meta": (lambda r: _edit_card(r, lambda c: c.pop("meta")),
-                          CARD + " has no 'meta' \\(the checkpoint's metadata\\)"),
-    "card without obs_version": (lambda r: _edit_card(r, lambda c: c["meta"].pop("obs_version")),
-                                 CARD + r" has no meta\.obs_version \(the observation version\)"),
-    "player count not a number": (lambda r: _edit_card(r, lambda c: c["meta"].update(n_players="two")),
-                                  CARD + r": meta\.n_players is 'two', not a whole number \(the player count\)"),
-    "card without weights_sha256": (lambda r: _edit_card(r, lambda c: c.pop("weights_sha256")),
-                                    CARD + " has no 'weights_sha256' \\(the sha256 of weights.npz, 16 hex digits\\)"),
-    "ruleset edited, hash kept": (lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(target=5000)),
-                                  CARD + r": meta\.ruleset hashes to [0-9a-f]{16}, but meta\.ruleset_hash records "
-                                         r"915b7862bac40506: the card's ruleset was edited after export"),
-    "ruleset unplayable": (lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(num_dice="six")),
-                           CARD + r": meta\.ruleset: .*num_dice"),
-    "weights truncated": (lambda r: _truncate(r / "classic_ppo_demo" / "weights.npz"),
-                          r"zoo entry 'classic_ppo_demo': .*weights\.npz has sha256 [0-9a-f]{16}, but its card .* "
-                          r"records weights_sha256 [0-9a-f]{16}: the weights were replaced or damaged"),
-    "another agent's weights": (lambda r: (r / "classic_ppo_demo" / "weights.npz").write_bytes(
-                                    (zoo.ZOO_DIR / "classic_ppo_best" / "weights.npz").read_bytes()),
-                                r"weights\.npz has sha256 [0-9a-f]{16}, but its card .* records weights_sha256"),
-    "weights missing": (lambda r: (r / "classic_ppo_demo" / "weights.npz").unlink(),
-                        r"zoo entry 'classic_ppo_demo' has no weights file .*weights\.npz"),
-    "card missing": (lambda r: (r / "classic_ppo_demo" / "agent.yaml").unlink(),
-                     r"zoo entry 'classic_ppo_demo' has no card .*agent\.yaml"),
+    "empty card": (
+        lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text(""),
+        CARD + " is empty: restore the entry, or export it again with `tenk zoo add CHECKPOINT "
+        "classic_ppo_demo --force`",
+    ),
+    "card not YAML": (
+        lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("meta: [1, 2\nname: x\n"),
+        r"zoo entry 'classic_ppo_demo': .*agent\.yaml cannot be read as YAML \(while parsing",
+    ),
+    "card a list": (
+        lambda r: (r / "classic_ppo_demo" / "agent.yaml").write_text("- 1\n- 2\n"),
+        CARD + " holds list, not the card's mapping",
+    ),
+    "card without meta": (
+        lambda r: _edit_card(r, lambda c: c.pop("meta")),
+        CARD + " has no 'meta' \\(the checkpoint's metadata\\)",
+    ),
+    "card without obs_version": (
+        lambda r: _edit_card(r, lambda c: c["meta"].pop("obs_version")),
+        CARD + r" has no meta\.obs_version \(the observation version\)",
+    ),
+    "player count not a number": (
+        lambda r: _edit_card(r, lambda c: c["meta"].update(n_players="two")),
+        CARD + r": meta\.n_players is 'two', not a whole number \(the player count\)",
+    ),
+    "card without weights_sha256": (
+        lambda r: _edit_card(r, lambda c: c.pop("weights_sha256")),
+        CARD + " has no 'weights_sha256' \\(the sha256 of weights.npz, 16 hex digits\\)",
+    ),
+    "ruleset edited, hash kept": (
+        lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(target=5000)),
+        CARD + r": meta\.ruleset hashes to [0-9a-f]{16}, but meta\.ruleset_hash records "
+        r"915b7862bac40506: the card's ruleset was edited after export",
+    ),
+    "ruleset unplayable": (
+        lambda r: _edit_card(r, lambda c: c["meta"]["ruleset"].update(num_dice="six")),
+        CARD + r": meta\.ruleset: .*num_dice",
+    ),
+    "weights truncated": (
+        lambda r: _truncate(r / "classic_ppo_demo" / "weights.npz"),
+        r"zoo entry 'classic_ppo_demo': .*weights\.npz has sha256 [0-9a-f]{16}, but its card .* "
+        r"records weights_sha256 [0-9a-f]{16}: the weights were replaced or damaged",
+    ),
+    "another agent's weights": (
+        lambda r: (r / "classic_ppo_demo" / "weights.npz").write_bytes(
+            (zoo.ZOO_DIR / "classic_ppo_best" / "weights.npz").read_bytes()
+        ),
+        r"weights\.npz has sha256 [0-9a-f]{16}, but its card .* records weights_sha256",
+    ),
+    "weights missing": (
+        lambda r: (r / "classic_ppo_demo" / "weights.npz").unlink(),
+        r"zoo entry 'classic_ppo_demo' has no weights file .*weights\.npz",
+    ),
+    "card missing": (
+        lambda r: (r / "classic_ppo_demo" / "agent.yaml").unlink(),
+        r"zoo entry 'classic_ppo_demo' has no card .*agent\.yaml",
+    ),
 }
 
 
@@ -209,8 +240,11 @@ def test_damaged_weights_under_a_matching_hash_are_named(small_zoo):
     w = small_zoo / "classic_ppo_demo" / "weights.npz"
     _truncate(w)
     _edit_card(small_zoo, lambda c: c.update(weights_sha256=file_sha256(w)))
-    with pytest.raises(zoo.ZooError, match=r"zoo entry 'classic_ppo_demo': .*weights\.npz cannot be read "
-                                           r"\(BadZipFile: .*\): restore the entry"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"zoo entry 'classic_ppo_demo': .*weights\.npz cannot be read "
+        r"\(BadZipFile: .*\): restore the entry",
+    ):
         make_policy("zoo:classic_ppo_demo")
 
 
@@ -227,8 +261,10 @@ def test_one_card_claims_the_best_classic_2_player_agent():
     best = [e.name for e in zoo.entries() if "the best classic 2-player agent" in e.card["notes"].lower()]
     assert best == ["classic_afterstate_dicenow"]
     (e,) = [e for e in zoo.entries() if e.name == "classic_afterstate"]
-    assert e.card["notes"].startswith("The best self-play classic 2-player agent, second of the zoo's classic "
-                                      "2-player agents (the best is classic_afterstate_dicenow, exactly 49.9556% ")
+    assert e.card["notes"].startswith(
+        "The best self-play classic 2-player agent, second of the zoo's classic "
+        "2-player agents (the best is classic_afterstate_dicenow, exactly 49.9556% "
+    )
 
 
 def _afterstate_checkpoint(path):
@@ -236,8 +272,12 @@ def _afterstate_checkpoint(path):
 
     rng = np.random.default_rng(0)
     F = n_features(2)
-    w = {"w0": rng.normal(size=(F, 8)), "b0": rng.normal(size=8), "w1": rng.normal(size=(8, 2)),
-         "b1": rng.normal(size=2)}
+    w = {
+        "w0": rng.normal(size=(F, 8)),
+        "b0": rng.normal(size=8),
+        "w1": rng.normal(size=(8, 2)),
+        "b1": rng.normal(size=2),
+    }
     return save_checkpoint(path, w, checkpoint_meta(load_ruleset("classic"), 2, hidden=[8], opponents_learn=True))
 
 
@@ -250,8 +290,11 @@ def test_export_records_the_weights_sha256_and_a_replaced_file_is_refused(tmp_pa
     zoo.load("as_tiny", root=tmp_path / "zoo")
     (out / "weights.npz").write_bytes((zoo.ZOO_DIR / "classic_afterstate" / "weights.npz").read_bytes())
     got, held = file_sha256(out / "weights.npz"), e.card["weights_sha256"]
-    with pytest.raises(zoo.ZooError, match=f"zoo entry 'as_tiny': .*weights.npz has sha256 {got}, but its card "
-                                           fr"\(.*agent.yaml\) records weights_sha256 {held}: the weights were"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=f"zoo entry 'as_tiny': .*weights.npz has sha256 {got}, but its card "
+        rf"\(.*agent.yaml\) records weights_sha256 {held}: the weights were",
+    ):
         zoo.load("as_tiny", root=tmp_path / "zoo")
 
 
@@ -265,21 +308,31 @@ def test_export_refuses_to_write_outside_the_zoo_or_where_it_cannot(tmp_path, mo
     root.mkdir()
     (tmp_path / "elsewhere").mkdir()
     (root / "linked").symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(zoo.ZooError, match=r"zoo entry 'linked': .*zoo/linked leads to .*elsewhere, outside the "
-                                           r"zoo's folder .*zoo; remove the link, or pick another name"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"zoo entry 'linked': .*zoo/linked leads to .*elsewhere, outside the "
+        r"zoo's folder .*zoo; remove the link, or pick another name",
+    ):
         zoo.export(ckpt, "linked", command="test", root=root, force=True)
     assert list((tmp_path / "elsewhere").iterdir()) == []
     (tmp_path / "file").write_text("")
-    with pytest.raises(zoo.ZooError, match=r"cannot add zoo entry 'x': the zoo's folder .*file/zoo is not writable "
-                                           r"\(.*file is not a writable folder\)"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"cannot add zoo entry 'x': the zoo's folder .*file/zoo is not writable "
+        r"\(.*file is not a writable folder\)",
+    ):
         zoo.export(ckpt, "x", command="test", root=tmp_path / "file" / "zoo")
+
     # as root (containers) the permission bits do not stop a write: the failed write is named
     def refused(*a):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(zoo, "atomic_write_bytes", refused)
-    with pytest.raises(zoo.ZooError, match=r"cannot write zoo entry 'x' to .*zoo/x: Permission denied; give the "
-                                           r"zoo's folder write permission"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"cannot write zoo entry 'x' to .*zoo/x: Permission denied; give the "
+        r"zoo's folder write permission",
+    ):
         zoo.export(ckpt, "x", command="test", root=root)
     monkeypatch.undo()
     if os.geteuid() != 0:
@@ -305,15 +358,17 @@ def test_every_shipped_card_strength_reads():
         assert problem is None and lines, f"{e.name}: {problem}"
     (e,) = [e for e in zoo.entries() if e.name == "classic2000_afterstate_4p"]
     # its exact ceiling names the best response that sets it (a card without the name still reads)
-    assert _strength(e)[0][-2:] == ["0.21 [-0.24, 0.66] points below the exact ceiling 30.04%",
-                                    "  (the best response in that seat, br:dicenow,maxscore,breakeven)"]
+    assert _strength(e)[0][-2:] == [
+        "0.21 [-0.24, 0.66] points below the exact ceiling 30.04%",
+        "  (the best response in that seat, br:dicenow,maxscore,breakeven)",
+    ]
 
 
 def test_tenk_zoo_prints_regrets_in_pp_per_game(capsys):
     assert main(["zoo"]) == 0
     out = capsys.readouterr().out
-    assert "regret vs optimal 3.51 pp/game [3.22, 3.80] (2,000 games)" in out        # classic_ppo_demo: 0.0351
-    assert "regret on suite test 0.54 pp/game [0.50, 0.59] (16 rulesets)" in out      # generalist_afterstate
+    assert "regret vs optimal 3.51 pp/game [3.22, 3.80] (2,000 games)" in out  # classic_ppo_demo: 0.0351
+    assert "regret on suite test 0.54 pp/game [0.50, 0.59] (16 rulesets)" in out  # generalist_afterstate
     assert "regrets in pp/game" in out and "0.0351" not in out and "/game [0.0" not in out
 
 
@@ -321,11 +376,13 @@ def test_an_unreadable_strength_names_the_card_file_and_the_key(small_zoo, capsy
     _edit_card(small_zoo, lambda c: c["strength"]["regret_vs_optimal"].pop("ci95"))
     assert main(["zoo"]) == 0
     out = capsys.readouterr().out
-    line = ("classic_ppo_demo: strength unreadable: zoo/classic_ppo_demo/agent.yaml has no "
-            "strength.regret_vs_optimal.ci95; add it, or remove that figure from the card")
+    line = (
+        "classic_ppo_demo: strength unreadable: zoo/classic_ppo_demo/agent.yaml has no "
+        "strength.regret_vs_optimal.ci95; add it, or remove that figure from the card"
+    )
     assert line in out.splitlines()
     assert str(small_zoo) not in out and "KeyError" not in out
-    assert "vs optimal 49.89% exact (first 52.77%, second 47.01%)" in out    # the other entry still lists
+    assert "vs optimal 49.89% exact (first 52.77%, second 47.01%)" in out  # the other entry still lists
 
 
 def _card_commands(d, where):
@@ -346,7 +403,7 @@ def test_every_card_command_is_a_tenk_command_that_parses(entry):
 
     parser = build_parser()
     for where, cmd in [("command", entry.card["command"]), *_card_commands(entry.card.get("strength", {}), "strength")]:
-        argv = shlex.split(re.sub(r"\s+\([^()]*\)$", "", cmd))    # a trailing "(file.yaml: what it holds)" aside
+        argv = shlex.split(re.sub(r"\s+\([^()]*\)$", "", cmd))  # a trailing "(file.yaml: what it holds)" aside
         assert argv[0] == "tenk", f"{entry.name} {where}: {cmd}"
         parser.parse_args(argv[1:])
 
@@ -359,4 +416,5 @@ def test_the_demo_card_names_the_main_job_and_its_run():
     assert e.card["command"] == "tenk train --config configs/ppo_demo.yaml"
     assert e.card["strength"]["win_rates"]["dicenow"]["command"] == (
         "tenk evaluate zoo:classic_ppo_demo --games 20000 --opponents dicenow hold:300 maxscore --seed 0 "
-        "--regret-games 0")
+        "--regret-games 0"
+    )

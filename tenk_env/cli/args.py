@@ -30,17 +30,20 @@ def count_arg(lo: int, hi: int, what: str):
     """An argparse ``type``: a whole number from ``lo`` to ``hi``, written 2000 or 2e3;
     ``what`` says what it counts and why it is bounded (the bound is checked before any
     work, which a huge count would otherwise exhaust the memory doing)."""
+
     def parse(text: str) -> int:
         try:
             x = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a whole number from {lo:,} to "
-                                             f"{hi:,}") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number; give a whole number from {lo:,} to {hi:,}"
+            ) from None
         if not x.is_integer():
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give one from {lo:,} to {hi:,}")
         if not lo <= x <= hi:
             raise argparse.ArgumentTypeError(f"{text}: give from {lo:,} to {hi:,} {what}")
         return int(x)
+
     return parse
 
 
@@ -61,8 +64,9 @@ def check_output_dir(path: str | Path, what: str) -> Path:
     """Like :func:`check_output_file`, for a directory that files are written in."""
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{what} {str(path)!r} is a file, not a directory; give a directory (files are "
-                         "written inside it)")
+        raise ValueError(
+            f"{what} {str(path)!r} is a file, not a directory; give a directory (files are written inside it)"
+        )
     _check_writable(path, path.absolute(), what)
     return path
 
@@ -77,8 +81,10 @@ def _check_writable(path: Path, folder: Path, what: str) -> None:
     real = os.path.realpath(path)
     for system in _SYSTEM_DIRS:
         if real == system or real.startswith(system + "/"):
-            raise ValueError(f"{what} {str(path)!r} is under {system}, the kernel's interface, not a place for "
-                             "results; give a path in a directory you can write to")
+            raise ValueError(
+                f"{what} {str(path)!r} is under {system}, the kernel's interface, not a place for "
+                "results; give a path in a directory you can write to"
+            )
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
@@ -89,8 +95,10 @@ def _check_writable(path: Path, folder: Path, what: str) -> None:
     try:
         fd, probe = tempfile.mkstemp(prefix=".tenk-probe-", dir=folder)
     except OSError as e:
-        raise ValueError(f"{what} {str(path)!r} cannot be written: no file can be made in {str(folder)!r} "
-                         f"({e.strerror or e}); give a path in a directory you can write to") from None
+        raise ValueError(
+            f"{what} {str(path)!r} cannot be written: no file can be made in {str(folder)!r} "
+            f"({e.strerror or e}); give a path in a directory you can write to"
+        ) from None
     os.close(fd)
     os.unlink(probe)
 
@@ -101,5 +109,4 @@ def ruleset_at(spec: str, target: int | None):
     r = load_ruleset(spec)
     if target is None or target == r.target:
         return r
-    return Ruleset.from_dict({**r.to_dict(), "target": target, "name": f"{r.name}+target={target}"},
-                             source="--target")
+    return Ruleset.from_dict({**r.to_dict(), "target": target, "name": f"{r.name}+target={target}"}, source="--target")

@@ -25,10 +25,15 @@ from tenk_env.units import regret_text
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("bench analyze")
-    g.add_argument("--analyze-games", type=int, default=1000,
-                   help="games per agent for `tenk bench analyze` (default 1,000; --quick: 200)")
-    g.add_argument("--analyze-workers", type=int, default=0,
-                   help="processes for `tenk bench analyze` (default: up to 2)")
+    g.add_argument(
+        "--analyze-games",
+        type=int,
+        default=1000,
+        help="games per agent for `tenk bench analyze` (default 1,000; --quick: 200)",
+    )
+    g.add_argument(
+        "--analyze-workers", type=int, default=0, help="processes for `tenk bench analyze` (default: up to 2)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -39,18 +44,25 @@ def run(args: argparse.Namespace) -> None:
     rules = load_ruleset("classic")
     t0 = time.perf_counter()
     game_solution(rules)
-    console.print(f"analyze: classic game solution ready in {time.perf_counter() - t0:.1f} s; {games:,} games per "
-                  f"agent against optimal, {workers} worker(s)", highlight=False)
+    console.print(
+        f"analyze: classic game solution ready in {time.perf_counter() - t0:.1f} s; {games:,} games per "
+        f"agent against optimal, {workers} worker(s)",
+        highlight=False,
+    )
     agents = [("PPO (untrained SB3 MLP 64x64, NumPy forward pass)", untrained_ppo(rules)), ("dicenow", "dicenow")]
     for label, agent in agents:
         c0, t0 = time.process_time(), time.perf_counter()
         a = analyse(agent, rules, games, seed=1, workers=workers, top=20)
         wall = time.perf_counter() - t0
         r = a.report
-        console.print(f"  {label}: {r.games:,} games ({r.decisions:,} decisions scored) in {wall:.1f} s = "
-                      f"[bold]{r.games / wall:,.1f} games/s[/bold] (play and scoring {r.seconds:.1f} s, parent CPU "
-                      f"{time.process_time() - c0:.1f} s); regret {regret_text(r.regret_per_game)}",
-                      highlight=False)
+        console.print(
+            f"  {label}: {r.games:,} games ({r.decisions:,} decisions scored) in {wall:.1f} s = "
+            f"[bold]{r.games / wall:,.1f} games/s[/bold] (play and scoring {r.seconds:.1f} s, parent CPU "
+            f"{time.process_time() - c0:.1f} s); regret {regret_text(r.regret_per_game)}",
+            highlight=False,
+        )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    console.print(f"  target: 1,000 PPO games in under 60 s on 2 cores (load average {load:.1f} on "
-                  f"{os.cpu_count()} cores)", highlight=False)
+    console.print(
+        f"  target: 1,000 PPO games in under 60 s on 2 cores (load average {load:.1f} on {os.cpu_count()} cores)",
+        highlight=False,
+    )

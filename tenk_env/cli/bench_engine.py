@@ -43,14 +43,26 @@ from tenk_env.vector.envs import TenThousandVectorEnv
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("bench engine")
-    g.add_argument("--engine-batches", default="256,4096,16384",
-                   help="batch sizes timed by `tenk bench engine` (comma-separated; default 256,4096,16384)")
-    g.add_argument("--engine-seconds", type=float, default=2.0,
-                   help="seconds per timed row of `tenk bench engine` (default 2; --quick: 0.3)")
-    g.add_argument("--engine-threads", default="1,2",
-                   help="numba thread counts timed by `tenk bench engine` (default 1,2)")
-    g.add_argument("--bot-games", type=int, default=100_000,
-                   help="games of dicenow vs hold:300 in `tenk bench engine` (default 100,000; --quick: 5,000)")
+    g.add_argument(
+        "--engine-batches",
+        default="256,4096,16384",
+        help="batch sizes timed by `tenk bench engine` (comma-separated; default 256,4096,16384)",
+    )
+    g.add_argument(
+        "--engine-seconds",
+        type=float,
+        default=2.0,
+        help="seconds per timed row of `tenk bench engine` (default 2; --quick: 0.3)",
+    )
+    g.add_argument(
+        "--engine-threads", default="1,2", help="numba thread counts timed by `tenk bench engine` (default 1,2)"
+    )
+    g.add_argument(
+        "--bot-games",
+        type=int,
+        default=100_000,
+        help="games of dicenow vs hold:300 in `tenk bench engine` (default 100,000; --quick: 5,000)",
+    )
 
 
 def _best_rate(work, seconds: float, repeats: int = 3) -> tuple[float, float]:
@@ -146,8 +158,10 @@ def run(args: argparse.Namespace) -> None:
     if quick:
         bot_games = min(bot_games, 5_000)
 
-    t = Table(title=f"engine: steps per second, classic, 2 players, random legal actions "
-                    f"({time.strftime('%Y-%m-%d')}; best of 3)")
+    t = Table(
+        title=f"engine: steps per second, classic, 2 players, random legal actions "
+        f"({time.strftime('%Y-%m-%d')}; best of 3)"
+    )
     for col in ("engine", "backend", "threads", "batch", "steps/s", "games/s"):
         t.add_column(col, justify="right" if col in ("threads", "batch", "steps/s", "games/s") else "left")
     sps, gps = bench_single_env(seconds)
@@ -163,8 +177,10 @@ def run(args: argparse.Namespace) -> None:
         sps = bench_batched(backend, b, th, seconds)
         t.add_row("BatchedGame", backend, str(th or 1), f"{b:,}", f"{sps:,.0f}", f"{sps / per_game:,.0f}")
     console.print(t)
-    console.print(f"a random-play game lasts {per_game:.1f} decisions (both seats); * learner steps with "
-                  "random legal actions against dicenow, whose decisions run inside the step")
+    console.print(
+        f"a random-play game lasts {per_game:.1f} decisions (both seats); * learner steps with "
+        "random legal actions against dicenow, whose decisions run inside the step"
+    )
     if not numba_available():
         console.print("numba is not installed: the numba rows are missing (pip install numba)")
     console.print("target: 5,000,000 batched steps/s with random legal actions on 2 cores")
@@ -182,22 +198,27 @@ def bench_ppo_games(games: int, console) -> None:
     play_match("classic", ppo, "dicenow", 200, seed=0)
     r = play_match("classic", ppo, "dicenow", games, seed=1)
     rate = r.games / r.seconds
-    console.print(f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow, {r.backend} engine: "
-                  f"{r.games:,} games in {r.seconds:.1f} s = {rate:,.0f} games/s")
+    console.print(
+        f"PPO policy (SB3 default MLP 64x64, NumPy forward pass) vs dicenow, {r.backend} engine: "
+        f"{r.games:,} games in {r.seconds:.1f} s = {rate:,.0f} games/s"
+    )
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         # measured on the 2-core machine under load: 15 ms per 2,000-row forward pass with
         # OpenBLAS's threads, 0.4 ms with one (a threaded BLAS call waits for a busy core)
-        console.print("  (NumPy's BLAS runs threaded here; OPENBLAS_NUM_THREADS=1 is often much faster on 2 busy "
-                      "cores: try `OPENBLAS_NUM_THREADS=1 tenk bench engine`)")
+        console.print(
+            "  (NumPy's BLAS runs threaded here; OPENBLAS_NUM_THREADS=1 is often much faster on 2 busy "
+            "cores: try `OPENBLAS_NUM_THREADS=1 tenk bench engine`)"
+        )
 
 
 def bench_bot_games(games: int, console) -> None:
     """`tenk bench engine`'s bot row: dicenow vs hold:300 on the batched engine, per-game rows kept
     (the way matches and tournaments play them)."""
     play_match("classic", "dicenow", "hold:300", 2_000, seed=0)  # compile
-    best = min((play_match("classic", "dicenow", "hold:300", games, seed=1) for _ in range(2)),
-               key=lambda r: r.seconds)
+    best = min((play_match("classic", "dicenow", "hold:300", games, seed=1) for _ in range(2)), key=lambda r: r.seconds)
     rate = best.games / best.seconds
-    console.print(f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice), {best.backend} "
-                  f"engine: {best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
-                  f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); dicenow wins {best.win_rate_a:.1%}")
+    console.print(
+        f"vectorised bots: dicenow vs hold:300 (classic, seats balanced, duplicate dice), {best.backend} "
+        f"engine: {best.games:,} games in {best.seconds:.1f} s = {rate:,.0f} games/s "
+        f"(100,000 games: {100_000 / rate:.1f} s; target under 60 s); dicenow wins {best.win_rate_a:.1%}"
+    )

@@ -23,21 +23,30 @@ from tenk_env.policies.base import AGENTS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("bench env")
-    g.add_argument("--env-steps", type=int, default=200_000,
-                   help="agent steps timed by `tenk bench env` (default 200,000; --quick: 20,000)")
+    g.add_argument(
+        "--env-steps",
+        type=int,
+        default=200_000,
+        help="agent steps timed by `tenk bench env` (default 200,000; --quick: 20,000)",
+    )
     g.add_argument("--env-rules", default="classic", help="ruleset for `tenk bench env` (default classic)")
-    g.add_argument("--env-opponent", default=None,
-                   help="opponent spec for `tenk bench env` (default dicenow when registered, else random)")
-    g.add_argument("--env-profile", action="store_true",
-                   help="`tenk bench env`: also print the top of a cProfile of the env loop")
+    g.add_argument(
+        "--env-opponent",
+        default=None,
+        help="opponent spec for `tenk bench env` (default dicenow when registered, else random)",
+    )
+    g.add_argument(
+        "--env-profile", action="store_true", help="`tenk bench env`: also print the top of a cProfile of the env loop"
+    )
 
 
 def _opponent() -> str:
     return "dicenow" if "dicenow" in AGENTS else "random"
 
 
-def time_tenk(steps: int, rules: str = "classic", opponent: str | None = None,
-              backend: str = "auto") -> tuple[float, float, int]:
+def time_tenk(
+    steps: int, rules: str = "classic", opponent: str | None = None, backend: str = "auto"
+) -> tuple[float, float, int]:
     """(agent steps per wall second, per CPU second, episodes finished) for ``steps`` masked
     random steps. CPU time is the fair figure on a shared machine: it counts only the time
     this process ran on its core."""
@@ -104,8 +113,10 @@ def _rows(best: dict[str, tuple[float, float, int]], steps: int, unit: str) -> N
     base = best["python"][1]
     for backend, (rate, cpu_rate, episodes) in best.items():
         ratio = "" if backend == "python" else f"   {cpu_rate / base:.1f}x python"
-        print(f"  {backend:<7} {cpu_rate:>10,.0f} {unit} per CPU second ({rate:,.0f} per wall second; "
-              f"{steps:,} steps, {steps / max(episodes, 1):.1f} steps/game){ratio}")
+        print(
+            f"  {backend:<7} {cpu_rate:>10,.0f} {unit} per CPU second ({rate:,.0f} per wall second; "
+            f"{steps:,} steps, {steps / max(episodes, 1):.1f} steps/game){ratio}"
+        )
 
 
 def run(args: argparse.Namespace) -> None:

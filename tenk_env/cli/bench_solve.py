@@ -40,8 +40,15 @@ def _child(name: str, target: int | None, q) -> None:
     t1 = time.perf_counter()
     sol = solve_game(r, cache=False, with_fair_komi=False)
     t2 = time.perf_counter()
-    res = {"ruleset": r.name, "turn_s": t1 - t0, "game_s": t2 - t1, "points_per_turn": turn.points_per_turn,
-           "p_first": sol.p_first_win, "pairs": sol.stats["pairs"], "sweeps": sol.stats["sweeps"]}
+    res = {
+        "ruleset": r.name,
+        "turn_s": t1 - t0,
+        "game_s": t2 - t1,
+        "points_per_turn": turn.points_per_turn,
+        "p_first": sol.p_first_win,
+        "pairs": sol.stats["pairs"],
+        "sweeps": sol.stats["sweeps"],
+    }
     if sol.penalty:
         e = evaluate_policies(r, BotPolicy(make_agent("dicenow"), r), optimal_policy(sol), sol=sol, cache=False)
         res.update(eval_s=time.perf_counter() - t2, p_dicenow=e.p_a)
@@ -60,10 +67,20 @@ def _multi_child(players: int, target: int, q) -> None:
     best_response_multi(small, [BotPolicy(make_agent(b), small) for b in OPPONENTS[players]], cache=False)
     t0 = time.perf_counter()
     br = best_response_multi(r, [BotPolicy(make_agent(b), r) for b in OPPONENTS[players]], cache=False)
-    q.put({"ruleset": r.name, "players": players, "opponents": OPPONENTS[players], "seconds": time.perf_counter() - t0,
-           "p": br.p, "p_seat": [float(x) for x in br.p_seat], "dp_calls": br.stats["dp_calls"],
-           "states": int(br.U1.shape[0]), "residual": br.stats["residual"],
-           "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    q.put(
+        {
+            "ruleset": r.name,
+            "players": players,
+            "opponents": OPPONENTS[players],
+            "seconds": time.perf_counter() - t0,
+            "p": br.p,
+            "p_seat": [float(x) for x in br.p_seat],
+            "dp_calls": br.stats["dp_calls"],
+            "states": int(br.U1.shape[0]),
+            "residual": br.stats["residual"],
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 def _run_multi(args: argparse.Namespace) -> None:
@@ -78,8 +95,14 @@ def _run_multi(args: argparse.Namespace) -> None:
     t = Table(title=f"exact {n}-player best response to {', '.join(res['opponents'])} (numba kernels, 1 process)")
     for col in ("ruleset", "seconds", "peak MB", "P(win), rotation mean", "score vectors", "turn inductions"):
         t.add_column(col, justify="right")
-    t.add_row(res["ruleset"], f"{res['seconds']:,.0f}", f"{res['peak_mb']:,.0f}", f"{res['p']:.6f}",
-              f"{res['states']:,}", f"{res['dp_calls']:,}")
+    t.add_row(
+        res["ruleset"],
+        f"{res['seconds']:,.0f}",
+        f"{res['peak_mb']:,.0f}",
+        f"{res['p']:.6f}",
+        f"{res['states']:,}",
+        f"{res['dp_calls']:,}",
+    )
     console.print(t)
     if n == 3 and target == 10_000:
         ok = res["seconds"] < 3600 and res["peak_mb"] < 8192
@@ -89,13 +112,26 @@ def _run_multi(args: argparse.Namespace) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--solve-players", type=int, choices=(2, 3, 4), default=2,
-                   help="solve: 2 (default) times the 2-player game solve; 3 or 4 the N-player best response")
-    parser.add_argument("--solve-rules", default="classic", metavar="PRESET",
-                   help="solve: the ruleset of the 2-player game solve (default classic; zilch: value iteration "
-                        "under its bust penalty)")
-    parser.add_argument("--solve-target", type=int, default=10_000,
-                   help="solve: the classic target for the N-player best response (default 10,000)")
+    parser.add_argument(
+        "--solve-players",
+        type=int,
+        choices=(2, 3, 4),
+        default=2,
+        help="solve: 2 (default) times the 2-player game solve; 3 or 4 the N-player best response",
+    )
+    parser.add_argument(
+        "--solve-rules",
+        default="classic",
+        metavar="PRESET",
+        help="solve: the ruleset of the 2-player game solve (default classic; zilch: value iteration "
+        "under its bust penalty)",
+    )
+    parser.add_argument(
+        "--solve-target",
+        type=int,
+        default=10_000,
+        help="solve: the classic target for the N-player best response (default 10,000)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -115,12 +151,21 @@ def run(args: argparse.Namespace) -> None:
     states = "states x sweeps" if res["sweeps"] else "state pairs"
     for col in ("ruleset", "turn solve s", "game solve s", "peak MB", "P(first wins)", states):
         t.add_column(col, justify="right")
-    t.add_row(res["ruleset"], f"{res['turn_s']:.2f}", f"{res['game_s']:.1f}", f"{res['peak_mb']:.0f}",
-              f"{res['p_first']:.6f}", f"{res['pairs']:,}" + (f" x {res['sweeps']}" if res["sweeps"] else ""))
+    t.add_row(
+        res["ruleset"],
+        f"{res['turn_s']:.2f}",
+        f"{res['game_s']:.1f}",
+        f"{res['peak_mb']:.0f}",
+        f"{res['p_first']:.6f}",
+        f"{res['pairs']:,}" + (f" x {res['sweeps']}" if res["sweeps"] else ""),
+    )
     console.print(t)
     if "eval_s" in res:
-        console.print(f"exact evaluation of dicenow against optimal on it: {res['eval_s']:.1f} s, P(dicenow wins) "
-                      f"{res['p_dicenow']:.6f} seat-balanced", highlight=False)
+        console.print(
+            f"exact evaluation of dicenow against optimal on it: {res['eval_s']:.1f} s, P(dicenow wins) "
+            f"{res['p_dicenow']:.6f} seat-balanced",
+            highlight=False,
+        )
     if name == "classic":
         ok = res["game_s"] < 300 and res["peak_mb"] < 4096
         console.print(("within" if ok else "[red]outside[/red]") + " the target of 5 minutes and 4 GB")

@@ -31,8 +31,9 @@ def read_scalars(tb_dir: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]
 
     tb_dir = Path(tb_dir)
     if not tb_dir.is_dir() or not any(tb_dir.glob("events.out.tfevents.*")):
-        raise FileNotFoundError(f"no TensorBoard event files in {str(tb_dir)!r}; give a run directory "
-                                "written by `tenk train` (runs/NAME)")
+        raise FileNotFoundError(
+            f"no TensorBoard event files in {str(tb_dir)!r}; give a run directory written by `tenk train` (runs/NAME)"
+        )
     ea = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0}, purge_orphaned_data=True)
     ea.Reload()
     out = {}
@@ -58,8 +59,16 @@ def _steps_axis(ax, label: str = "training steps (learner decisions)") -> None:
     ax.grid(True, alpha=0.3)
 
 
-def regret_figure(x, y, band, *, title: str, xlabel: str, label: str = "regret per game",
-                  band_label: str = "95% interval (over deals)"):
+def regret_figure(
+    x,
+    y,
+    band,
+    *,
+    title: str,
+    xlabel: str,
+    label: str = "regret per game",
+    band_label: str = "95% interval (over deals)",
+):
     """A regret curve (win probability per game, plotted in percentage points) with its 95%
     band where ``band`` (low, high) is given: the run plots' regret panel and ``tenk suite
     curve``'s. Returns the matplotlib figure."""
@@ -71,8 +80,15 @@ def regret_figure(x, y, band, *, title: str, xlabel: str, label: str = "regret p
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     (line,) = ax.plot(x, 100 * np.asarray(y), marker="o", ms=3, label=label)
     if band is not None:
-        ax.fill_between(x, 100 * np.asarray(band[0]), 100 * np.asarray(band[1]), color=line.get_color(), alpha=0.18,
-                        lw=0, label=band_label)
+        ax.fill_between(
+            x,
+            100 * np.asarray(band[0]),
+            100 * np.asarray(band[1]),
+            color=line.get_color(),
+            alpha=0.18,
+            lw=0,
+            label=band_label,
+        )
     ax.axhline(0, color="grey", lw=0.8, ls="--")
     ax.set_ylim(bottom=0)
     ax.set_ylabel(f"{REGRET_HEADER}: win probability given away")
@@ -107,7 +123,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
         written.append(path)
 
     name = run_dir.resolve().name
-    opps = [t[len("eval/win_rate/"):] for t in s if t.startswith("eval/win_rate/")]
+    opps = [t[len("eval/win_rate/") :] for t in s if t.startswith("eval/win_rate/")]
     if opps:
         # left: every opponent over the whole run on a 0-1 scale; right: the closest contest
         # (final win rate nearest 50%) after the first evaluation, zoomed, where a point or
@@ -128,8 +144,9 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
                 later = x > x[0] if len(x) > 1 else x == x
                 az.plot(x[later], y[later], marker="o", ms=3, color=line.get_color(), label=o)
                 if bands is not None:
-                    az.fill_between(x[later], bands[0][later], bands[1][later], color=line.get_color(),
-                                    alpha=0.18, lw=0)
+                    az.fill_between(
+                        x[later], bands[0][later], bands[1][later], color=line.get_color(), alpha=0.18, lw=0
+                    )
         for a in (ax, az):
             a.axhline(0.5, color="grey", lw=0.8, ls="--")
             _steps_axis(a, xlabel)
@@ -148,11 +165,13 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
             (xl, lo), (xh, hi) = s["eval/regret_ci_low"], s["eval/regret_ci_high"]
             if len(xl) == len(x) == len(xh):
                 band = (lo, hi)
-        save(regret_figure(x, y, band, title=f"{name}: exact regret against perfect play", xlabel=xlabel),
-             "regret.png")
+        save(regret_figure(x, y, band, title=f"{name}: exact regret against perfect play", xlabel=xlabel), "regret.png")
 
-    panels = [("game/points_per_turn", "points per turn"), ("game/bust_rate", "bust rate"),
-              ("game/turns_per_game", "turns per game")]
+    panels = [
+        ("game/points_per_turn", "points per turn"),
+        ("game/bust_rate", "bust rate"),
+        ("game/turns_per_game", "turns per game"),
+    ]
     panels = [(t, lab) for t, lab in panels if t in s]
     if panels:
         fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
@@ -169,8 +188,18 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
         fig.tight_layout()
         save(fig, "game.png")
 
-    train_tags = [t for t in ("rollout/win_rate", "train/value_loss", "train/entropy_loss", "train/approx_kl",
-                              "train/clip_fraction", "train/explained_variance") if t in s]
+    train_tags = [
+        t
+        for t in (
+            "rollout/win_rate",
+            "train/value_loss",
+            "train/entropy_loss",
+            "train/approx_kl",
+            "train/clip_fraction",
+            "train/explained_variance",
+        )
+        if t in s
+    ]
     if train_tags:
         cols = 3
         rows = -(-len(train_tags) // cols)
@@ -186,7 +215,7 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Pat
                 ax.plot(*s[tag], lw=0.9)
                 ax.set_title(tag)
             _steps_axis(ax, xlabel)
-        for ax in list(axes.flat)[len(train_tags):]:
+        for ax in list(axes.flat)[len(train_tags) :]:
             ax.axis("off")
         fig.suptitle(f"{name}: training")
         fig.tight_layout()

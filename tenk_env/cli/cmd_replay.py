@@ -20,9 +20,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not game.over:
         # A record cut at a line boundary (or an abandoned game) replays cleanly as far as it
         # goes; without this the log would just stop and the command succeed.
-        console.print(f"[red]error:[/red] {args.record}: the record ends before the game does "
-                      f"({_where(game, names)}); the file was cut short or the game abandoned",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[red]error:[/red] {args.record}: the record ends before the game does "
+            f"({_where(game, names)}); the file was cut short or the game abandoned",
+            highlight=False,
+            soft_wrap=True,
+        )
         return 1
     return 0
 
@@ -32,18 +35,23 @@ def _where(game: Game, names: list[str] | None) -> str:
     if game.phase == Phase.ORDER:
         return "the opening roll for the first turn is under way"
     who = names[game.current] if names else f"P{game.current + 1}"
-    doing = {Phase.PIGGYBACK: "to choose whether to take over the dice left",
-             Phase.ROLL: f"to roll {game.dice_to_roll} dice",
-             Phase.DECIDE: f"to choose a keep from {' '.join(map(str, game.dice))}"}[game.phase]
+    doing = {
+        Phase.PIGGYBACK: "to choose whether to take over the dice left",
+        Phase.ROLL: f"to roll {game.dice_to_roll} dice",
+        Phase.DECIDE: f"to choose a keep from {' '.join(map(str, game.dice))}",
+    }[game.phase]
     scores = ", ".join(f"{s:,}" for s in game.scores)
     return f"turn {game.turn}, {who} {doing}; scores {scores}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("replay", help="replay a saved game record (JSON lines) and print its log",
-                       description="Replay a game record, checking every outcome, and print it as a log. "
-                                   "Exit status 1 when the record ends before the game does, 2 when it "
-                                   "does not replay.")
+    s = sub.add_parser(
+        "replay",
+        help="replay a saved game record (JSON lines) and print its log",
+        description="Replay a game record, checking every outcome, and print it as a log. "
+        "Exit status 1 when the record ends before the game does, 2 when it "
+        "does not replay.",
+    )
     s.add_argument("record", help="path of a .jsonl game record")
     s.add_argument("--names", help="comma-separated player names, in seat order")
     s.set_defaults(func=cmd_replay)

@@ -28,11 +28,11 @@ def cmd_turn(args: argparse.Namespace) -> int:
     what = "long-run average points per turn" if r.bust_penalty else "expected points per turn"
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}): {what} on the board [bold]{sol.points_per_turn:.2f}[/bold]")
     if r.entry_threshold:
-        console.print(f"expected points of a turn before entering (threshold {r.entry_threshold}): "
-                      f"{sol.entry_turn_points:.2f}")
+        console.print(
+            f"expected points of a turn before entering (threshold {r.entry_threshold}): {sol.entry_turn_points:.2f}"
+        )
     if r.bust_penalty:
-        console.print("relative values of busts in a row: "
-                      + ", ".join(f"{k}: {h:.2f}" for k, h in enumerate(sol.h)))
+        console.print("relative values of busts in a row: " + ", ".join(f"{k}: {h:.2f}" for k, h in enumerate(sol.h)))
     t = Table(title="max-expected-points banking thresholds (on the board)")
     t.add_column("dice left to roll", justify="right")
     t.add_column("bank at turn total >=", justify="right")
@@ -60,10 +60,14 @@ def cmd_turn(args: argparse.Namespace) -> int:
 def _say_solving(r, cache: bool = True) -> None:
     """One line before a game solve that is not cached: it is silent and takes minutes on classic."""
     if not cache or not solve.is_cached(r):
-        how = ("value iteration under its bust penalty: about an hour at a 10,000 target, minutes at 2,000"
-               if r.bust_penalty else "seconds at a small target, a few minutes for classic")
-        console.print(f"solving the game for {r.name!r} ({how}; once: cached in {_cache()})", highlight=False,
-                      soft_wrap=True)
+        how = (
+            "value iteration under its bust penalty: about an hour at a 10,000 target, minutes at 2,000"
+            if r.bust_penalty
+            else "seconds at a small target, a few minutes for classic"
+        )
+        console.print(
+            f"solving the game for {r.name!r} ({how}; once: cached in {_cache()})", highlight=False, soft_wrap=True
+        )
 
 
 def cmd_game(args: argparse.Namespace) -> int:
@@ -78,18 +82,24 @@ def cmd_game(args: argparse.Namespace) -> int:
     secs = time.perf_counter() - t0
     st = sol.stats
     console.print(f"[bold]{r.name}[/bold] (hash {r.hash}), 2 players, optimal play by both")
-    console.print(f"P(first player wins) = [bold]{sol.p_first_win:.6f}[/bold]"
-                  + (f"  (seat 1 starts with komi {r.komi})" if r.komi else ""))
+    console.print(
+        f"P(first player wins) = [bold]{sol.p_first_win:.6f}[/bold]"
+        + (f"  (seat 1 starts with komi {r.komi})" if r.komi else "")
+    )
     if r.turn_order == "highest_die":
         console.print("turn_order is highest_die: 'first player' is whoever wins the opening roll")
     if sol.fair:
         cands = ", ".join(f"komi {k}: {p:.6f}" for k, p in sorted(sol.fair["candidates"].items()))
-        console.print(f"fair komi (points for the second player) = [bold]{sol.fair['komi']}[/bold]  "
-                      f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})")
+        console.print(
+            f"fair komi (points for the second player) = [bold]{sol.fair['komi']}[/bold]  "
+            f"P(first wins) with it {sol.fair['p_first']:.6f}  ({cands})"
+        )
     how = "loaded from cache" if st.get("cached") else f"solved in {st['seconds']:.1f} s"
     if st.get("sweeps"):
-        done = (f"{st['pairs']:,} states (scores and bust counts), {st['sweeps']} sweeps of value iteration, "
-                f"last change {st['residual']:.1e}")
+        done = (
+            f"{st['pairs']:,} states (scores and bust counts), {st['sweeps']} sweeps of value iteration, "
+            f"last change {st['residual']:.1e}"
+        )
     else:
         done = f"{st['pairs']:,} state pairs, residual <= {st['residual']:.1e}"
     console.print(f"{how} ({secs:.1f} s now); {done}, truncation eps {st['eps']:.0e}; cache {solve.cache_dir()}")
@@ -105,8 +115,15 @@ class _progress:
 
     def __init__(self, what: str):
         self.what = what
-        self.bar = Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                            console=console, transient=True, disable=not console.is_terminal)
+        self.bar = Progress(
+            TextColumn(what),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
 
     def __enter__(self):
         self.bar.__enter__()
@@ -126,8 +143,9 @@ class _progress:
 
 def _n_players(names: list[str], what: str, lo: int, hi: int) -> None:
     if not lo <= len(names) <= hi:
-        raise solve.SolverError(f"tenk solve {what} takes {lo} to {hi} agents (got {len(names)}: "
-                                f"{' '.join(names) or 'none'})")
+        raise solve.SolverError(
+            f"tenk solve {what} takes {lo} to {hi} agents (got {len(names)}: {' '.join(names) or 'none'})"
+        )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -140,8 +158,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     solve.check_exact_rules(r)
     _say_solving(r)
-    how = ("under its bust penalty: a minute at a 2,000 target, 15 to 30 minutes at 10,000" if r.bust_penalty
-           else "a minute or more on classic")
+    how = (
+        "under its bust penalty: a minute at a 2,000 target, 15 to 30 minutes at 10,000"
+        if r.bust_penalty
+        else "a minute or more on classic"
+    )
     console.print(f"evaluating {a} against {b} exactly ({how}; once: cached)", highlight=False)
     t0 = time.perf_counter()
     e = exact.exact_eval(r, a, b)
@@ -172,8 +193,11 @@ def _eval_n(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     n = len(args.agents)
     solve.check_multi_rules(r, n)
-    console.print(f"evaluating {', '.join(args.agents)} at {n} players exactly (seconds at a small target, "
-                  "minutes on classic; once: cached)", highlight=False)
+    console.print(
+        f"evaluating {', '.join(args.agents)} at {n} players exactly (seconds at a small target, "
+        "minutes on classic; once: cached)",
+        highlight=False,
+    )
     t0 = time.perf_counter()
     with _progress("evaluating") as bar:
         e = exact.exact_eval_n(r, args.agents, progress=bar)
@@ -181,8 +205,11 @@ def _eval_n(args: argparse.Namespace) -> int:
     for i, name in enumerate(e.names):
         t.add_row(name, *(f"{x:.6f}" for x in e.seat[i]), f"{e.mean[i]:.6f}")
     console.print(t)
-    console.print(f"each rotation keeps the order {' -> '.join(e.names)} round the table "
-                  f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})", highlight=False)
+    console.print(
+        f"each rotation keeps the order {' -> '.join(e.names)} round the table "
+        f"({time.perf_counter() - t0:.1f} s; cached in {_cache()})",
+        highlight=False,
+    )
     return 0
 
 
@@ -190,29 +217,40 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
     n = len(args.agents)
     others = [a for a in args.agents if a != "equilibrium"]
     if len(others) != 1:
-        raise solve.SolverError(f"seat one agent beside the equilibrium, every other seat playing it (got "
-                                f"{', '.join(args.agents)}): tenk solve eval RULES BOT "
-                                + " ".join(["equilibrium"] * (n - 1)))
+        raise solve.SolverError(
+            f"seat one agent beside the equilibrium, every other seat playing it (got "
+            f"{', '.join(args.agents)}): tenk solve eval RULES BOT " + " ".join(["equilibrium"] * (n - 1))
+        )
     bot = others[0]
     exact.check_multi_spec(bot)
     r = ruleset_at(args.ruleset, args.target)
     solve.check_equilibrium_rules(r, n)
     if solve.solve_equilibrium(r, n, cached_only=True) is None:
-        console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
-                      "equilibrium, on 2 cores: 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; "
-                      "once: cached)", highlight=False)
-    console.print(f"evaluating {bot} beside {n - 1} equilibrium players exactly (about as long as the equilibrium: "
-                  "seconds at a small target, a quarter of an hour at 3,000; once: cached)", highlight=False)
+        console.print(
+            f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
+            "equilibrium, on 2 cores: 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; "
+            "once: cached)",
+            highlight=False,
+        )
+    console.print(
+        f"evaluating {bot} beside {n - 1} equilibrium players exactly (about as long as the equilibrium: "
+        "seconds at a small target, a quarter of an hour at 3,000; once: cached)",
+        highlight=False,
+    )
     t0 = time.perf_counter()
     with _progress("evaluating") as bar:
         e = exact.exact_eval_beside_equilibrium(r, bot, n, progress=bar)
-    t = _seat_table(f"exact P({bot} wins), {r.name}, {n} players, every other seat playing the equilibrium "
-                    "(seat 1 moves first)", n)
+    t = _seat_table(
+        f"exact P({bot} wins), {r.name}, {n} players, every other seat playing the equilibrium (seat 1 moves first)", n
+    )
     t.add_row(bot, *(f"{x:.6f}" for x in e.p_seat), f"{e.p:.6f}")
     console.print(t)
-    console.print(f"an equilibrium player in its place takes {e.fair:.6f}: {bot} gives away "
-                  f"{100 * (e.fair - e.p):.2f} points against equilibrium play ({time.perf_counter() - t0:.1f} s; "
-                  f"cached in {_cache()})", highlight=False)
+    console.print(
+        f"an equilibrium player in its place takes {e.fair:.6f}: {bot} gives away "
+        f"{100 * (e.fair - e.p):.2f} points against equilibrium play ({time.perf_counter() - t0:.1f} s; "
+        f"cached in {_cache()})",
+        highlight=False,
+    )
     return 0
 
 
@@ -226,8 +264,11 @@ def cmd_best_response(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     solve.check_exact_rules(r)
     _say_solving(r)
-    how = ("under its bust penalty: 5 to 10 minutes at a 2,000 target, hours at 10,000" if r.bust_penalty
-           else "minutes on classic")
+    how = (
+        "under its bust penalty: 5 to 10 minutes at a 2,000 target, hours at 10,000"
+        if r.bust_penalty
+        else "minutes on classic"
+    )
     console.print(f"solving the best response to {bot} exactly ({how}; once: cached)", highlight=False)
     t0 = time.perf_counter()
     br = exact.best_response(r, bot)
@@ -240,9 +281,12 @@ def cmd_best_response(args: argparse.Namespace) -> int:
     t.add_row(f"br:{bot} (best response)", f"{br.p_first:.6f}", f"{br.p_second:.6f}", f"{br.p:.6f}")
     t.add_row("optimal", f"{opt.p_a_first:.6f}", f"{opt.p_a_second:.6f}", f"{opt.p_a:.6f}")
     console.print(t)
-    console.print(f"{bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
-                  f"play the best response as agent br:{bot}  ({time.perf_counter() - t0:.1f} s; cached in "
-                  f"{_cache()})", highlight=False)
+    console.print(
+        f"{bot} can be exploited by {100 * (br.p - opt.p_a):.2f} points beyond what optimal takes; "
+        f"play the best response as agent br:{bot}  ({time.perf_counter() - t0:.1f} s; cached in "
+        f"{_cache()})",
+        highlight=False,
+    )
     return 0
 
 
@@ -254,13 +298,16 @@ def _best_response_n(args: argparse.Namespace) -> int:
     n = len(bots) + 1
     solve.check_multi_rules(r, n)
     name = "br:" + ",".join(bots)
-    console.print(f"solving the best response to {', '.join(bots)} at {n} players exactly ({BR_COST[n]}; once: "
-                  "cached)", highlight=False)
+    console.print(
+        f"solving the best response to {', '.join(bots)} at {n} players exactly ({BR_COST[n]}; once: cached)",
+        highlight=False,
+    )
     t0 = time.perf_counter()
     with _progress("solving") as bar:
         br = exact.best_response_n(r, bots, progress=bar)
-    t = _seat_table(f"the exact ceiling against {', '.join(bots)} (seated after it in this order), {r.name}: "
-                    "P(win) seat by seat", n)
+    t = _seat_table(
+        f"the exact ceiling against {', '.join(bots)} (seated after it in this order), {r.name}: P(win) seat by seat", n
+    )
     t.add_row(f"{name} (best response)", *(f"{x:.6f}" for x in br.p_seat), f"{br.p:.6f}")
     # each bot named, in the responder's place against the same opponents
     for b in dict.fromkeys(bots):
@@ -269,9 +316,12 @@ def _best_response_n(args: argparse.Namespace) -> int:
     console.print(t)
     st = br.stats
     how = "loaded from cache" if st.get("cached") else f"solved in {br.seconds:.1f} s"
-    console.print(f"no agent in that place wins more often than {br.p:.4%} on average over the seats; play it as "
-                  f"agent {name}  ({how}, {time.perf_counter() - t0:.1f} s now; residual <= "
-                  f"{st.get('residual', 0.0):.1e}; cached in {_cache()})", highlight=False)
+    console.print(
+        f"no agent in that place wins more often than {br.p:.4%} on average over the seats; play it as "
+        f"agent {name}  ({how}, {time.perf_counter() - t0:.1f} s now; residual <= "
+        f"{st.get('residual', 0.0):.1e}; cached in {_cache()})",
+        highlight=False,
+    )
     return 0
 
 
@@ -280,26 +330,35 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     n = args.players
     solve.check_equilibrium_rules(r, n)
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
-        console.print(f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
-                      "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; once: "
-                      "cached)", highlight=False)
+        console.print(
+            f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
+            "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; once: "
+            "cached)",
+            highlight=False,
+        )
     t0 = time.perf_counter()
     with _progress("solving") as bar:
         eq = solve.solve_equilibrium(r, n, cache=not args.no_cache, progress=bar)
-    t = _seat_table(f"{r.name}, {n} players, each maximising its own win probability: P(win) by seat "
-                    "(seat 1 moves first)", n)
+    t = _seat_table(
+        f"{r.name}, {n} players, each maximising its own win probability: P(win) by seat (seat 1 moves first)", n
+    )
     t.columns.pop()  # no rotation mean: the seats are the same strategy
     t.add_row("equilibrium", *(f"{x:.6f}" for x in eq.p_seat))
     console.print(t)
     st = eq.stats
     how = "loaded from cache" if st.get("cached") else f"solved in {eq.seconds:.1f} s"
-    console.print(f"{how} ({time.perf_counter() - t0:.1f} s now); {st['cycles']:,} cycles of turns, "
-                  f"{st['turns_solved']:,} turns solved, last change <= {st['residual']:.1e}; cache {_cache()}",
-                  highlight=False)
+    console.print(
+        f"{how} ({time.perf_counter() - t0:.1f} s now); {st['cycles']:,} cycles of turns, "
+        f"{st['turns_solved']:,} turns solved, last change <= {st['residual']:.1e}; cache {_cache()}",
+        highlight=False,
+    )
     if st["no_pure"]:
-        console.print(f"at {st['no_pure']:,} of them no pure stationary equilibrium was found (the movers' best "
-                      "replies go round): there the profile with the least deviation gain is kept, and no one "
-                      f"turn's deviation gains more than {st['epsilon']:.1e}", highlight=False)
+        console.print(
+            f"at {st['no_pure']:,} of them no pure stationary equilibrium was found (the movers' best "
+            "replies go round): there the profile with the least deviation gain is kept, and no one "
+            f"turn's deviation gains more than {st['epsilon']:.1e}",
+            highlight=False,
+        )
     return 0
 
 
@@ -320,23 +379,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--plot", metavar="PNG", help="also save the optimal banking thresholds as a PNG")
     g.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     g.set_defaults(func=cmd_game)
-    who = (f"2 players: one of {exact.EXACT_AGENTS}; 3 or 4 players (seated in this order): one of "
-           f"{exact.MULTI_AGENTS}; or one of those bots and 'equilibrium' in every other seat (3 players)")
+    who = (
+        f"2 players: one of {exact.EXACT_AGENTS}; 3 or 4 players (seated in this order): one of "
+        f"{exact.MULTI_AGENTS}; or one of those bots and 'equilibrium' in every other seat (3 players)"
+    )
     e = ss.add_parser("eval", help="exact win probability of 2 to 4 agents, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
     e.add_argument("agents", nargs="+", metavar="AGENT", help=who)
     e.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     e.set_defaults(func=cmd_eval)
-    b = ss.add_parser("best-response",
-                      help="the exact best response to 1 to 3 bots: the most anyone can win against them")
+    b = ss.add_parser(
+        "best-response", help="the exact best response to 1 to 3 bots: the most anyone can win against them"
+    )
     b.add_argument("ruleset", help="preset name or YAML file")
-    b.add_argument("bots", nargs="+", metavar="BOT",
-                   help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
-                        f"responder in this order): {exact.MULTI_AGENTS}")
+    b.add_argument(
+        "bots",
+        nargs="+",
+        metavar="BOT",
+        help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
+        f"responder in this order): {exact.MULTI_AGENTS}",
+    )
     b.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     b.set_defaults(func=cmd_best_response)
-    q = ss.add_parser("equilibrium",
-                      help="the symmetric equilibrium of 2 or 3 players, each maximising its own win probability")
+    q = ss.add_parser(
+        "equilibrium", help="the symmetric equilibrium of 2 or 3 players, each maximising its own win probability"
+    )
     q.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
     q.add_argument("--players", type=int, default=3, help="2 or 3 (default 3)")
     q.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")

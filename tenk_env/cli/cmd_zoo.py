@@ -90,8 +90,9 @@ def _figures(strength: dict) -> list[str]:
         q = f.get("equilibrium_share")
         if q:
             lo, hi = q["ci95_points"]
-            lines.append(f"{q['below_points']:.2f} [{lo:.2f}, {hi:.2f}] points below an equilibrium player's "
-                         f"{q['value']:.2%}")
+            lines.append(
+                f"{q['below_points']:.2f} [{lo:.2f}, {hi:.2f}] points below an equilibrium player's {q['value']:.2%}"
+            )
         c = f.get("exact_ceiling")
         if c:
             gap = [100 * (c["value"] - x) for x in (share["value"], *reversed(share["ci95"]))]
@@ -112,19 +113,24 @@ def _strength(e: zoo.ZooEntry) -> tuple[list[str], str | None]:
     try:
         return _figures(e.card.get("strength", {})), None
     except _Missing as err:
-        return [], (f"{e.name}: strength unreadable: {_card_path(e)} has no {err}; add it, or remove that "
-                    "figure from the card")
+        return [], (
+            f"{e.name}: strength unreadable: {_card_path(e)} has no {err}; add it, or remove that figure from the card"
+        )
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
-        return [], (f"{e.name}: strength unreadable: {_card_path(e)} holds a figure of the wrong shape "
-                    f"({type(err).__name__}: {err}); each figure is value, ci95 [low, high] and its games")
+        return [], (
+            f"{e.name}: strength unreadable: {_card_path(e)} holds a figure of the wrong shape "
+            f"({type(err).__name__}: {err}); each figure is value, ci95 [low, high] and its games"
+        )
 
 
 def list_zoo(out: Console) -> None:
     """The zoo's entries, each a block of lines (what it plays, how it was trained, its strength
     one figure a line, its notes), fitting ``out``'s width from 80 columns up; then the broken ones."""
     good, bad = zoo.scan()
-    out.print(f"[bold]the zoo[/bold]: agent spec zoo:NAME; strength: win rates in %, regrets in {REGRET_UNIT}, "
-              "95% intervals", highlight=False)
+    out.print(
+        f"[bold]the zoo[/bold]: agent spec zoo:NAME; strength: win rates in %, regrets in {REGRET_UNIT}, 95% intervals",
+        highlight=False,
+    )
     for e in good:
         lines, problem = _strength(e)
         g = Table.grid(padding=(0, 2))
@@ -134,8 +140,14 @@ def list_zoo(out: Console) -> None:
         if e.card.get("command"):
             g.add_row("trained by", escape(e.card["command"]))
         # one figure a line, never wrapped inside an interval (folded only below 80 columns)
-        g.add_row("strength", Text("\n".join(lines) if lines else "(unreadable: see below)" if problem
-                                   else "(not measured)", no_wrap=True, overflow="fold"))
+        g.add_row(
+            "strength",
+            Text(
+                "\n".join(lines) if lines else "(unreadable: see below)" if problem else "(not measured)",
+                no_wrap=True,
+                overflow="fold",
+            ),
+        )
         if e.card.get("notes"):
             g.add_row("notes", escape(e.card["notes"]))
         out.print()
@@ -160,15 +172,27 @@ def cmd_table(args: argparse.Namespace) -> int:
         args.done = f"{k} of {total} chunks of this tournament's games saved"
 
     # A terminal gets progress bars; logs and pipes, where a bar shows only at its end, a line per tenth.
-    groups = benchmark(games=args.games, seed=args.seed, workers=args.workers, regret_games=args.regret_games,
-                       rules=args.rules, players=args.players, fresh=args.fresh, progress=console.is_terminal,
-                       log=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True), on_chunk=on_chunk)
+    groups = benchmark(
+        games=args.games,
+        seed=args.seed,
+        workers=args.workers,
+        regret_games=args.regret_games,
+        rules=args.rules,
+        players=args.players,
+        fresh=args.fresh,
+        progress=console.is_terminal,
+        log=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True),
+        on_chunk=on_chunk,
+    )
     args.done = None
-    cmd = (f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
-           + (f" --rules {args.rules}" if args.rules else "") + (f" --players {args.players}" if args.players else ""))
+    cmd = (
+        f"tenk zoo table --games {args.games} --seed {args.seed} --regret-games {args.regret_games}"
+        + (f" --rules {args.rules}" if args.rules else "")
+        + (f" --players {args.players}" if args.players else "")
+    )
     text = markdown(groups, cmd)
     atomic_write_text(out, text)
-    print(text, end="")   # as written: a terminal-wide wrap would break the markdown's rows
+    print(text, end="")  # as written: a terminal-wide wrap would break the markdown's rows
     console.print(f"written to {out}")
     return 0
 
@@ -181,9 +205,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ValueError("tenk zoo export NAME --onnx: ONNX is the one export format; add --onnx")
     agent = zoo.load(name)
     if not isinstance(agent, PPOAgent):
-        raise ValueError(f"zoo agent {name!r} is an afterstate agent: its moves come from a search over the turn "
-                         "with a learned value, not from one forward pass, so it has no ONNX form; the PPO entries "
-                         f"export: {', '.join(e.name for e in zoo.entries() if not e.afterstate)}")
+        raise ValueError(
+            f"zoo agent {name!r} is an afterstate agent: its moves come from a search over the turn "
+            "with a learned value, not from one forward pass, so it has no ONNX form; the PPO entries "
+            f"export: {', '.join(e.name for e in zoo.entries() if not e.afterstate)}"
+        )
     out = args.out or f"{name}.onnx"
     check_output_file(out, "--out", f"{name}.onnx")
     path = export_actor(agent._actor, agent.meta, out)
@@ -199,8 +225,9 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     if args.action == "add":
         if not args.checkpoint or not args.name:
             raise ValueError("tenk zoo add CHECKPOINT NAME --command '...': give the checkpoint and a name")
-        out = zoo.export(args.checkpoint, args.name, command=args.command or "", notes=args.notes or "",
-                         force=args.force)
+        out = zoo.export(
+            args.checkpoint, args.name, command=args.command or "", notes=args.notes or "", force=args.force
+        )
         console.print(f"zoo entry {args.name!r} written to {out} (add its measured strength to agent.yaml)")
         return 0
     # a terminal's width (or COLUMNS); logs and pipes get 120 columns, no narrower
@@ -210,13 +237,22 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("zoo", help="list the trained agents shipped with tenk (agent spec zoo:NAME), or add one")
-    s.add_argument("action", nargs="?", choices=("list", "add", "table", "export"), default="list",
-                   help="list (default), add CHECKPOINT NAME, table: every zoo agent and the bots rated together "
-                        "by game (tournament ratings), with each one's win rate against optimal where the game is "
-                        "solved (exact where the exact evaluator follows the agent, else by regret), or export NAME "
-                        "--onnx: a PPO entry as an ONNX model (agent spec onnx:FILE)")
-    s.add_argument("checkpoint", nargs="?", help="add: a checkpoint written by tenk train (runs/NAME/best.zip, or best.npz "
-                                                      "of an afterstate run); export: the zoo name")
+    s.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "add", "table", "export"),
+        default="list",
+        help="list (default), add CHECKPOINT NAME, table: every zoo agent and the bots rated together "
+        "by game (tournament ratings), with each one's win rate against optimal where the game is "
+        "solved (exact where the exact evaluator follows the agent, else by regret), or export NAME "
+        "--onnx: a PPO entry as an ONNX model (agent spec onnx:FILE)",
+    )
+    s.add_argument(
+        "checkpoint",
+        nargs="?",
+        help="add: a checkpoint written by tenk train (runs/NAME/best.zip, or best.npz "
+        "of an afterstate run); export: the zoo name",
+    )
     s.add_argument("name", nargs="?", help="add: the zoo name (letters, digits, '-', '_')")
     s.add_argument("--command", help="add: the command that trained it (recorded with the agent)")
     s.add_argument("--notes", help="add: a line on how it was trained")
@@ -224,15 +260,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--games", type=int, default=1000, help="table: games per pairing or table (default 1000)")
     s.add_argument("--seed", type=seed_arg, default=0, help="table: seed of the deals and the analysed games")
     s.add_argument("--workers", type=int, default=2, help="table: worker processes (results do not depend on it)")
-    s.add_argument("--regret-games", type=int, default=1000,
-                   help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)")
+    s.add_argument(
+        "--regret-games",
+        type=int,
+        default=1000,
+        help="table: games analysed for an agent the exact evaluator cannot follow (0: no column)",
+    )
     s.add_argument("--rules", help="table: only the game of this ruleset (preset or YAML)")
     s.add_argument("--players", type=int, help="table: only games of this many players")
-    s.add_argument("--out", help="table: the markdown file to write (default runs/zoo_table.md); export: the model "
-                                 "file (default NAME.onnx)")
+    s.add_argument(
+        "--out",
+        help="table: the markdown file to write (default runs/zoo_table.md); export: the model "
+        "file (default NAME.onnx)",
+    )
     s.add_argument("--onnx", action="store_true", help="export: write the ONNX model (logits from the observation)")
-    s.add_argument("--fresh", action="store_true",
-                   help="table: replay every tournament game of these arguments instead of resuming from the saved "
-                        "ones (each set of arguments has its own folder under runs/tournaments/, so another "
-                        "--games or --seed never needs it)")
+    s.add_argument(
+        "--fresh",
+        action="store_true",
+        help="table: replay every tournament game of these arguments instead of resuming from the saved "
+        "ones (each set of arguments has its own folder under runs/tournaments/, so another "
+        "--games or --seed never needs it)",
+    )
     s.set_defaults(func=cmd_zoo)

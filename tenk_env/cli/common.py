@@ -13,8 +13,10 @@ console = Console()
 
 #: the cost of an N-player best response on the project's 2-core machine (`tenk bench solve
 #: --solve-players 3`; 4 players: docs/results/multiplayer.md), told before the commands that may start one
-BR_COST = {3: "at 3 players on 2 cores: seconds at 1,000, 5 minutes for classic to 5,000, 45 minutes to 10,000",
-           4: "at 4 players on 2 cores: 18 minutes for classic to 1,500, 52 minutes to 2,000 beside other work"}
+BR_COST = {
+    3: "at 3 players on 2 cores: seconds at 1,000, 5 minutes for classic to 5,000, 45 minutes to 10,000",
+    4: "at 4 players on 2 cores: 18 minutes for classic to 1,500, 52 minutes to 2,000 beside other work",
+}
 
 #: exit codes of an interrupted command: 128 + the signal's number, as a shell reports it
 EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM

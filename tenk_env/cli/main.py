@@ -46,8 +46,23 @@ from tenk_env.cli.common import EXIT_SIGTERM, Terminated, console, interrupted_e
 from tenk_env.threads import one_blas_thread
 
 #: every subcommand, in the order ``tenk --help`` lists them
-COMMANDS = (cmd_analyze, cmd_bench, cmd_evaluate, cmd_ffa, cmd_play, cmd_plot, cmd_replay, cmd_rules, cmd_serve, cmd_solve,
-            cmd_suite, cmd_sweep, cmd_tournament, cmd_train, cmd_zoo)
+COMMANDS = (
+    cmd_analyze,
+    cmd_bench,
+    cmd_evaluate,
+    cmd_ffa,
+    cmd_play,
+    cmd_plot,
+    cmd_replay,
+    cmd_rules,
+    cmd_serve,
+    cmd_solve,
+    cmd_suite,
+    cmd_sweep,
+    cmd_tournament,
+    cmd_train,
+    cmd_zoo,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -68,17 +68,61 @@ from tenk_env.solve.game import check_game_rules
 from tenk_env.solve.regret import regret_of
 from tenk_env.units import REGRET_COLUMN, REGRET_HEADER, pp, pp_interval, regret_text
 
-__all__ = ["AnalysisReport", "Analysis", "analyse", "write_outputs", "breakdown", "plot_atlas", "check_out_dir",
-           "default_out_dir", "seat_baselines", "DECISION_FIELDS", "KINDS", "CHUNK_DEALS"]
+__all__ = [
+    "AnalysisReport",
+    "Analysis",
+    "analyse",
+    "write_outputs",
+    "breakdown",
+    "plot_atlas",
+    "check_out_dir",
+    "default_out_dir",
+    "seat_baselines",
+    "DECISION_FIELDS",
+    "KINDS",
+    "CHUNK_DEALS",
+]
 
 #: deals per task sent to a worker (results never depend on it: every deal has its own key)
 CHUNK_DEALS = 25
 
 #: columns of the per-decision table (:attr:`Analysis.decisions`) and their types
-DECISION_FIELDS = ("deal", "seat", "own", "opp", "own_on", "opp_on", "total", "dice", "rolls", "final_turn",
-                   "end", "best_end", "same_keep", "value", "best_value", "regret")
-DECISION_DTYPES = (np.int64, np.int8, np.int64, np.int64, bool, bool, np.int64, np.int8, np.int16, bool, bool, bool,
-                   bool, np.float64, np.float64, np.float64)
+DECISION_FIELDS = (
+    "deal",
+    "seat",
+    "own",
+    "opp",
+    "own_on",
+    "opp_on",
+    "total",
+    "dice",
+    "rolls",
+    "final_turn",
+    "end",
+    "best_end",
+    "same_keep",
+    "value",
+    "best_value",
+    "regret",
+)
+DECISION_DTYPES = (
+    np.int64,
+    np.int8,
+    np.int64,
+    np.int64,
+    bool,
+    bool,
+    np.int64,
+    np.int8,
+    np.int16,
+    bool,
+    bool,
+    bool,
+    bool,
+    np.float64,
+    np.float64,
+    np.float64,
+)
 #: memory the analysis keeps per decision of the agent: a row of the table, twice at the end
 #: (the workers' chunks, then their concatenation)
 DECISION_BYTES = 2 * sum(np.dtype(t).itemsize for t in DECISION_DTYPES)
@@ -111,8 +155,14 @@ def interval_text(ci: tuple[float, float], fmt: str = "{:.4f}", note: str | None
     return f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
 
 
-def _interval(x: np.ndarray, low: float, high: float, mistakes: int | None = None,
-              what: str = "with a mistake", confidence: float = 0.95) -> tuple[tuple[float, float], str | None]:
+def _interval(
+    x: np.ndarray,
+    low: float,
+    high: float,
+    mistakes: int | None = None,
+    what: str = "with a mistake",
+    confidence: float = 0.95,
+) -> tuple[tuple[float, float], str | None]:
     """95% t-interval for the mean of the independent values ``x``, cut to the range
     [``low``, ``high``] the mean is known to lie in, and None; or :data:`NO_INTERVAL` and
     the reason when it would not be honest.
@@ -153,10 +203,10 @@ def seat_baselines(sol, rules: Ruleset) -> tuple[float, float]:
     under optimal play by both: what the agent would win against ``optimal`` if it played
     perfectly. Under ``turn_order: highest_die`` either seat moves first with chance 1/2."""
     f, k = sol.start_flag, rules.komi // sol.unit
-    first0 = float(sol.W[f, f, 0, k])          # seat 0 moves first, seat 1 holds the komi
+    first0 = float(sol.W[f, f, 0, k])  # seat 0 moves first, seat 1 holds the komi
     if rules.turn_order != "highest_die":
         return first0, 1.0 - first0
-    first1 = float(sol.W[f, f, k, 0])          # seat 1 (with the komi) moves first
+    first1 = float(sol.W[f, f, k, 0])  # seat 1 (with the komi) moves first
     return 0.5 * (first0 + 1.0 - first1), 0.5 * (1.0 - first0 + first1)
 
 
@@ -195,12 +245,12 @@ class AnalysisReport:
     games: int
     deals: int
     seed: int
-    decisions: int                  #: the agent's decisions scored
-    mistakes: int                   #: decisions with regret > 0
+    decisions: int  #: the agent's decisions scored
+    mistakes: int  #: decisions with regret > 0
     regret_per_game: float
     regret_ci: tuple[float, float]
     regret_per_decision: float
-    regret_seat: list[float]        #: mean regret per game with the agent in seat 0 / 1
+    regret_seat: list[float]  #: mean regret per game with the agent in seat 0 / 1
     optimal_seat: list[float]
     implied_win_rate: float
     implied_ci: tuple[float, float]
@@ -229,10 +279,12 @@ class AnalysisReport:
 
     def __str__(self) -> str:
         ratio = f"; interval {self.width_ratio:.1f}x narrower" if self.width_ratio is not None else ""
-        return (f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
-                f"regret {regret_text(self.regret_per_game, self.regret_ci, note=self.interval_notes.get('regret'))}; "
-                f"implied win rate vs optimal {pp(self.implied_win_rate)}% {self.ci_text(self.implied_ci, 'regret')}, "
-                f"empirical {pp(self.empirical_win_rate)}% {self.ci_text(self.empirical_ci, 'empirical')}{ratio}")
+        return (
+            f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
+            f"regret {regret_text(self.regret_per_game, self.regret_ci, note=self.interval_notes.get('regret'))}; "
+            f"implied win rate vs optimal {pp(self.implied_win_rate)}% {self.ci_text(self.implied_ci, 'regret')}, "
+            f"empirical {pp(self.empirical_win_rate)}% {self.ci_text(self.empirical_ci, 'empirical')}{ratio}"
+        )
 
 
 @dataclass
@@ -244,10 +296,10 @@ class Analysis:
     report: AnalysisReport
     rules: Ruleset
     decisions: dict[str, np.ndarray]
-    game_deal: np.ndarray           #: deal of each game
-    game_seat: np.ndarray           #: the agent's seat in each game
-    game_regret: np.ndarray         #: the agent's summed regret in each game
-    game_win: np.ndarray            #: the agent's share of the win in each game
+    game_deal: np.ndarray  #: deal of each game
+    game_seat: np.ndarray  #: the agent's seat in each game
+    game_regret: np.ndarray  #: the agent's summed regret in each game
+    game_win: np.ndarray  #: the agent's share of the win in each game
     mistakes: list[dict[str, Any]]
 
 
@@ -259,7 +311,7 @@ class _Scored:
         self.agent, self.opt, self.top = agent, opt, top
         self.name = getattr(agent, "name", "agent")
         self.rows: list[tuple] = []
-        self.heap: list[tuple] = []          # (regret, tiebreak, detail) of the costliest decisions
+        self.heap: list[tuple] = []  # (regret, tiebreak, detail) of the costliest decisions
         self.deal = self.seating = self.m = 0
         self.game_regret = 0.0
 
@@ -278,9 +330,26 @@ class _Scored:
         m = regret_of(t, game, keep, end)
         p = game.current
         o = 1 - p
-        self.rows.append((self.deal, p, game.scores[p], game.scores[o], game.on_board[p], game.on_board[o],
-                          game.turn_total, game.dice_left, game.rolls, game.final_round and game.trigger != p,
-                          m.end, m.best_end, m.keep.counts == m.best_keep.counts, m.value, m.best_value, m.regret))
+        self.rows.append(
+            (
+                self.deal,
+                p,
+                game.scores[p],
+                game.scores[o],
+                game.on_board[p],
+                game.on_board[o],
+                game.turn_total,
+                game.dice_left,
+                game.rolls,
+                game.final_round and game.trigger != p,
+                m.end,
+                m.best_end,
+                m.keep.counts == m.best_keep.counts,
+                m.value,
+                m.best_value,
+                m.regret,
+            )
+        )
         self.game_regret += m.regret
         if self.top and m.regret > 0 and (len(self.heap) < self.top or m.regret > self.heap[0][0]):
             item = (m.regret, (self.deal, self.seating, self.m), self._detail(game, t, m))
@@ -295,14 +364,29 @@ class _Scored:
         p = game.current
         move = lambda k, e, v: {"keep": list(k.dice), "points": k.points, "end": bool(e), "value": v}  # noqa: E731
         return {
-            "regret": m.regret, "deal": self.deal, "seating": self.seating, "agent_seat": p, "decision": self.m,
-            "position": {"scores": list(game.scores), "on_board": list(game.on_board), "player": p,
-                         "turn": game.turn, "turn_total": game.turn_total, "dice": list(game.dice),
-                         "dice_left": game.dice_left, "rolls": game.rolls, "max_rolls": game.max_rolls,
-                         "final_round": game.final_round, "final_turn": bool(game.final_round and game.trigger != p)},
-            "move": move(m.keep, m.end, m.value), "best": move(m.best_keep, m.best_end, m.best_value),
-            "moves": [{"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev}
-                      for k, rv, ev in t.values(game)],
+            "regret": m.regret,
+            "deal": self.deal,
+            "seating": self.seating,
+            "agent_seat": p,
+            "decision": self.m,
+            "position": {
+                "scores": list(game.scores),
+                "on_board": list(game.on_board),
+                "player": p,
+                "turn": game.turn,
+                "turn_total": game.turn_total,
+                "dice": list(game.dice),
+                "dice_left": game.dice_left,
+                "rolls": game.rolls,
+                "max_rolls": game.max_rolls,
+                "final_round": game.final_round,
+                "final_turn": bool(game.final_round and game.trigger != p),
+            },
+            "move": move(m.keep, m.end, m.value),
+            "best": move(m.best_keep, m.best_end, m.best_value),
+            "moves": [
+                {"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev} for k, rv, ev in t.values(game)
+            ],
         }
 
 
@@ -340,8 +424,10 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
     cols = list(zip(*scored.rows)) if scored.rows else [()] * len(DECISION_FIELDS)
     g = list(zip(*games))
     dec = {f: np.asarray(c, t) for f, c, t in zip(DECISION_FIELDS, cols, DECISION_DTYPES)}
-    per_game = {k: np.asarray(c, t) for k, c, t in zip(("deal", "seat", "regret", "win"), g,
-                                                       (np.int64, np.int8, np.float64, np.float64))}
+    per_game = {
+        k: np.asarray(c, t)
+        for k, c, t in zip(("deal", "seat", "regret", "win"), g, (np.int64, np.int8, np.float64, np.float64))
+    }
     return {"start": start, "decisions": dec, "games": per_game, "heap": scored.heap}
 
 
@@ -386,15 +472,18 @@ def check_games(games: Any, rules: Ruleset, what: str = "games") -> int:
     most = max_games(rules)
     if games > most:
         gb = games * (decisions_per_game(rules) * DECISION_BYTES + GAME_BYTES) / 1e9
-        raise ValueError(f"{_name(what, games)}: the analysis keeps about {DECISION_BYTES} bytes per decision "
-                         f"of the agent in memory, up to about {decisions_per_game(rules)} decisions a game under "
-                         f"{rules.name!r}: ~{gb:,.{1 if gb < 10 else 0}f} GB for this many games; give at most "
-                         f"{most:,} games (a {MEMORY_BUDGET >> 30} GiB budget)")
+        raise ValueError(
+            f"{_name(what, games)}: the analysis keeps about {DECISION_BYTES} bytes per decision "
+            f"of the agent in memory, up to about {decisions_per_game(rules)} decisions a game under "
+            f"{rules.name!r}: ~{gb:,.{1 if gb < 10 else 0}f} GB for this many games; give at most "
+            f"{most:,} games (a {MEMORY_BUDGET >> 30} GiB budget)"
+        )
     return games
 
 
-def check_analysis(agent: str | Policy, rules: Ruleset, games: int, workers: int, top: int, *,
-           names: dict[str, str] | None = None) -> Policy:
+def check_analysis(
+    agent: str | Policy, rules: Ruleset, games: int, workers: int, top: int, *, names: dict[str, str] | None = None
+) -> Policy:
     """Every input checked before any work, each failure with its own message. ``names``:
     how to call ``games``, ``workers``, ``top`` in the messages (a command's flags)."""
     names = {"games": "games", "workers": "workers", "top": "top", **(names or {})}
@@ -406,8 +495,10 @@ def check_analysis(agent: str | Policy, rules: Ruleset, games: int, workers: int
         raise ValueError(f"{_name(names['top'], top)}: give how many of the costliest mistakes to keep (>= 0)")
     a = make_agent(agent)
     if getattr(a, "name", None) == "human" and not (sys.stdin and sys.stdin.isatty()):
-        raise ValueError("agent 'human' plays at a terminal, and standard input is not one; run the analysis "
-                         "of 'human' in a terminal, or analyse a bot")
+        raise ValueError(
+            "agent 'human' plays at a terminal, and standard input is not one; run the analysis "
+            "of 'human' in a terminal, or analyse a bot"
+        )
     a.check(rules, 2)
     return a
 
@@ -417,12 +508,23 @@ def solve_notice(rules: Ruleset) -> str | None:
     None when the solution is in memory or in the cache already."""
     if solution_source(rules) != "solve":
         return None
-    return (f"solving the game for {rules.name!r} (seconds at a small target, a few minutes for classic; once: "
-            f"cached in {cache_dir()})")
+    return (
+        f"solving the game for {rules.name!r} (seconds at a small target, a few minutes for classic; once: "
+        f"cached in {cache_dir()})"
+    )
 
 
-def analyse(agent: str | AgentSpec | Policy, rules: Ruleset | str = "classic", games: int = 1000, seed: int = 0, *,
-            workers: int = 1, top: int = 20, progress: bool = False, say=None) -> Analysis:
+def analyse(
+    agent: str | AgentSpec | Policy,
+    rules: Ruleset | str = "classic",
+    games: int = 1000,
+    seed: int = 0,
+    *,
+    workers: int = 1,
+    top: int = 20,
+    progress: bool = False,
+    say=None,
+) -> Analysis:
     """Score every decision of ``agent`` in ``games`` (rounded up to even) seat-balanced
     duplicate games against ``optimal`` under ``rules`` (2 players, a ruleset the game
     solver covers). ``top``: how many of the costliest mistakes to keep with their game
@@ -442,15 +544,18 @@ def analyse(agent: str | AgentSpec | Policy, rules: Ruleset | str = "classic", g
         say(note)
     sol = game_solution(rules)
     label = agent_label(agent)
-    tasks = [dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
-             for s in range(0, deals, CHUNK_DEALS)]
+    tasks = [
+        dict(rules=rules, seed=int(seed), start=s, stop=min(s + CHUNK_DEALS, deals))
+        for s in range(0, deals, CHUNK_DEALS)
+    ]
     t0 = time.perf_counter()
     with ProgressLine(2 * deals, f"analysing {label}", progress) as bar:
         parts = _run(tasks, agent, top, workers, bar.advance)
     parts.sort(key=lambda r: r["start"])
     decisions = {f: np.concatenate([p["decisions"][f] for p in parts]) for f in DECISION_FIELDS}
-    game_deal, game_seat, game_regret, game_win = (np.concatenate([p["games"][k] for p in parts])
-                                                   for k in ("deal", "seat", "regret", "win"))
+    game_deal, game_seat, game_regret, game_win = (
+        np.concatenate([p["games"][k] for p in parts]) for k in ("deal", "seat", "regret", "win")
+    )
     heap = sorted((x for p in parts for x in p["heap"]), key=lambda x: (-x[0], x[1]))[:top]
     del parts[:]  # the chunks' arrays are copied: free them before the records are played
     seconds = time.perf_counter() - t0
@@ -460,8 +565,18 @@ def analyse(agent: str | AgentSpec | Policy, rules: Ruleset | str = "classic", g
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
 
 
-def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarray], seat: np.ndarray,
-            regret: np.ndarray, win: np.ndarray, seconds: float, workers: int) -> AnalysisReport:
+def _report(
+    label: str,
+    rules: Ruleset,
+    sol,
+    seed: int,
+    dec: dict[str, np.ndarray],
+    seat: np.ndarray,
+    regret: np.ndarray,
+    win: np.ndarray,
+    seconds: float,
+    workers: int,
+) -> AnalysisReport:
     # games come in deal order, seat 0 then seat 1 (seatings(2)); per-deal sums pair them
     deals = len(regret) // 2
     r2 = regret.reshape(deals, 2)
@@ -503,14 +618,34 @@ def _report(label: str, rules: Ruleset, sol, seed: int, dec: dict[str, np.ndarra
     kinds = _kinds(dec)
     g = len(regret)
     return AnalysisReport(
-        agent=label, rules=rules.name, rules_hash=rules.hash, games=g, deals=deals, seed=seed,
-        decisions=int(len(dec["regret"])), mistakes=int(mistakes.sum()), regret_per_game=rm, regret_ci=regret_ci,
-        regret_per_decision=float(dec["regret"].mean()) if len(dec["regret"]) else 0.0, regret_seat=reg_seat,
-        optimal_seat=list(base), implied_win_rate=b - rm, implied_ci=implied_ci, implied_seat=imp_seat,
-        implied_seat_ci=imp_seat_ci, empirical_win_rate=float(w_deal.mean()), empirical_ci=empirical_ci,
-        empirical_wilson=wilson(float(win.sum()), g), empirical_seat=emp_seat, empirical_seat_ci=emp_seat_ci,
-        width_ratio=ratio, by_kind={k: float(dec["regret"][kinds == i].sum() / g) for i, k in enumerate(KINDS)},
-        seconds=seconds, workers=workers, interval_notes=notes)
+        agent=label,
+        rules=rules.name,
+        rules_hash=rules.hash,
+        games=g,
+        deals=deals,
+        seed=seed,
+        decisions=int(len(dec["regret"])),
+        mistakes=int(mistakes.sum()),
+        regret_per_game=rm,
+        regret_ci=regret_ci,
+        regret_per_decision=float(dec["regret"].mean()) if len(dec["regret"]) else 0.0,
+        regret_seat=reg_seat,
+        optimal_seat=list(base),
+        implied_win_rate=b - rm,
+        implied_ci=implied_ci,
+        implied_seat=imp_seat,
+        implied_seat_ci=imp_seat_ci,
+        empirical_win_rate=float(w_deal.mean()),
+        empirical_ci=empirical_ci,
+        empirical_wilson=wilson(float(win.sum()), g),
+        empirical_seat=emp_seat,
+        empirical_seat_ci=emp_seat_ci,
+        width_ratio=ratio,
+        by_kind={k: float(dec["regret"][kinds == i].sum() / g) for i, k in enumerate(KINDS)},
+        seconds=seconds,
+        workers=workers,
+        interval_notes=notes,
+    )
 
 
 def _kinds(dec: dict[str, np.ndarray]) -> np.ndarray:
@@ -559,7 +694,7 @@ def _with_records(rules: Ruleset, agent: Policy, seed: int, details: list[dict])
         pos = d["position"]
         d = dict(d, rank=rank)
         if cut.at is not None and cut.at[1:] == (pos["scores"], pos["turn_total"], pos["dice"], pos["rolls"]):
-            d["record"] = game.events[:cut.at[0]]
+            d["record"] = game.events[: cut.at[0]]
         else:
             # an agent that draws from its own state, or ties broken differently between runs
             d["record"] = None
@@ -572,8 +707,13 @@ def _situations(dec: dict[str, np.ndarray], rules: Ruleset) -> dict[str, np.ndar
     own, opp = dec["own"], dec["opp"]
     final = dec["final_turn"]
     level = np.abs(own - opp) <= rules.target // 20
-    out = {"ahead": (own > opp) & ~level, "level": level, "behind": (own < opp) & ~level,
-           "endgame": ~final & (np.maximum(own, opp) >= 0.8 * rules.target), "final turn": final}
+    out = {
+        "ahead": (own > opp) & ~level,
+        "level": level,
+        "behind": (own < opp) & ~level,
+        "endgame": ~final & (np.maximum(own, opp) >= 0.8 * rules.target),
+        "final turn": final,
+    }
     if rules.entry_threshold:
         out["not yet on the board"] = ~dec["own_on"]
     return out
@@ -604,8 +744,16 @@ def breakdown(a: Analysis) -> list[dict[str, Any]]:
 
     def add(group, value, m):
         r = float(reg[m].sum())
-        rows.append({"group": group, "value": value, "decisions": int(m.sum()), "mistakes": int((reg[m] > 0).sum()),
-                     REGRET_COLUMN: 100 * r / g, "share": r / total})
+        rows.append(
+            {
+                "group": group,
+                "value": value,
+                "decisions": int(m.sum()),
+                "mistakes": int((reg[m] > 0).sum()),
+                REGRET_COLUMN: 100 * r / g,
+                "share": r / total,
+            }
+        )
 
     kinds = _kinds(dec)
     for i, k in enumerate(KINDS):
@@ -644,22 +792,36 @@ def plot_atlas(a: Analysis, path: str | Path) -> None:
     np.add.at(grid2, (dec["dice"].astype(np.int64) - 1, tb), reg)
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
     ax = axes[0]
-    im = ax.imshow(grid, origin="lower", cmap="magma_r", aspect="auto",
-                   extent=(0, nb * step, 0, nb * step), interpolation="nearest")
+    im = ax.imshow(
+        grid,
+        origin="lower",
+        cmap="magma_r",
+        aspect="auto",
+        extent=(0, nb * step, 0, nb * step),
+        interpolation="nearest",
+    )
     ax.set_xlabel("own score at the decision")
     ax.set_ylabel("opponent's score (top row: at or past the target, the final turn)")
     ax.set_title("regret by score")
     fig.colorbar(im, ax=ax, label=f"{REGRET_HEADER}: win probability given away")
     ax = axes[1]
-    im = ax.imshow(grid2, origin="lower", cmap="magma_r", aspect="auto",
-                   extent=(0, nt * tstep, 0.5, rules.num_dice + 0.5), interpolation="nearest")
+    im = ax.imshow(
+        grid2,
+        origin="lower",
+        cmap="magma_r",
+        aspect="auto",
+        extent=(0, nt * tstep, 0.5, rules.num_dice + 0.5),
+        interpolation="nearest",
+    )
     ax.set_xlabel(f"turn total before the keep (last column: {(nt - 1) * tstep:,}+)")
     ax.set_ylabel("dice left (rolled)")
     ax.set_title("regret by turn total and dice")
     fig.colorbar(im, ax=ax, label=f"{REGRET_HEADER}: win probability given away")
     r = a.report
-    fig.suptitle(f"mistake atlas: {r.agent} vs optimal, {r.rules}, {r.games:,} games, "
-                 f"regret {regret_text(r.regret_per_game)} of win probability")
+    fig.suptitle(
+        f"mistake atlas: {r.agent} vs optimal, {r.rules}, {r.games:,} games, "
+        f"regret {regret_text(r.regret_per_game)} of win probability"
+    )
     fig.tight_layout()
     import io
 

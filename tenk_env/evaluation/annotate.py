@@ -39,8 +39,16 @@ from tenk_env.solve.regret import REGRET_TOL, regret_in
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import solve_turn
 
-__all__ = ["Scorer", "exact_scorer", "points_scorer", "best_response_scorer", "scorer_for", "Annotator",
-           "summarise", "MODES"]
+__all__ = [
+    "Scorer",
+    "exact_scorer",
+    "points_scorer",
+    "best_response_scorer",
+    "scorer_for",
+    "Annotator",
+    "summarise",
+    "MODES",
+]
 
 #: what a scorer's values are: a win probability, or expected points this turn
 MODES = {"exact": "win", "best_response": "win", "points": "points", "off": None}
@@ -84,9 +92,12 @@ def exact_scorer(rules: Ruleset) -> Scorer:
     sol = game_solution(rules)
     opt = OptimalAgent()
     base = seat_baselines(sol, rules)
-    return Scorer("exact", "exact win probabilities: W* of each move under perfect play by both players "
-                           "from the position after it",
-                  values=lambda g: opt.tables(g).values(g), start_value=lambda s: base[s])
+    return Scorer(
+        "exact",
+        "exact win probabilities: W* of each move under perfect play by both players from the position after it",
+        values=lambda g: opt.tables(g).values(g),
+        start_value=lambda s: base[s],
+    )
 
 
 def points_scorer(rules: Ruleset, why: str = "") -> Scorer:
@@ -96,8 +107,12 @@ def points_scorer(rules: Ruleset, why: str = "") -> Scorer:
     except SolverError as e:
         return off_scorer(f"{why}no feedback: {e}")
     agent = MaxScoreAgent()
-    return Scorer("points", f"{why}turn-level advice: the expected points each move banks this turn "
-                            "(the scores and the final round ignored)", values=agent.values)
+    return Scorer(
+        "points",
+        f"{why}turn-level advice: the expected points each move banks this turn "
+        "(the scores and the final round ignored)",
+        values=agent.values,
+    )
 
 
 def best_response_scorer(rules: Ruleset, seat: int, opponents: list[str]) -> Scorer | None:
@@ -112,9 +127,14 @@ def best_response_scorer(rules: Ruleset, seat: int, opponents: list[str]) -> Sco
         return None
     agent = BestResponseAgent(",".join(after))
     first = br.p_seat[seat] if rules.turn_order == "seat" else br.p
-    return Scorer("best_response", f"exact win probabilities against {in_seats(seat, opponents)}, "
-                                   f"playing on as their best response ({br.name}) would",
-                  values=agent.values, start_value=lambda s: float(first), seats={seat})
+    return Scorer(
+        "best_response",
+        f"exact win probabilities against {in_seats(seat, opponents)}, "
+        f"playing on as their best response ({br.name}) would",
+        values=agent.values,
+        start_value=lambda s: float(first),
+        seats={seat},
+    )
 
 
 def play_order(seat: int, opponents: list[str]) -> list[str]:
@@ -132,8 +152,9 @@ def in_seats(seat: int, opponents: list[str]) -> str:
     return ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
 
 
-def scorer_for(rules: Ruleset, n_players: int, *, seat: int | None = None, opponents: list[str] | None = None,
-               solve: bool = True) -> Scorer:
+def scorer_for(
+    rules: Ruleset, n_players: int, *, seat: int | None = None, opponents: list[str] | None = None, solve: bool = True
+) -> Scorer:
     """The strongest scorer that covers the game (see the module docstring). At 2 players
     the game solution is solved if it is not cached, unless ``solve`` is false (then None
     means: covered, not solved yet). ``seat`` and ``opponents`` (specs in seat order, the
@@ -152,9 +173,11 @@ def scorer_for(rules: Ruleset, n_players: int, *, seat: int | None = None, oppon
             if br is not None:
                 return br
             # the solver takes the bots in the order they play after this seat, not in seat order
-            why = (f"no exact feedback (the best response to {in_seats(seat, opponents)} is not solved: "
-                   f"`tenk solve best-response {rules.name} {' '.join(play_order(seat, opponents))}` solves it, "
-                   f"the bots in the order they play after seat {seat + 1}); ")
+            why = (
+                f"no exact feedback (the best response to {in_seats(seat, opponents)} is not solved: "
+                f"`tenk solve best-response {rules.name} {' '.join(play_order(seat, opponents))}` solves it, "
+                f"the bots in the order they play after seat {seat + 1}); "
+            )
         except SolverError as e:
             why = f"no exact feedback ({e}); "
     else:
@@ -182,12 +205,21 @@ def score_decision(scorer: Scorer, game: Game, keep, end: bool) -> dict[str, Any
     m = regret_in(rows, game, made, end, REGRET_TOL if scorer.unit == "win" else POINTS_TOL)
     p = game.current
     return {
-        "player": p, "turn": game.turn,
-        "position": {"scores": list(game.scores), "on_board": list(game.on_board), "turn_total": game.turn_total,
-                     "dice": list(game.dice), "dice_left": game.dice_left, "rolls": game.rolls,
-                     "final_turn": bool(game.final_round and game.trigger != p)},
-        "move": _move(m.keep, m.end, m.value), "best": _move(m.best_keep, m.best_end, m.best_value),
-        "regret": float(m.regret), "moves": move_rows(rows),
+        "player": p,
+        "turn": game.turn,
+        "position": {
+            "scores": list(game.scores),
+            "on_board": list(game.on_board),
+            "turn_total": game.turn_total,
+            "dice": list(game.dice),
+            "dice_left": game.dice_left,
+            "rolls": game.rolls,
+            "final_turn": bool(game.final_round and game.trigger != p),
+        },
+        "move": _move(m.keep, m.end, m.value),
+        "best": _move(m.best_keep, m.best_end, m.best_value),
+        "regret": float(m.regret),
+        "moves": move_rows(rows),
     }
 
 
@@ -229,8 +261,9 @@ class Annotator:
                     self.decisions.append(d)
                     new.append(d)
                     if self.scorer.unit == "win":
-                        self.chart.append({"event": i - 1, "player": d["player"], "turn": d["turn"],
-                                           "w": d["best"]["value"]})
+                        self.chart.append(
+                            {"event": i - 1, "player": d["player"], "turn": d["turn"], "w": d["best"]["value"]}
+                        )
                 g.act(e["dice"], e["end_turn"])
         return new
 
@@ -243,10 +276,17 @@ def summarise(decisions: list[dict[str, Any]], scorer: Scorer, seat: int, top: i
     own = [d for d in decisions if d["player"] == seat]
     regret = float(sum(d["regret"] for d in own))
     start = scorer.start_value(seat) if own or scorer.covers(seat) else None
-    costly = heapq.nlargest(top, (d for d in own if d["regret"] > (REGRET_TOL if scorer.unit == "win" else 0)),
-                            key=lambda d: d["regret"])
+    costly = heapq.nlargest(
+        top, (d for d in own if d["regret"] > (REGRET_TOL if scorer.unit == "win" else 0)), key=lambda d: d["regret"]
+    )
     # one game's estimate of the win rate against perfect play is unbiased but noisy, and
     # can fall outside [0, 1]: it is reported clipped
     implied = None if start is None else min(1.0, max(0.0, start - regret))
-    return {"player": seat, "regret": regret, "decisions": len(own), "start_value": start,
-            "implied_win": implied, "costliest": costly}
+    return {
+        "player": seat,
+        "regret": regret,
+        "decisions": len(own),
+        "start_value": start,
+        "implied_win": implied,
+        "costliest": costly,
+    }

@@ -60,8 +60,8 @@ class Strength:
     win_rate: float
     ci_low: float
     ci_high: float
-    how: str                      #: "exact" or "regret over N games"
-    note: str = ""                #: why there is no interval (too few games), if there is none
+    how: str  #: "exact" or "regret over N games"
+    note: str = ""  #: why there is no interval (too few games), if there is none
     #: by regret: the regret per game of each kind of mistake (tenk_env.evaluation.analysis.KINDS)
     by_kind: dict = field(default_factory=dict)
 
@@ -71,8 +71,8 @@ class Group:
     rules: Ruleset
     players: int
     tournament: TournamentResult
-    kinds: dict[str, str]                    #: agent -> "bot" or the zoo entry's summary
-    strength: dict[str, Strength]            #: agent -> strength against optimal (where measured)
+    kinds: dict[str, str]  #: agent -> "bot" or the zoo entry's summary
+    strength: dict[str, Strength]  #: agent -> strength against optimal (where measured)
     #: 3-4 players: the exact ceiling of one seat against SEAT_OPPONENTS (cached solves only):
     #: {"value": P, "agent": "br:...", "shares": {bot: exact share in that seat}}
     ceiling: dict | None = None
@@ -82,8 +82,9 @@ class Group:
         return sorted(self.tournament.ratings, key=lambda r: -r.elo)
 
 
-def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, workers: int,
-               progress: bool = False, exact: bool = True) -> Strength:
+def vs_optimal(
+    spec: str, rules: Ruleset, *, regret_games: int, seed: int, workers: int, progress: bool = False, exact: bool = True
+) -> Strength:
     """``spec``'s seat-balanced win rate against ``optimal`` under ``rules`` (2 players): exact
     where the evaluator follows it (and ``exact``), else implied by its regret over
     ``regret_games`` games (``progress``: a bar over them)."""
@@ -91,8 +92,14 @@ def vs_optimal(spec: str, rules: Ruleset, *, regret_games: int, seed: int, worke
         e = exact_eval(rules, spec, "optimal")
         return Strength(e.p_a, e.p_a, e.p_a, "exact")
     rep = analyse(spec, rules, games=regret_games, seed=seed, workers=workers, progress=progress).report
-    return Strength(rep.implied_win_rate, rep.implied_ci[0], rep.implied_ci[1], f"regret over {rep.games:,} games",
-                    rep.interval_notes.get("regret", ""), dict(rep.by_kind))
+    return Strength(
+        rep.implied_win_rate,
+        rep.implied_ci[0],
+        rep.implied_ci[1],
+        f"regret over {rep.games:,} games",
+        rep.interval_notes.get("regret", ""),
+        dict(rep.by_kind),
+    )
 
 
 def _followed(spec: str, rules: Ruleset) -> bool:
@@ -130,10 +137,22 @@ def tournament_name(rules: Ruleset, players: int, agents: Sequence[str], games: 
     return f"zoo-{safe}-{players}p-{key}"
 
 
-def benchmark(*, games: int, seed: int = 0, workers: int = 2, regret_games: int = 1000, rules: str | None = None,
-              players: int | None = None, out: str | Path = "runs/tournaments", bots: Sequence[str] | None = None,
-              progress: bool = False, fresh: bool = False, log: Callable[[str], None] = print,
-              on_chunk: Callable[[int, int], None] | None = None, executor: Executor | None = None) -> list[Group]:
+def benchmark(
+    *,
+    games: int,
+    seed: int = 0,
+    workers: int = 2,
+    regret_games: int = 1000,
+    rules: str | None = None,
+    players: int | None = None,
+    out: str | Path = "runs/tournaments",
+    bots: Sequence[str] | None = None,
+    progress: bool = False,
+    fresh: bool = False,
+    log: Callable[[str], None] = print,
+    on_chunk: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
+) -> list[Group]:
     """Rate the zoo with the bots, one tournament per game (``rules``/``players``: only that
     game), and measure each agent against ``optimal`` where the game is solvable
     (``regret_games`` 0: skip that). Tournaments resume like ``tenk tournament``'s, each in a
@@ -153,25 +172,35 @@ def benchmark(*, games: int, seed: int = 0, workers: int = 2, regret_games: int 
         agents = specs + field_bots + (["optimal"] if solvable else [])
         kinds = {**kinds, **{b: "bot" for b in agents if b not in kinds}}
         name = tournament_name(r, n, agents, games, seed)
-        cfg = TournamentConfig(agents=agents, rules=fields, games=games, seed=seed, players=n,
-                               name=name, workers=workers, out=str(out))
+        cfg = TournamentConfig(
+            agents=agents, rules=fields, games=games, seed=seed, players=n, name=name, workers=workers, out=str(out)
+        )
         log(f"{r.name}, {n} players: {len(agents)} agents, {games:,} games per table")
         folder = Path(out) / name
         saved = 0 if fresh else sum(1 for _ in (folder / "chunks").glob("t*-d*.json"))
-        log(f"  tournament: {'resuming ' if saved else ''}{folder}"
-            + (f" ({saved} chunks of games saved by an earlier run)" if saved else ""))
-        res = run_tournament(cfg, progress=progress, fresh=fresh, executor=executor, log=lambda m: log(f"  note: {m}"),
-                             on_chunk=_chunk_log(log, on_chunk, quiet=progress))
+        log(
+            f"  tournament: {'resuming ' if saved else ''}{folder}"
+            + (f" ({saved} chunks of games saved by an earlier run)" if saved else "")
+        )
+        res = run_tournament(
+            cfg,
+            progress=progress,
+            fresh=fresh,
+            executor=executor,
+            log=lambda m: log(f"  note: {m}"),
+            on_chunk=_chunk_log(log, on_chunk, quiet=progress),
+        )
         if res.played_now == 0:
             log("  all its games were already played: results rebuilt from the saved chunks")
         strength = {}
         if solvable and regret_games:
-            log(f"  against optimal: {len(agents)} agents (the game is solved first where it is not cached: "
-                "minutes for a full game)")
+            log(
+                f"  against optimal: {len(agents)} agents (the game is solved first where it is not cached: "
+                "minutes for a full game)"
+            )
             for i, a in enumerate(agents, 1):
                 log(f"  against optimal {i} of {len(agents)}: {a}")
-                strength[a] = vs_optimal(a, r, regret_games=regret_games, seed=seed, workers=workers,
-                                         progress=progress)
+                strength[a] = vs_optimal(a, r, regret_games=regret_games, seed=seed, workers=workers, progress=progress)
         ceiling = None
         if n in SEAT_OPPONENTS:
             # read from the cache only: a full-size ceiling takes hours (tenk solve best-response)
@@ -183,13 +212,16 @@ def benchmark(*, games: int, seed: int = 0, workers: int = 2, regret_games: int 
                 ceiling = {"value": br.p, "agent": br.name, "shares": shares}
         groups.append(Group(r, n, res, kinds, strength, ceiling))
     if not groups:
-        raise ValueError(f"the zoo has no agents for {rules or 'any ruleset'}"
-                         f"{f' with {players} players' if players else ''} (tenk zoo lists them)")
+        raise ValueError(
+            f"the zoo has no agents for {rules or 'any ruleset'}"
+            f"{f' with {players} players' if players else ''} (tenk zoo lists them)"
+        )
     return groups
 
 
-def _chunk_log(log: Callable[[str], None], on_chunk: Callable[[int, int], None] | None,
-               quiet: bool) -> Callable[[int, int], None]:
+def _chunk_log(
+    log: Callable[[str], None], on_chunk: Callable[[int, int], None] | None, quiet: bool
+) -> Callable[[int, int], None]:
     """An ``on_chunk`` that also logs a line per tenth of the chunks (unless ``quiet``)."""
     last = [-1]
 
@@ -200,6 +232,7 @@ def _chunk_log(log: Callable[[str], None], on_chunk: Callable[[int, int], None] 
             log(f"  {done} of {total} chunks of games played ({done / total:.0%})")
         if on_chunk:
             on_chunk(done, total)
+
     return step
 
 
@@ -221,9 +254,11 @@ def markdown(groups: Sequence[Group], command: str = "") -> str:
     for g in groups:
         cfg = g.tournament.config
         multi = g.players > 2
-        lines.append(f"**{g.rules.name}, {g.players} players** ({cfg.games:,} games per "
-                     f"{'table' if multi else 'pairing'}, seed {cfg.seed}"
-                     f"{f'; an even win share is 1/{g.players}' if multi else ''})")
+        lines.append(
+            f"**{g.rules.name}, {g.players} players** ({cfg.games:,} games per "
+            f"{'table' if multi else 'pairing'}, seed {cfg.seed}"
+            f"{f'; an even win share is 1/{g.players}' if multi else ''})"
+        )
         lines.append("")
         head = ["agent", "what", "rating (Elo, 95% CI)", "score"]
         if multi:
@@ -246,8 +281,10 @@ def markdown(groups: Sequence[Group], command: str = "") -> str:
         if g.ceiling:
             c = g.ceiling
             bots = ", ".join(f"`{b}` {v:.2%}" for b, v in sorted(c["shares"].items(), key=lambda kv: -kv[1]))
-            lines.append(f"Exact ceiling of one seat against {', '.join(SEAT_OPPONENTS[g.players])}: {c['value']:.2%} "
-                         f"(`{c['agent']}`); the bots in that seat, exact: {bots or '-'}.")
+            lines.append(
+                f"Exact ceiling of one seat against {', '.join(SEAT_OPPONENTS[g.players])}: {c['value']:.2%} "
+                f"(`{c['agent']}`); the bots in that seat, exact: {bots or '-'}."
+            )
             lines.append("")
     if command:
         lines.append(f"Generated by `{command}`.")

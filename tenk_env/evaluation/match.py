@@ -75,9 +75,29 @@ from tenk_env.threads import one_blas_thread
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import splitmix64
 
-__all__ = ["MatchResult", "TableResult", "play_match", "play_table", "wilson", "agent_label", "batched_supports",
-           "deal_key", "deal_keys", "seatings", "play_deals", "play_deals_batched", "run_pool", "run_chunks",
-           "end_processes", "run_tasks", "task_engines", "Executor", "play_job", "CHUNK_DEALS", "BACKENDS"]
+__all__ = [
+    "MatchResult",
+    "TableResult",
+    "play_match",
+    "play_table",
+    "wilson",
+    "agent_label",
+    "batched_supports",
+    "deal_key",
+    "deal_keys",
+    "seatings",
+    "play_deals",
+    "play_deals_batched",
+    "run_pool",
+    "run_chunks",
+    "end_processes",
+    "run_tasks",
+    "task_engines",
+    "Executor",
+    "play_job",
+    "CHUNK_DEALS",
+    "BACKENDS",
+]
 
 #: deals per task sent to a worker: big enough that process overhead is noise (a few
 #: hundred milliseconds of play), small enough that two workers finish together and that an
@@ -167,25 +187,32 @@ class Chunk:
     """Per-game results of some deals of one table; agent-indexed arrays (index ``i`` is the
     table's ``i``-th agent, whatever seat it had)."""
 
-    start: int                     #: first deal
-    stop: int                      #: one past the last deal
-    seating: np.ndarray            #: [g] index into seatings(n)
-    scores: np.ndarray             #: [g, n] final scores
-    win: np.ndarray                #: [g, n] share of the win (1, 0, or 1/k for a k-way shared win)
-    turns: np.ndarray              #: [g] turns in the game, all players
-    agent_turns: np.ndarray        #: [g, n]
-    busts: np.ndarray              #: [g, n]
-    first: np.ndarray              #: [g] agent that took the first turn
+    start: int  #: first deal
+    stop: int  #: one past the last deal
+    seating: np.ndarray  #: [g] index into seatings(n)
+    scores: np.ndarray  #: [g, n] final scores
+    win: np.ndarray  #: [g, n] share of the win (1, 0, or 1/k for a k-way shared win)
+    turns: np.ndarray  #: [g] turns in the game, all players
+    agent_turns: np.ndarray  #: [g, n]
+    busts: np.ndarray  #: [g, n]
+    first: np.ndarray  #: [g] agent that took the first turn
 
     def to_json(self) -> dict[str, Any]:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Chunk:
-        return cls(start=int(d["start"]), stop=int(d["stop"]), seating=np.asarray(d["seating"], np.int64),
-                   scores=np.asarray(d["scores"], np.int64), win=np.asarray(d["win"], np.float64),
-                   turns=np.asarray(d["turns"], np.int64), agent_turns=np.asarray(d["agent_turns"], np.int64),
-                   busts=np.asarray(d["busts"], np.int64), first=np.asarray(d["first"], np.int64))
+        return cls(
+            start=int(d["start"]),
+            stop=int(d["stop"]),
+            seating=np.asarray(d["seating"], np.int64),
+            scores=np.asarray(d["scores"], np.int64),
+            win=np.asarray(d["win"], np.float64),
+            turns=np.asarray(d["turns"], np.int64),
+            agent_turns=np.asarray(d["agent_turns"], np.int64),
+            busts=np.asarray(d["busts"], np.int64),
+            first=np.asarray(d["first"], np.int64),
+        )
 
     @staticmethod
     def concat(chunks: Sequence[Chunk]) -> Chunk:
@@ -194,13 +221,24 @@ class Chunk:
             if x.stop != y.start:
                 raise ValueError(f"chunks do not tile the deals: {x.start}-{x.stop} then {y.start}-{y.stop}")
         cat = lambda name: np.concatenate([getattr(c, name) for c in chunks])  # noqa: E731
-        return Chunk(chunks[0].start, chunks[-1].stop, *(cat(n) for n in
-                     ("seating", "scores", "win", "turns", "agent_turns", "busts", "first")))
+        return Chunk(
+            chunks[0].start,
+            chunks[-1].stop,
+            *(cat(n) for n in ("seating", "scores", "win", "turns", "agent_turns", "busts", "first")),
+        )
 
 
-def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, stop: int, *,
-               record_deals: int = 0, record_dir: str | Path | None = None,
-               labels: Sequence[str] | None = None) -> Chunk:
+def play_deals(
+    rules: Ruleset,
+    agents: Sequence[Policy],
+    seed: int,
+    start: int,
+    stop: int,
+    *,
+    record_deals: int = 0,
+    record_dir: str | Path | None = None,
+    labels: Sequence[str] | None = None,
+) -> Chunk:
     """Deals ``start`` to ``stop - 1`` of a table of ``agents``, each in every seating.
 
     Deals below ``record_deals`` are recorded to ``record_dir/deal{d}_seating{s}.jsonl``
@@ -220,22 +258,45 @@ def play_deals(rules: Ruleset, agents: Sequence[Policy], seed: int, start: int, 
                 save_jsonl(game.events, out / f"deal{d}_seating{s}.jsonl")
             seat_of = {i: seat for seat, i in enumerate(order)}
             share = 1.0 / len(game.winners)
-            rows.append((s, [game.scores[seat_of[i]] for i in range(n)],
-                         [share if seat_of[i] in game.winners else 0.0 for i in range(n)],
-                         game.turn, [dice.turns[seat_of[i]] for i in range(n)],
-                         [dice.busts[seat_of[i]] for i in range(n)], order[dice.first or 0]))
+            rows.append(
+                (
+                    s,
+                    [game.scores[seat_of[i]] for i in range(n)],
+                    [share if seat_of[i] in game.winners else 0.0 for i in range(n)],
+                    game.turn,
+                    [dice.turns[seat_of[i]] for i in range(n)],
+                    [dice.busts[seat_of[i]] for i in range(n)],
+                    order[dice.first or 0],
+                )
+            )
     if record_deals > start and record_dir is not None and labels is not None:
         # Which agent sat where in each recorded game (for `tenk replay --names`).
-        atomic_write_text(Path(record_dir) / "seats.txt", "".join(
-            f"seating{s}: {','.join(labels[i] for i in order)}\n" for s, order in enumerate(orders)))
+        atomic_write_text(
+            Path(record_dir) / "seats.txt",
+            "".join(f"seating{s}: {','.join(labels[i] for i in order)}\n" for s, order in enumerate(orders)),
+        )
     g = len(rows)
     col = lambda j, dt: np.asarray([r[j] for r in rows], dt).reshape((g, n) if j in (1, 2, 4, 5) else (g,))  # noqa: E731
-    return Chunk(start, stop, col(0, np.int64), col(1, np.int64), col(2, np.float64), col(3, np.int64),
-                 col(4, np.int64), col(5, np.int64), col(6, np.int64))
+    return Chunk(
+        start,
+        stop,
+        col(0, np.int64),
+        col(1, np.int64),
+        col(2, np.float64),
+        col(3, np.int64),
+        col(4, np.int64),
+        col(5, np.int64),
+        col(6, np.int64),
+    )
 
 
-def play_deals_batched(rules: Ruleset, agents: Sequence[str | Policy | BatchedPolicy],
-                       tasks: Sequence[dict[str, Any]], *, max_turns: int = 100_000) -> list[Chunk]:
+def play_deals_batched(
+    rules: Ruleset,
+    agents: Sequence[str | Policy | BatchedPolicy],
+    tasks: Sequence[dict[str, Any]],
+    *,
+    max_turns: int = 100_000,
+) -> list[Chunk]:
     """The per-game rows (:class:`Chunk`) of the deals of several tasks of one table size,
     every game in one batch of the batched engine (agents in their batched forms,
     :func:`tenk_env.policies.batched.batched_agent`).
@@ -262,8 +323,9 @@ def play_deals_batched(rules: Ruleset, agents: Sequence[str | Policy | BatchedPo
     seat_agent = table[task_of[:, None], orders[seating]]
     B = len(task_of)
     e = BatchedGame(rules, n, B, dice_keys=keys, auto_reset=False)
-    rngs = [np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1)))
-            for t in tasks]
+    rngs = [
+        np.random.default_rng(np.random.SeedSequence(int(t["seed"]), spawn_key=(int(t["start"]), 1))) for t in tasks
+    ]
     actions = np.zeros(B, np.int64)
     playing = sorted({int(i) for i in table.ravel()})
     bots = {i: batched_agent(agents[i]) for i in playing}
@@ -306,8 +368,19 @@ def play_deals_batched(rules: Ruleset, agents: Sequence[str | Policy | BatchedPo
     out = []
     for k, t in enumerate(tasks):
         m = task_of == k
-        out.append(Chunk(int(t["start"]), int(t["stop"]), seating[m], scores[m], win_a[m], turns[m],
-                         agent_turns[m], busts[m], first[m]))
+        out.append(
+            Chunk(
+                int(t["start"]),
+                int(t["stop"]),
+                seating[m],
+                scores[m],
+                win_a[m],
+                turns[m],
+                agent_turns[m],
+                busts[m],
+                first[m],
+            )
+        )
     return out
 
 
@@ -378,9 +451,16 @@ def _die_with_parent(parent: int) -> None:
 
 def _work(task: dict[str, Any]) -> tuple[Any, Chunk]:
     agents = [_WORKER_AGENTS[i] for i in task["agents"]]
-    return task["key"], play_deals(task["rules"], agents, task["seed"], task["start"], task["stop"],
-                                   record_deals=task.get("record_deals", 0), record_dir=task.get("record_dir"),
-                                   labels=task.get("labels"))
+    return task["key"], play_deals(
+        task["rules"],
+        agents,
+        task["seed"],
+        task["start"],
+        task["stop"],
+        record_deals=task.get("record_deals", 0),
+        record_dir=task.get("record_dir"),
+        labels=task.get("labels"),
+    )
 
 
 def _mp_context():
@@ -456,7 +536,7 @@ def _workers_end_first() -> Iterator[None]:
         prev = old[signum]
         if prev is signal.SIG_IGN:
             return
-        if not ending:      # a second Ctrl-C while the workers end goes straight on
+        if not ending:  # a second Ctrl-C while the workers end goes straight on
             ending.append(signum)
             _end_workers(before, managers)
         if callable(prev):
@@ -474,9 +554,16 @@ def _workers_end_first() -> Iterator[None]:
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
-def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..., None], init_args: tuple,
-             sent: Sequence[str | Policy], workers: int, on_result: Callable[[Any], None],
-             on_error: Callable[[Any, ValueError], None] | None = None) -> None:
+def run_pool(
+    tasks: Sequence[Any],
+    work: Callable[[Any], Any],
+    init: Callable[..., None],
+    init_args: tuple,
+    sent: Sequence[str | Policy],
+    workers: int,
+    on_result: Callable[[Any], None],
+    on_error: Callable[[Any, ValueError], None] | None = None,
+) -> None:
     """``on_result(work(task))`` for every task, in this process as each finishes. With
     ``workers`` <= 1 (or one task) everything runs here after ``init(*init_args)``; otherwise
     in a process pool whose workers run ``init(*init_args)`` first and die with this process.
@@ -505,9 +592,15 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
             deliver(t, lambda t=t: work(t))
         return
     _check_sendable(sent, "worker processes", " or use workers=1")
-    with _workers_end_first(), ProcessPoolExecutor(
-            max_workers=min(workers, len(tasks)), mp_context=_mp_context(), initializer=_start_pool_worker,
-            initargs=(os.getpid(), init, *init_args)) as pool:
+    with (
+        _workers_end_first(),
+        ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)),
+            mp_context=_mp_context(),
+            initializer=_start_pool_worker,
+            initargs=(os.getpid(), init, *init_args),
+        ) as pool,
+    ):
         pending = {pool.submit(work, t): t for t in tasks}
         try:
             while pending:
@@ -523,9 +616,13 @@ def run_pool(tasks: Sequence[Any], work: Callable[[Any], Any], init: Callable[..
             raise
 
 
-def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], workers: int,
-               on_done: Callable[[Any, Chunk], None] | None = None,
-               on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
+def run_chunks(
+    tasks: Sequence[dict[str, Any]],
+    agents: Sequence[str | Policy],
+    workers: int,
+    on_done: Callable[[Any, Chunk], None] | None = None,
+    on_error: Callable[[Any, ValueError], None] | None = None,
+) -> dict[Any, Chunk]:
     """Run play tasks (dicts: key, agents (indices into ``agents``), rules, seed, start, stop)
     in ``workers`` processes (1: in this process); ``on_done(key, chunk)`` runs in this
     process as each finishes (saving, progress); ``on_error(key, error)``: see
@@ -539,8 +636,16 @@ def run_chunks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], 
             on_done(key, chunk)
 
     try:
-        run_pool(tasks, _work, _init_worker, (list(agents),), agents, workers, done,
-                 None if on_error is None else lambda task, e: on_error(task["key"], e))
+        run_pool(
+            tasks,
+            _work,
+            _init_worker,
+            (list(agents),),
+            agents,
+            workers,
+            done,
+            None if on_error is None else lambda task, e: on_error(task["key"], e),
+        )
     finally:
         # with one worker the agents played in this process: end their programs (cmd:) now, not
         # at exit; they stay usable, starting them again
@@ -568,16 +673,16 @@ class MatchResult:
     win_rate_a: float
     ci_low: float
     ci_high: float
-    mean_margin: float             #: mean final score of a minus b
-    mean_turns: float              #: turns per game (both players' turns)
-    first_seat_win_rate: float     #: share of games won by whoever moved first
+    mean_margin: float  #: mean final score of a minus b
+    mean_turns: float  #: turns per game (both players' turns)
+    first_seat_win_rate: float  #: share of games won by whoever moved first
     first_seat_ci_low: float = 0.0
     first_seat_ci_high: float = 1.0
     points_per_turn_a: float = 0.0
     points_per_turn_b: float = 0.0
     bust_rate_a: float = 0.0
     bust_rate_b: float = 0.0
-    margin_sd: float = 0.0         #: standard deviation of the final margin over games
+    margin_sd: float = 0.0  #: standard deviation of the final margin over games
     seed: int = 0
     rules: str = ""
     rules_hash: str = ""
@@ -592,13 +697,23 @@ class MatchResult:
         return asdict(self)
 
     def __str__(self) -> str:
-        return (f"{self.a} vs {self.b}: {self.games:,} games, {self.a} wins {self.win_rate_a:.1%} "
-                f"[{self.ci_low:.1%}, {self.ci_high:.1%}], margin {self.mean_margin:+,.0f}, "
-                f"{self.mean_turns:.1f} turns, first mover wins {self.first_seat_win_rate:.1%}")
+        return (
+            f"{self.a} vs {self.b}: {self.games:,} games, {self.a} wins {self.win_rate_a:.1%} "
+            f"[{self.ci_low:.1%}, {self.ci_high:.1%}], margin {self.mean_margin:+,.0f}, "
+            f"{self.mean_turns:.1f} turns, first mover wins {self.first_seat_win_rate:.1%}"
+        )
 
 
-def match_result(a: str, b: str, c: Chunk, *, seed: int = 0, rules: Ruleset | None = None,
-                 seconds: float = 0.0, backend: str = "scalar") -> MatchResult:
+def match_result(
+    a: str,
+    b: str,
+    c: Chunk,
+    *,
+    seed: int = 0,
+    rules: Ruleset | None = None,
+    seconds: float = 0.0,
+    backend: str = "scalar",
+) -> MatchResult:
     """Summarise the per-game results of a 2-player table (agent 0 = a, agent 1 = b)."""
     g = len(c.turns)
     win_a = c.win[:, 0]
@@ -614,15 +729,31 @@ def match_result(a: str, b: str, c: Chunk, *, seed: int = 0, rules: Ruleset | No
     ppt = c.scores.sum(axis=0) / np.maximum(t, 1)
     bust = c.busts.sum(axis=0) / np.maximum(t, 1)
     return MatchResult(
-        a=a, b=b, games=g, wins_a=wins_a, wins_b=wins_b, ties=ties,
-        win_rate_a=k / g if g else 0.0, ci_low=lo, ci_high=hi,
-        mean_margin=float(margin.mean()) if g else 0.0, mean_turns=float(c.turns.mean()) if g else 0.0,
-        first_seat_win_rate=first_win / g if g else 0.0, first_seat_ci_low=flo, first_seat_ci_high=fhi,
-        points_per_turn_a=float(ppt[0]), points_per_turn_b=float(ppt[1]),
-        bust_rate_a=float(bust[0]), bust_rate_b=float(bust[1]),
-        margin_sd=float(margin.std(ddof=1)) if g > 1 else 0.0, seed=int(seed),
-        rules=rules.name if rules else "", rules_hash=rules.hash if rules else "",
-        seconds=seconds, backend=backend)
+        a=a,
+        b=b,
+        games=g,
+        wins_a=wins_a,
+        wins_b=wins_b,
+        ties=ties,
+        win_rate_a=k / g if g else 0.0,
+        ci_low=lo,
+        ci_high=hi,
+        mean_margin=float(margin.mean()) if g else 0.0,
+        mean_turns=float(c.turns.mean()) if g else 0.0,
+        first_seat_win_rate=first_win / g if g else 0.0,
+        first_seat_ci_low=flo,
+        first_seat_ci_high=fhi,
+        points_per_turn_a=float(ppt[0]),
+        points_per_turn_b=float(ppt[1]),
+        bust_rate_a=float(bust[0]),
+        bust_rate_b=float(bust[1]),
+        margin_sd=float(margin.std(ddof=1)) if g > 1 else 0.0,
+        seed=int(seed),
+        rules=rules.name if rules else "",
+        rules_hash=rules.hash if rules else "",
+        seconds=seconds,
+        backend=backend,
+    )
 
 
 @dataclass
@@ -631,7 +762,7 @@ class TableResult:
 
     agents: list[str]
     games: int
-    wins: list[float]              #: shared wins split
+    wins: list[float]  #: shared wins split
     win_rate: list[float]
     ci_low: list[float]
     ci_high: list[float]
@@ -651,10 +782,21 @@ def table_result(labels: Sequence[str], c: Chunk) -> TableResult:
     first_win = float(c.win[np.arange(g), c.first].sum()) if g else 0.0
     flo, fhi = wilson(first_win, g)
     t = np.maximum(c.agent_turns.sum(axis=0), 1)
-    return TableResult(list(labels), g, wins.tolist(), (wins / max(g, 1)).tolist(), [x[0] for x in ci],
-                       [x[1] for x in ci], c.scores.mean(axis=0).tolist(), (c.scores.sum(axis=0) / t).tolist(),
-                       (c.busts.sum(axis=0) / t).tolist(), float(c.turns.mean()) if g else 0.0,
-                       first_win / max(g, 1), flo, fhi)
+    return TableResult(
+        list(labels),
+        g,
+        wins.tolist(),
+        (wins / max(g, 1)).tolist(),
+        [x[0] for x in ci],
+        [x[1] for x in ci],
+        c.scores.mean(axis=0).tolist(),
+        (c.scores.sum(axis=0) / t).tolist(),
+        (c.busts.sum(axis=0) / t).tolist(),
+        float(c.turns.mean()) if g else 0.0,
+        first_win / max(g, 1),
+        flo,
+        fhi,
+    )
 
 
 # --------------------------------------------------------------------------- entry points
@@ -672,14 +814,17 @@ def game_bytes(n: int) -> int:
 
 def deal_count(games: int, n: int) -> int:
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
-        raise ValueError(f"games = {games!r}: a seat-balanced match needs at least 2 games (one deal "
-                         "played in both seat orders)")
+        raise ValueError(
+            f"games = {games!r}: a seat-balanced match needs at least 2 games (one deal played in both seat orders)"
+        )
     deals = -(-int(games) // n)
     most = MEMORY_BUDGET // game_bytes(n) // n
     if deals > most:
-        raise ValueError(f"games = {int(games):,}: a match keeps a row of results per game in memory "
-                         f"({game_bytes(n)} bytes each), so it would need {deals * n * game_bytes(n) / 1e9:,.1f} GB; "
-                         f"give at most {most * n:,} games (a {MEMORY_BUDGET >> 30} GiB budget)")
+        raise ValueError(
+            f"games = {int(games):,}: a match keeps a row of results per game in memory "
+            f"({game_bytes(n)} bytes each), so it would need {deals * n * game_bytes(n) / 1e9:,.1f} GB; "
+            f"give at most {most * n:,} games (a {MEMORY_BUDGET >> 30} GiB budget)"
+        )
     return deals
 
 
@@ -689,14 +834,31 @@ def _seed(seed: int) -> int:
     return int(seed)
 
 
-def chunk_tasks(key_prefix: Any, rules: Ruleset, agent_idx: Sequence[int], seed: int, deals: int,
-                record_deals: int = 0, record_dir: str | Path | None = None,
-                labels: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def chunk_tasks(
+    key_prefix: Any,
+    rules: Ruleset,
+    agent_idx: Sequence[int],
+    seed: int,
+    deals: int,
+    record_deals: int = 0,
+    record_dir: str | Path | None = None,
+    labels: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
     """The tasks of one table: deals split into fixed chunks of :data:`CHUNK_DEALS`."""
-    return [dict(key=(key_prefix, s), rules=rules, agents=list(agent_idx), seed=int(seed), start=s,
-                 stop=min(s + CHUNK_DEALS, deals), record_deals=record_deals if s < record_deals else 0,
-                 record_dir=str(record_dir) if record_dir else None, labels=list(labels) if labels else None)
-            for s in range(0, deals, CHUNK_DEALS)]
+    return [
+        dict(
+            key=(key_prefix, s),
+            rules=rules,
+            agents=list(agent_idx),
+            seed=int(seed),
+            start=s,
+            stop=min(s + CHUNK_DEALS, deals),
+            record_deals=record_deals if s < record_deals else 0,
+            record_dir=str(record_dir) if record_dir else None,
+            labels=list(labels) if labels else None,
+        )
+        for s in range(0, deals, CHUNK_DEALS)
+    ]
 
 
 class ProgressLine:
@@ -714,8 +876,15 @@ class ProgressLine:
                 TimeRemainingColumn,
             )
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("games"), TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("games"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                transient=False,
+            )
             self.task = self.bar.add_task(description, total=total)
 
     def __enter__(self):
@@ -803,14 +972,22 @@ def _check_sendable(agents: Sequence[str | Policy], where: str, alternative: str
             try:
                 pickle.dumps(a)
             except Exception as e:  # noqa: BLE001 - any pickling failure means the same thing
-                raise AgentError(f"agent {agent_label(a)!r} cannot be sent to {where} ({e}); "
-                                 f"give it as a spec string{alternative}") from None
+                raise AgentError(
+                    f"agent {agent_label(a)!r} cannot be sent to {where} ({e}); give it as a spec string{alternative}"
+                ) from None
 
 
-def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], engines: Sequence[str], *,
-              workers: int = 1, on_done: Callable[[Any, Chunk], None] | None = None,
-              batch_games: int = BATCH_GAMES, executor: Executor | None = None,
-              on_error: Callable[[Any, ValueError], None] | None = None) -> dict[Any, Chunk]:
+def run_tasks(
+    tasks: Sequence[dict[str, Any]],
+    agents: Sequence[str | Policy],
+    engines: Sequence[str],
+    *,
+    workers: int = 1,
+    on_done: Callable[[Any, Chunk], None] | None = None,
+    batch_games: int = BATCH_GAMES,
+    executor: Executor | None = None,
+    on_error: Callable[[Any, ValueError], None] | None = None,
+) -> dict[Any, Chunk]:
     """Play tasks (as :func:`chunk_tasks` makes them) on their engines (as
     :func:`task_engines` picks them, one per task): batched tasks in this process, up to
     ``batch_games`` games per batch (:func:`play_deals_batched`), scalar
@@ -828,10 +1005,11 @@ def run_tasks(tasks: Sequence[dict[str, Any]], agents: Sequence[str | Policy], e
     out: dict[Any, Chunk] = {}
     if executor is not None:
         _check_sendable(agents, "the executor's workers")
-        run = os.urandom(8).hex()   # the workers' agent cache holds one run's agents at a time
+        run = os.urandom(8).hex()  # the workers' agent cache holds one run's agents at a time
         sent = list(agents)
-        jobs = ([dict(kind="batched", run=run, agents=sent, tasks=g) for g in _batched_groups(batched, batch_games)]
-                + [dict(kind="scalar", run=run, agents=sent, tasks=[t]) for t in scalar])
+        jobs = [dict(kind="batched", run=run, agents=sent, tasks=g) for g in _batched_groups(batched, batch_games)] + [
+            dict(kind="scalar", run=run, agents=sent, tasks=[t]) for t in scalar
+        ]
 
         def got(result: list[tuple[Any, Chunk]]) -> None:
             for key, chunk in result:
@@ -896,15 +1074,37 @@ def play_job(job: dict[str, Any]) -> list[tuple[Any, Chunk]]:
     out = []
     for task in tasks:
         playing = [cache["scalar"][i] for i in task["agents"]]
-        out.append((task["key"], play_deals(task["rules"], playing, task["seed"], task["start"], task["stop"],
-                                            record_deals=task.get("record_deals", 0),
-                                            record_dir=task.get("record_dir"), labels=task.get("labels"))))
+        out.append(
+            (
+                task["key"],
+                play_deals(
+                    task["rules"],
+                    playing,
+                    task["seed"],
+                    task["start"],
+                    task["stop"],
+                    record_deals=task.get("record_deals", 0),
+                    record_dir=task.get("record_dir"),
+                    labels=task.get("labels"),
+                ),
+            )
+        )
     return out
 
 
-def play_match(rules: Ruleset | str, a: str | Policy, b: str | Policy, games: int, seed: int,
-               workers: int = 1, progress: bool = False, *, save_games: int = 0,
-               save_dir: str | Path | None = None, backend: str = "auto") -> MatchResult:
+def play_match(
+    rules: Ruleset | str,
+    a: str | Policy,
+    b: str | Policy,
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress: bool = False,
+    *,
+    save_games: int = 0,
+    save_dir: str | Path | None = None,
+    backend: str = "auto",
+) -> MatchResult:
     """A seat-balanced match: ``games`` (rounded up to even) games of ``a`` against ``b``.
 
     Each deal is played twice with the seats swapped and the same dice. ``save_games=K``
@@ -921,23 +1121,63 @@ def play_match(rules: Ruleset | str, a: str | Policy, b: str | Policy, games: in
     deals = deal_count(games, 2)
     seed = _seed(seed)
     labels = [agent_label(a), agent_label(b)]
-    return _play("m", rules, [a, b], deals, seed, workers, progress, backend, save_games, save_dir,
-                 lambda c, dt, engine: match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=dt,
-                                                    backend=engine))
+    return _play(
+        "m",
+        rules,
+        [a, b],
+        deals,
+        seed,
+        workers,
+        progress,
+        backend,
+        save_games,
+        save_dir,
+        lambda c, dt, engine: match_result(labels[0], labels[1], c, seed=seed, rules=rules, seconds=dt, backend=engine),
+    )
 
 
-def play_table(rules: Ruleset | str, agents: Sequence[str | Policy], games: int, seed: int,
-               workers: int = 1, progress: bool = False, *, backend: str = "auto") -> TableResult:
+def play_table(
+    rules: Ruleset | str,
+    agents: Sequence[str | Policy],
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress: bool = False,
+    *,
+    backend: str = "auto",
+) -> TableResult:
     """An N-player free-for-all of ``agents``, every deal played in each of the N seat
     rotations (``games`` rounded up to a multiple of N); ``backend`` as in :func:`play_match`."""
     rules = load_ruleset(rules)
     labels = [agent_label(x) for x in agents]
-    return _play("t", rules, list(agents), deal_count(games, len(agents)), _seed(seed), workers, progress, backend, 0,
-                 None, lambda c, dt, engine: table_result(labels, c))
+    return _play(
+        "t",
+        rules,
+        list(agents),
+        deal_count(games, len(agents)),
+        _seed(seed),
+        workers,
+        progress,
+        backend,
+        0,
+        None,
+        lambda c, dt, engine: table_result(labels, c),
+    )
 
 
-def _play(prefix: str, rules: Ruleset, agents: list, deals: int, seed: int, workers: int, progress: bool,
-          backend: str, save_games: int, save_dir: str | Path | None, result: Callable[[Chunk, float, str], Any]):
+def _play(
+    prefix: str,
+    rules: Ruleset,
+    agents: list,
+    deals: int,
+    seed: int,
+    workers: int,
+    progress: bool,
+    backend: str,
+    save_games: int,
+    save_dir: str | Path | None,
+    result: Callable[[Chunk, float, str], Any],
+):
     n = len(agents)
     for x in agents:
         make_agent(x).check(rules, n)  # fail here, in this process, with the agent's own message

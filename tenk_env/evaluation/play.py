@@ -31,8 +31,17 @@ from tenk_env.records import format_event, save_jsonl
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.vector.layout import ORDER_Q, ORDER_T, keyed_roll
 
-__all__ = ["play_game", "advance", "DiceSource", "RngDice", "KeyedDice", "ScriptedDice", "DiceRanOut",
-           "GameTooLongError", "play_terminal"]
+__all__ = [
+    "play_game",
+    "advance",
+    "DiceSource",
+    "RngDice",
+    "KeyedDice",
+    "ScriptedDice",
+    "DiceRanOut",
+    "GameTooLongError",
+    "play_terminal",
+]
 
 
 class GameTooLongError(ValueError):
@@ -44,9 +53,11 @@ class GameTooLongError(ValueError):
     def of(cls, max_turns: int, scores: Sequence[int], names: Sequence[str]) -> GameTooLongError:
         idle = [f"{n} (seat {i})" for i, (n, s) in enumerate(zip(names, scores)) if s == 0]
         who = f"; never banked: {', '.join(idle)}" if idle else ""
-        return cls(f"game not over after {max_turns:,} turns (scores {list(map(int, scores))}; agents "
-                   f"{list(names)}{who}): the ruleset lets turns bank often enough to end a game, so check the "
-                   "agents (one that never banks, e.g. hold:N above what a turn can reach, cannot end it)")
+        return cls(
+            f"game not over after {max_turns:,} turns (scores {list(map(int, scores))}; agents "
+            f"{list(names)}{who}): the ruleset lets turns bank often enough to end a game, so check the "
+            "agents (one that never banks, e.g. hold:N above what a turn can reach, cannot end it)"
+        )
 
 
 @runtime_checkable
@@ -72,7 +83,7 @@ class RngDice:
             self._buf = self._buf[i:] + self.rng.integers(1, 7, size=self._block, dtype=np.int8).tolist()
             i = 0
         self._i = i + n
-        return self._buf[i:i + n]
+        return self._buf[i : i + n]
 
     def agent_rng(self) -> np.random.Generator:
         """A generator for the agents, spawned from the dice generator without drawing from it
@@ -128,8 +139,10 @@ class ScriptedDice:
 
     def draw(self, game: Game) -> list[int]:
         if self._i >= len(self.rolls):
-            raise DiceRanOut(f"the scripted dice ran out after {len(self.rolls)} rolls; the game wants "
-                             f"{game.dice_to_roll} more dice ({game!r})")
+            raise DiceRanOut(
+                f"the scripted dice ran out after {len(self.rolls)} rolls; the game wants "
+                f"{game.dice_to_roll} more dice ({game!r})"
+            )
         self._i += 1
         return self.rolls[self._i - 1]
 
@@ -149,11 +162,17 @@ def dice_source(dice: DiceSource | np.random.Generator | int | Sequence[Sequence
     raise TypeError(f"dice {dice!r}: give a numpy Generator, an int seed, a list of rolls or a DiceSource")
 
 
-def play_game(rules: Ruleset | str, agents: Sequence[str | Policy],
-              dice: DiceSource | np.random.Generator | int | Sequence[Sequence[int]],
-              agent_rng: np.random.Generator | None = None, *, n_players: int | None = None,
-              record: bool = True, on_step: Callable[[Game], None] | None = None,
-              max_turns: int = 100_000) -> Game:
+def play_game(
+    rules: Ruleset | str,
+    agents: Sequence[str | Policy],
+    dice: DiceSource | np.random.Generator | int | Sequence[Sequence[int]],
+    agent_rng: np.random.Generator | None = None,
+    *,
+    n_players: int | None = None,
+    record: bool = True,
+    on_step: Callable[[Game], None] | None = None,
+    max_turns: int = 100_000,
+) -> Game:
     """Play one whole game and return it (``game.winners``, ``game.scores``, ``game.events``).
 
     ``agents``: one spec or Policy per seat, in seat order (or a single one for every seat
@@ -181,9 +200,15 @@ def play_game(rules: Ruleset | str, agents: Sequence[str | Policy],
     return advance(game, players, source.draw, agent_rng, on_step=on_step, max_turns=max_turns)
 
 
-def advance(game: Game, players: Sequence[Policy | None], draw: Callable[[Game], Sequence[int]],
-            agent_rng: np.random.Generator, *, on_step: Callable[[Game], None] | None = None,
-            max_turns: int = 100_000) -> Game:
+def advance(
+    game: Game,
+    players: Sequence[Policy | None],
+    draw: Callable[[Game], Sequence[int]],
+    agent_rng: np.random.Generator,
+    *,
+    on_step: Callable[[Game], None] | None = None,
+    max_turns: int = 100_000,
+) -> Game:
     """Feed ``game`` dice from ``draw`` and the seated agents' decisions until it is over, or
     until a decision falls to a seat whose player is None (someone outside the loop: the
     browser app's human), and return it."""
@@ -214,10 +239,17 @@ def advance(game: Game, players: Sequence[Policy | None], draw: Callable[[Game],
 
 
 # --------------------------------------------------------------------------- at the terminal
-def play_terminal(rules: Ruleset | str = "classic", opponents: Sequence[str] = ("dicenow",), *,
-                  n_players: int | None = None, seat: int = 1, seed: int | None = None,
-                  save: str | Path | None = None, input_fn: InputFn | None = None,
-                  print_fn: PrintFn | None = None) -> int:
+def play_terminal(
+    rules: Ruleset | str = "classic",
+    opponents: Sequence[str] = ("dicenow",),
+    *,
+    n_players: int | None = None,
+    seat: int = 1,
+    seed: int | None = None,
+    save: str | Path | None = None,
+    input_fn: InputFn | None = None,
+    print_fn: PrintFn | None = None,
+) -> int:
     """Play one game at the terminal; returns the exit code (0 also when the human quits).
 
     ``opponents`` fill the other seats in order; with ``n_players`` larger than one plus their
@@ -232,7 +264,9 @@ def play_terminal(rules: Ruleset | str = "classic", opponents: Sequence[str] = (
     if not (MIN_PLAYERS <= n <= MAX_PLAYERS):
         raise ValueError(f"--players {n}: the game takes {MIN_PLAYERS} to {MAX_PLAYERS} players (you included)")
     if len(opponents) > n - 1:
-        raise ValueError(f"{len(opponents)} opponents do not fit a {n}-player game; give --players {len(opponents) + 1}")
+        raise ValueError(
+            f"{len(opponents)} opponents do not fit a {n}-player game; give --players {len(opponents) + 1}"
+        )
     opponents += [opponents[-1]] * (n - 1 - len(opponents))
     if not (1 <= seat <= n):
         raise ValueError(f"--seat {seat}: choose a seat from 1 to {n}")
@@ -255,8 +289,10 @@ def play_terminal(rules: Ruleset | str = "classic", opponents: Sequence[str] = (
         agents.append(a)
     for h in humans:
         h.names = names
-    print_fn(f"Ten Thousand, rules {rules.name}, seed {seed} (replay the same dice with --seed {seed}). "
-             "Type ? at a prompt for help.")
+    print_fn(
+        f"Ten Thousand, rules {rules.name}, seed {seed} (replay the same dice with --seed {seed}). "
+        "Type ? at a prompt for help."
+    )
     shown = 0
     seen: list[Game] = []
 

@@ -36,8 +36,19 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EXTRA", "RayUnavailableError", "RayAddressError", "import_ray", "import_tune", "import_rliable",
-           "ray_session", "RaySession", "RayExecutor", "resolve_address", "check_address"]
+__all__ = [
+    "EXTRA",
+    "RayUnavailableError",
+    "RayAddressError",
+    "import_ray",
+    "import_tune",
+    "import_rliable",
+    "ray_session",
+    "RaySession",
+    "RayExecutor",
+    "resolve_address",
+    "check_address",
+]
 
 #: how to install what these commands need
 EXTRA = 'pip install -e ".[ray]"'
@@ -62,8 +73,9 @@ class RayAddressError(ValueError):
 def _missing(what: str, module: str, e: ImportError) -> RayUnavailableError:
     return RayUnavailableError(
         f"{what} needs {module}, which is not installed ({e}): install the optional extra with "
-        f"`{EXTRA}` (from the repository root; or pip install -c constraints.txt -e \".[dev,ray]\" "
-        "for the tests too)")
+        f'`{EXTRA}` (from the repository root; or pip install -c constraints.txt -e ".[dev,ray]" '
+        "for the tests too)"
+    )
 
 
 def import_ray(what: str = "this command") -> Any:
@@ -93,8 +105,10 @@ def import_rliable(what: str = "tenk sweep report") -> tuple[Any, Any, Any]:
     except ImportError as e:
         raise _missing(what, "rliable", e) from None
     except TypeError as e:  # arch < 8 (which rliable 1.2 requires) under pandas 3
-        raise RayUnavailableError(f"{what}: rliable fails to import ({e}); its dependency arch 7 needs pandas < 3: "
-                                  f"reinstall the extra with `{EXTRA}`, which pins it") from None
+        raise RayUnavailableError(
+            f"{what}: rliable fails to import ({e}); its dependency arch 7 needs pandas < 3: "
+            f"reinstall the extra with `{EXTRA}`, which pins it"
+        ) from None
     return library, metrics, plot_utils
 
 
@@ -102,8 +116,10 @@ def import_rliable(what: str = "tenk sweep report") -> tuple[Any, Any, Any]:
 def resolve_address(address: str | None) -> str | None:
     """The cluster address to use: the option, else ``RAY_ADDRESS``, else None (a local runtime)."""
     if address is not None and not address.strip():
-        raise RayAddressError("--ray-address is empty: give HOST:PORT of a Ray head (e.g. 10.0.0.5:6379), auto, "
-                              "or leave it out for a private local runtime")
+        raise RayAddressError(
+            "--ray-address is empty: give HOST:PORT of a Ray head (e.g. 10.0.0.5:6379), auto, "
+            "or leave it out for a private local runtime"
+        )
     return address or os.environ.get("RAY_ADDRESS") or None
 
 
@@ -117,8 +133,10 @@ def check_address(address: str, timeout: float = 3.0) -> None:
         return
     m = _HOST_PORT.match(address)
     if not m or not 0 < int(m.group(2)) < 65536:
-        raise RayAddressError(f"Ray address {address!r}: give HOST:PORT of the head node (e.g. 10.0.0.5:6379, the "
-                              "address `ray start --head` prints), ray://HOST:PORT, or auto")
+        raise RayAddressError(
+            f"Ray address {address!r}: give HOST:PORT of the head node (e.g. 10.0.0.5:6379, the "
+            "address `ray start --head` prints), ray://HOST:PORT, or auto"
+        )
     host, port = m.group(1).strip("[]"), int(m.group(2))
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -128,7 +146,8 @@ def check_address(address: str, timeout: float = 3.0) -> None:
             f"no Ray cluster answers at {address} ({e.strerror or e}): start one with `ray start --head "
             f"--node-ip-address HOST --port {port}` on the head node (and `ray start --address HOST:{port}` on "
             "the others), check the address and the firewall, or leave out --ray-address (and RAY_ADDRESS) "
-            "for a private local runtime") from None
+            "for a private local runtime"
+        ) from None
 
 
 def _is_loopback(address: str) -> bool:
@@ -142,13 +161,16 @@ def _is_loopback(address: str) -> bool:
 # --------------------------------------------------------------------------- the session
 @dataclass
 class RaySession:
-    mode: str            #: "local" (started here, shut down at the end), "cluster" or "existing"
-    address: str         #: the GCS address
-    cpus: float          #: CPUs the cluster offers
+    mode: str  #: "local" (started here, shut down at the end), "cluster" or "existing"
+    address: str  #: the GCS address
+    cpus: float  #: CPUs the cluster offers
 
     def describe(self) -> str:
-        what = {"local": "a private local Ray runtime (127.0.0.1 only, dashboard off)",
-                "cluster": "the Ray cluster", "existing": "the Ray runtime this process holds"}[self.mode]
+        what = {
+            "local": "a private local Ray runtime (127.0.0.1 only, dashboard off)",
+            "cluster": "the Ray cluster",
+            "existing": "the Ray runtime this process holds",
+        }[self.mode]
         return f"{what} at {self.address}, {self.cpus:g} CPUs"
 
 
@@ -184,8 +206,13 @@ def _keep_sigterm_handler() -> Iterator[None]:
 
 
 @contextmanager
-def ray_session(address: str | None = None, *, num_cpus: int | None = None, what: str = "this command",
-                say: Callable[[str], None] | None = None) -> Iterator[RaySession]:
+def ray_session(
+    address: str | None = None,
+    *,
+    num_cpus: int | None = None,
+    what: str = "this command",
+    say: Callable[[str], None] | None = None,
+) -> Iterator[RaySession]:
     """Ray, connected for the duration of the block (see the module docstring).
 
     ``address``: a cluster's HOST:PORT (None: ``RAY_ADDRESS``, else a private local runtime of
@@ -220,8 +247,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None, what
         with _loopback_only(ray_constants), _keep_sigterm_handler():
             # "local": a new runtime even where `ray start` left a cluster on this machine,
             # which ray.init() with no address would join
-            ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1",
-                     **quiet)
+            ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1", **quiet)
         mode = "local"
     try:
         yield _session(ray, mode, say)

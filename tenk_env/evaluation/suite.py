@@ -37,10 +37,29 @@ from tenk_env.policies.base import AgentError, AgentSpec
 from tenk_env.solve.game import is_cached, solve_game
 from tenk_env.units import REGRET_HEADER, pp, pp_interval, regret_text
 
-__all__ = ["RulesetScore", "SuiteResult", "evaluate_suite", "measured", "result_path", "write_result", "read_result",
-           "check_result", "read_results", "unique_results", "leaderboard", "leaderboard_rows", "leaderboard_head",
-           "learning_curve", "kept_nets", "mistakes_by_kind", "check_count", "LEADERBOARD_COLUMNS", "RESULT_FORMAT",
-           "MAX_TRAIN_COUNT", "MAX_GAMES"]
+__all__ = [
+    "RulesetScore",
+    "SuiteResult",
+    "evaluate_suite",
+    "measured",
+    "result_path",
+    "write_result",
+    "read_result",
+    "check_result",
+    "read_results",
+    "unique_results",
+    "leaderboard",
+    "leaderboard_rows",
+    "leaderboard_head",
+    "learning_curve",
+    "kept_nets",
+    "mistakes_by_kind",
+    "check_count",
+    "LEADERBOARD_COLUMNS",
+    "RESULT_FORMAT",
+    "MAX_TRAIN_COUNT",
+    "MAX_GAMES",
+]
 
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
@@ -61,11 +80,11 @@ _TOL = 1e-9
 class RulesetScore:
     name: str
     hash: str
-    win_rate: float          #: seat-balanced, against optimal
+    win_rate: float  #: seat-balanced, against optimal
     ci: tuple[float, float] | None  #: 95% (equal to the win rate where exact); None: too few games for one
-    how: str                 #: "exact" or "regret over N games"
-    regret: float            #: 0.5 - win_rate: win probability given away per game
-    note: str = ""           #: why there is no interval, where there is none
+    how: str  #: "exact" or "regret over N games"
+    regret: float  #: 0.5 - win_rate: win probability given away per game
+    note: str = ""  #: why there is no interval, where there is none
     #: measured by regret: that regret by kind of mistake (tenk_env.evaluation.analysis.KINDS); exact: empty
     by_kind: dict = field(default_factory=dict)
 
@@ -136,8 +155,9 @@ def result_path(out_dir: str | Path, res: SuiteResult) -> Path:
     how many training rulesets), space version and measurement (:func:`measured`), e.g.
     ``dicenow-test-space1-exact.json``, ``dicenow-train-n1-space1-regret-g400-s0.json``. Only
     a rerun of the same settings writes to the same file."""
-    return Path(out_dir) / _result_name(res.agent, res.agent_sha256, res.split, len(res.rulesets),
-                                        res.space_version, measured(res))
+    return Path(out_dir) / _result_name(
+        res.agent, res.agent_sha256, res.split, len(res.rulesets), res.space_version, measured(res)
+    )
 
 
 def _legacy_path(out_dir: str | Path, agent: str, split: str, sha: str | None) -> Path:
@@ -152,15 +172,26 @@ def check_count(split: str, count, what: str = "count") -> None:
     if count is None:
         return
     if split != "train":
-        raise ValueError(f"{what} picks how many training rulesets to take; the {split} split is fixed: leave "
-                         f"{what} out, or give --split train")
+        raise ValueError(
+            f"{what} picks how many training rulesets to take; the {split} split is fixed: leave "
+            f"{what} out, or give --split train"
+        )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_TRAIN_COUNT:
         raise ValueError(f"{what} {count!r}: give a whole number of training rulesets from 1 to {MAX_TRAIN_COUNT:,}")
 
 
-def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: int = 0, workers: int = 2,
-                   count: int | None = None, exact: bool = True, log: Callable[[str], None] = print,
-                   command: str = "") -> SuiteResult:
+def evaluate_suite(
+    agent: str,
+    split: str = "test",
+    *,
+    games: int = 1000,
+    seed: int = 0,
+    workers: int = 2,
+    count: int | None = None,
+    exact: bool = True,
+    log: Callable[[str], None] = print,
+    command: str = "",
+) -> SuiteResult:
     """Measure ``agent`` (a spec) on every ruleset of ``split`` (``count``: how many training
     rulesets); ``games``: analysed games per ruleset where the evaluation is by regret (every
     ruleset, with ``exact`` false: an exact evaluation takes minutes a ruleset at a 10,000
@@ -181,9 +212,11 @@ def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: 
             refused.append((r.name, str(e)))
     if refused:
         names = ", ".join(n for n, _ in refused[:4]) + (", ..." if len(refused) > 4 else "")
-        raise AgentError(f"agent {agent!r} cannot play {len(refused)} of the {len(rulesets)} rulesets of split "
-                         f"{split!r} ({names}), and a suite agent must play them all (e.g. one that reads the "
-                         f"rules); on {refused[0][0]}: {refused[0][1]}")
+        raise AgentError(
+            f"agent {agent!r} cannot play {len(refused)} of the {len(rulesets)} rulesets of split "
+            f"{split!r} ({names}), and a suite agent must play them all (e.g. one that reads the "
+            f"rules); on {refused[0][0]}: {refused[0][1]}"
+        )
     t0 = time.perf_counter()
     scores = []
     for k, r in enumerate(rulesets, start=1):
@@ -193,11 +226,24 @@ def evaluate_suite(agent: str, split: str = "test", *, games: int = 1000, seed: 
         s = vs_optimal(spec.text, r, regret_games=games, seed=seed, workers=workers, exact=exact)
         ci = None if math.isnan(s.ci_low) else (s.ci_low, s.ci_high)
         scores.append(RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note, s.by_kind))
-        log(f"{k}/{len(rulesets)} {r.name}: {s.win_rate:.2%} against optimal ({s.how}), regret "
-            f"{regret_text(0.5 - s.win_rate)}")
+        log(
+            f"{k}/{len(rulesets)} {r.name}: {s.win_rate:.2%} against optimal ({s.how}), regret "
+            f"{regret_text(0.5 - s.win_rate)}"
+        )
     mean, ci = _mean_ci(scores)
-    return SuiteResult(spec.text, spec.sha256, split, variants.SPACE_VERSION, games, seed, scores, mean, ci,
-                       time.perf_counter() - t0, command)
+    return SuiteResult(
+        spec.text,
+        spec.sha256,
+        split,
+        variants.SPACE_VERSION,
+        games,
+        seed,
+        scores,
+        mean,
+        ci,
+        time.perf_counter() - t0,
+        command,
+    )
 
 
 def write_result(res: SuiteResult, path: str | Path) -> Path:
@@ -296,8 +342,10 @@ def read_result(path: str | Path) -> SuiteResult:
     except _BadValue as e:
         raise ValueError(f"suite result {str(path)!r} holds {e}; evaluate the agent again") from None
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"suite result {str(path)!r} is not a result tenk suite evaluate wrote ({type(e).__name__}: "
-                         f"{e}); evaluate the agent again") from None
+        raise ValueError(
+            f"suite result {str(path)!r} is not a result tenk suite evaluate wrote ({type(e).__name__}: "
+            f"{e}); evaluate the agent again"
+        ) from None
 
 
 def read_results(paths: list[str | Path], log: Callable[[str], None] = print) -> list[tuple[Path, SuiteResult]]:
@@ -331,8 +379,9 @@ def _merit(r: SuiteResult) -> tuple[int, int]:
     return exact, (r.games if exact < len(r.rulesets) else 0)
 
 
-def unique_results(items: list[tuple[str | Path, SuiteResult]],
-                   log: Callable[[str], None] = print) -> list[tuple[str | Path, SuiteResult]]:
+def unique_results(
+    items: list[tuple[str | Path, SuiteResult]], log: Callable[[str], None] = print
+) -> list[tuple[str | Path, SuiteResult]]:
     """One result per leaderboard row (agent, its file's content, split, space version and
     rulesets), from ``items`` (label, result) given oldest first. Of two for the same row the
     one measured exactly on more rulesets is kept, then the one over more analysed games, then
@@ -346,8 +395,13 @@ def unique_results(items: list[tuple[str | Path, SuiteResult]],
         old_label, old = best[key]
         new, was = _merit(r), _merit(old)
         (kept_label, kept), dropped = ((label, r), old_label) if new >= was else ((old_label, old), label)
-        why = ("measured exactly on more rulesets" if new[0] != was[0] else
-               "measured over more analysed games" if new[1] != was[1] else "the newer")
+        why = (
+            "measured exactly on more rulesets"
+            if new[0] != was[0]
+            else "measured over more analysed games"
+            if new[1] != was[1]
+            else "the newer"
+        )
         log(f"left out {str(dropped)!r}: the same agent and rulesets as {str(kept_label)!r}, kept as {why}")
         best[key] = (kept_label, kept)
     return list(best.values())
@@ -359,18 +413,32 @@ def kept_nets(run_dir: str | Path) -> tuple[str, list[tuple[int, str]]]:
     written with ``eval.keep``), a PPO run its step checkpoints (``checkpoints/step_N.zip``,
     ``checkpoint.keep`` of them)."""
     run_dir = Path(run_dir)
-    for folder, pattern, kind, unit in (("evals", r"turns_(\d+)\.npz", "afterstate", "learner turns"),
-                                        ("checkpoints", r"step_(\d+)\.zip", "ppo", "learner steps")):
-        nets = sorted((int(m.group(1)), f"{kind}:{p}") for p in (run_dir / folder).glob("*")
-                      if (m := re.fullmatch(pattern, p.name)))
+    for folder, pattern, kind, unit in (
+        ("evals", r"turns_(\d+)\.npz", "afterstate", "learner turns"),
+        ("checkpoints", r"step_(\d+)\.zip", "ppo", "learner steps"),
+    ):
+        nets = sorted(
+            (int(m.group(1)), f"{kind}:{p}")
+            for p in (run_dir / folder).glob("*")
+            if (m := re.fullmatch(pattern, p.name))
+        )
         if nets:
             return unit, nets
-    raise ValueError(f"{str(run_dir)!r} kept no nets to measure: an afterstate run keeps them with eval.keep: true "
-                     "(evals/turns_N.npz), a PPO run its step checkpoints (checkpoints/step_N.zip)")
+    raise ValueError(
+        f"{str(run_dir)!r} kept no nets to measure: an afterstate run keeps them with eval.keep: true "
+        "(evals/turns_N.npz), a PPO run its step checkpoints (checkpoints/step_N.zip)"
+    )
 
 
-def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200, seed: int = 0, workers: int = 2,
-                   log: Callable[[str], None] = print) -> tuple[str, list[tuple[int, SuiteResult]]]:
+def learning_curve(
+    run_dir: str | Path,
+    split: str = "test",
+    *,
+    games: int = 200,
+    seed: int = 0,
+    workers: int = 2,
+    log: Callable[[str], None] = print,
+) -> tuple[str, list[tuple[int, SuiteResult]]]:
     """Every net a run kept (:func:`kept_nets`) measured on ``split`` by regret over ``games``
     analysed games a ruleset: (the unit the run counts in, [(learner turns or steps, result)] in
     training order). Each result is written to ``RUN/suite/`` and read back, not measured again,
@@ -385,8 +453,13 @@ def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200
     out = []
     for k, (n, text) in enumerate(nets, start=1):
         spec = AgentSpec.parse(text)
-        where = run_dir / "suite" / _result_name(spec.text, spec.sha256, split, len(rulesets), variants.SPACE_VERSION,
-                                                 _regret_how(games, seed))
+        where = (
+            run_dir
+            / "suite"
+            / _result_name(
+                spec.text, spec.sha256, split, len(rulesets), variants.SPACE_VERSION, _regret_how(games, seed)
+            )
+        )
         res = None
         # a result written before the file names held the measurement is read back too
         for p in (where, _legacy_path(run_dir / "suite", spec.text, split, spec.sha256)):
@@ -395,16 +468,25 @@ def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200
             except ValueError as e:
                 log(f"measuring again: {e}")
                 continue
-            if got is not None and ((got.agent, got.agent_sha256, got.games, got.seed, [s.hash for s in got.rulesets])
-                                    == (spec.text, spec.sha256, games, seed, want)
-                                    and all(s.how != "exact" for s in got.rulesets)):
+            if got is not None and (
+                (got.agent, got.agent_sha256, got.games, got.seed, [s.hash for s in got.rulesets])
+                == (spec.text, spec.sha256, games, seed, want)
+                and all(s.how != "exact" for s in got.rulesets)
+            ):
                 res = got
                 break
         if res is None:
             log(f"{k}/{len(nets)}: the net at {n:,} {unit} on split {split!r}")
-            res = evaluate_suite(spec.text, split, games=games, seed=seed, workers=workers, exact=False,
-                                 log=lambda m: None, command=f"tenk suite curve {run_dir} --split {split} "
-                                                            f"--games {games} --seed {seed}")
+            res = evaluate_suite(
+                spec.text,
+                split,
+                games=games,
+                seed=seed,
+                workers=workers,
+                exact=False,
+                log=lambda m: None,
+                command=f"tenk suite curve {run_dir} --split {split} --games {games} --seed {seed}",
+            )
             write_result(res, where)
         out.append((n, res))
     return unit, out
@@ -414,8 +496,11 @@ def learning_curve(run_dir: str | Path, split: str = "test", *, games: int = 200
 LEADERBOARD_COLUMNS = ("rank", "agent", "what", f"mean {REGRET_HEADER} [95%]", "vs optimal", "measured")
 
 
-def leaderboard_rows(results: list[SuiteResult], describe: Callable[[str], str] = lambda a: "",
-                     log: Callable[[str], None] = lambda m: None) -> tuple[str, int, int, list[tuple[str, ...]]]:
+def leaderboard_rows(
+    results: list[SuiteResult],
+    describe: Callable[[str], str] = lambda a: "",
+    log: Callable[[str], None] = lambda m: None,
+) -> tuple[str, int, int, list[tuple[str, ...]]]:
     """(split, rulesets, space version, rows): the results ranked, best (least mean regret)
     first, one split, space version and set of rulesets only; each row's cells under
     :data:`LEADERBOARD_COLUMNS`, the regret in percentage points. A result whose values are
@@ -433,27 +518,40 @@ def leaderboard_rows(results: list[SuiteResult], describe: Callable[[str], str] 
         raise ValueError("no results to rank: give the JSON files tenk suite evaluate wrote (or their folder)")
     kinds = {(r.split, r.space_version) for r in results}
     if len(kinds) > 1:
-        raise ValueError(f"results of different splits or space versions cannot share a table: "
-                         f"{', '.join(f'{s} (space v{v})' for s, v in sorted(kinds))}; give one split's files")
+        raise ValueError(
+            f"results of different splits or space versions cannot share a table: "
+            f"{', '.join(f'{s} (space v{v})' for s, v in sorted(kinds))}; give one split's files"
+        )
     split, version = kinds.pop()
     names = [[s.hash for s in r.rulesets] for r in results]
     if any(n != names[0] for n in names):
-        raise ValueError(f"the results cover different rulesets of split {split!r}: evaluate them on the same split "
-                         "(and --count)")
+        raise ValueError(
+            f"the results cover different rulesets of split {split!r}: evaluate them on the same split (and --count)"
+        )
     twice = {a for a in (r.agent for r in results) if sum(r.agent == a for r in results) > 1}
     rows = []
     for k, r in enumerate(sorted(results, key=lambda r: (r.mean_regret, r.agent)), start=1):
         # one spec, two files behind it (a checkpoint retrained in place): the content tells them apart
         agent = r.agent + (f" (file {r.agent_sha256[:8]})" if r.agent in twice and r.agent_sha256 else "")
-        rows.append((str(k), agent, describe(r.agent), f"{pp(r.mean_regret)} {pp_interval(r.mean_regret_ci)}",
-                     f"{0.5 - r.mean_regret:.2%}", ", ".join(sorted({s.how for s in r.rulesets}))))
+        rows.append(
+            (
+                str(k),
+                agent,
+                describe(r.agent),
+                f"{pp(r.mean_regret)} {pp_interval(r.mean_regret_ci)}",
+                f"{0.5 - r.mean_regret:.2%}",
+                ", ".join(sorted({s.how for s in r.rulesets})),
+            )
+        )
     return split, len(names[0]), version, rows
 
 
 def leaderboard_head(split: str, n: int, version: int, code: str = "`") -> str:
-    return (f"Split {code}{split}{code} ({n} rulesets, variant space v{version}): each agent's regret against "
-            "perfect play, the win probability per game it gives away in percentage points (pp/game), "
-            "averaged over the rulesets.")
+    return (
+        f"Split {code}{split}{code} ({n} rulesets, variant space v{version}): each agent's regret against "
+        "perfect play, the win probability per game it gives away in percentage points (pp/game), "
+        "averaged over the rulesets."
+    )
 
 
 def _md_cell(text: str) -> str:
@@ -469,8 +567,11 @@ def _md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def leaderboard(results: list[SuiteResult], describe: Callable[[str], str] = lambda a: "",
-                log: Callable[[str], None] = lambda m: None) -> str:
+def leaderboard(
+    results: list[SuiteResult],
+    describe: Callable[[str], str] = lambda a: "",
+    log: Callable[[str], None] = lambda m: None,
+) -> str:
     """The results as a markdown table (:func:`leaderboard_rows`), names and descriptions
     escaped so that none can break a row."""
     split, n, version, rows = leaderboard_rows(results, describe, log)

@@ -101,8 +101,18 @@ from tenk_env.policies.external import is_script
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.schema import ConfigError, build_section, config_field, public_fields
 
-__all__ = ["TournamentConfig", "ConfigError", "load_config", "run_tournament", "TournamentResult",
-           "Rating", "bradley_terry", "WinShare", "win_shares", "ELO"]
+__all__ = [
+    "TournamentConfig",
+    "ConfigError",
+    "load_config",
+    "run_tournament",
+    "TournamentResult",
+    "Rating",
+    "bradley_terry",
+    "WinShare",
+    "win_shares",
+    "ELO",
+]
 
 #: Elo points per unit of log-odds: a 400-point gap means 10-to-1 odds.
 ELO = 400 / math.log(10)
@@ -124,17 +134,23 @@ class TournamentConfig:
     rules: Any = config_field("ruleset: a preset name, a YAML path, or a mapping of ruleset fields", "classic")
     games: int = config_field("games per table, rounded up to whole deals (a multiple of players)", 2000)
     seed: int = config_field("seed of the deals (the only randomness: agents draw from generators derived from it)", 0)
-    players: int = config_field("players per game: 2 for pairings, more for free-for-all tables of every combination", 2)
-    name: str | None = config_field("directory name under out (null: derived from the rules and a hash of the setup)",
-                                    None)
-    workers: int = config_field("worker processes (results do not depend on it; default: the usable cores)",
-                                factory=default_workers)
+    players: int = config_field(
+        "players per game: 2 for pairings, more for free-for-all tables of every combination", 2
+    )
+    name: str | None = config_field(
+        "directory name under out (null: derived from the rules and a hash of the setup)", None
+    )
+    workers: int = config_field(
+        "worker processes (results do not depend on it; default: the usable cores)", factory=default_workers
+    )
     save_games: int = config_field("records of the first K games of each table are saved under games/", 0)
     out: str = config_field("where tournament directories go", "runs/tournaments")
-    backend: str = config_field("game engine: auto (the batched engine for every table whose agents all have batched "
-                                "forms, the scalar engine for the rest and for recorded games), batched or scalar. "
-                                "Deterministic agents play the same games on both engines (same deal keys, same dice)",
-                                "auto")
+    backend: str = config_field(
+        "game engine: auto (the batched engine for every table whose agents all have batched "
+        "forms, the scalar engine for the rest and for recorded games), batched or scalar. "
+        "Deterministic agents play the same games on both engines (same deal keys, same dice)",
+        "auto",
+    )
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -173,19 +189,22 @@ class TournamentConfig:
         self.agents = list(self.agents)
         for a in self.agents:
             if not isinstance(a, str):
-                raise ConfigError(f"{src}: agent {a!r} is not a spec string (e.g. 'hold:300'); "
-                                  "in YAML, quote specs that hold spaces or colons followed by a space")
+                raise ConfigError(
+                    f"{src}: agent {a!r} is not a spec string (e.g. 'hold:300'); "
+                    "in YAML, quote specs that hold spaces or colons followed by a space"
+                )
         dup = sorted({a for a in self.agents if self.agents.count(a) > 1})
         if dup:
             raise ConfigError(f"{src}: agent {dup[0]!r} is listed twice; give each agent once")
         self.players = n = whole("players", MIN_PLAYERS, MAX_PLAYERS)
         if len(self.agents) < n:
-            raise ConfigError(f"{src}: {len(self.agents)} agent(s) for {n}-player tables: give at "
-                              f"least {n} agents")
+            raise ConfigError(f"{src}: {len(self.agents)} agent(s) for {n}-player tables: give at least {n} agents")
         # Two deals at least: the ratings' intervals are clustered by deal, and one cluster has none.
         if isinstance(self.games, bool) or not isinstance(self.games, (int, np.integer)) or self.games < 2 * n:
-            raise ConfigError(f"{src}: games = {self.games!r}: give a whole number of at least {2 * n} (games per "
-                              f"table: two deals at least, each played in every seat order)")
+            raise ConfigError(
+                f"{src}: games = {self.games!r}: give a whole number of at least {2 * n} (games per "
+                f"table: two deals at least, each played in every seat order)"
+            )
         self.games = int(self.games)
         # Bound the memory before any work: every game is kept, and rated at the end.
         tables, pairs = math.comb(len(self.agents), n), math.comb(n, 2)
@@ -196,15 +215,17 @@ class TournamentConfig:
                 f"would need about {tables * deals * n * pairs * COMPARISON_BYTES / 1e9:,.0f} GB of memory (the "
                 f"per-game results and the ratings fit take about {COMPARISON_BYTES:,} bytes per pair of players "
                 f"in a game); give at most {most * n:,} games per table for {len(self.agents)} agents at "
-                f"{n}-player tables (a {MEMORY_BUDGET >> 30} GiB budget)")
+                f"{n}-player tables (a {MEMORY_BUDGET >> 30} GiB budget)"
+            )
         self.seed = whole("seed", 0)
         self.workers = whole("workers", 1, 64)
         self.save_games = whole("save_games", 0)
         if self.backend not in BACKENDS:
             raise ConfigError(f"{src}: backend = {self.backend!r}: choose one of {', '.join(BACKENDS)}")
         if self.name is not None and (not isinstance(self.name, str) or not re.fullmatch(r"[\w.+-]+", self.name)):
-            raise ConfigError(f"{src}: name = {self.name!r}: use letters, digits and . _ + - only "
-                              "(it names a directory)")
+            raise ConfigError(
+                f"{src}: name = {self.name!r}: use letters, digits and . _ + - only (it names a directory)"
+            )
         if not isinstance(self.out, str):
             raise ConfigError(f"{src}: out = {self.out!r}: give a directory path")
         try:
@@ -218,8 +239,9 @@ class TournamentConfig:
         for a in self.agents:
             name = a.partition(":")[0]
             if name == "human":
-                raise ConfigError(f"{src}: agent 'human' plays at a terminal; tournaments are for bots "
-                                  "(play it with `tenk play`)")
+                raise ConfigError(
+                    f"{src}: agent 'human' plays at a terminal; tournaments are for bots (play it with `tenk play`)"
+                )
             try:
                 spec = AgentSpec.parse(a)
                 key = (spec, rules.hash, self.players)
@@ -255,16 +277,22 @@ def load_config(path: str | Path, **overrides: Any) -> TournamentConfig:
 @dataclass
 class Rating:
     agent: str
-    elo: float            #: Elo scale, field mean 0; +-inf when unbounded (never lost / never won)
+    elo: float  #: Elo scale, field mean 0; +-inf when unbounded (never lost / never won)
     ci_low: float
     ci_high: float
     se: float
-    comparisons: int      #: games (pairs of placements) the agent was compared in
-    score: float          #: share of those comparisons won (a tie counts half)
+    comparisons: int  #: games (pairs of placements) the agent was compared in
+    score: float  #: share of those comparisons won (a tie counts half)
 
 
-def bradley_terry(i: np.ndarray, j: np.ndarray, y: np.ndarray, labels: Sequence[str],
-                  weights: np.ndarray | None = None, groups: np.ndarray | None = None) -> list[Rating]:
+def bradley_terry(
+    i: np.ndarray,
+    j: np.ndarray,
+    y: np.ndarray,
+    labels: Sequence[str],
+    weights: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
+) -> list[Rating]:
     """Bradley-Terry ratings from comparisons: ``y[k]`` is the share of comparison ``k`` that
     agent ``i[k]`` won against ``j[k]`` (1, 0 or 0.5), ``weights[k]`` how many such games it
     stands for. With ``groups``, intervals are cluster-robust over those groups.
@@ -312,8 +340,7 @@ def bradley_terry(i: np.ndarray, j: np.ndarray, y: np.ndarray, labels: Sequence[
         X = code[i[keep]] - code[j[keep]]
         if weights is not None and groups is not None:
             raise ValueError("bradley_terry: give weights (aggregated counts) or groups (one row per game), not both")
-        model = sm.GLM(y[keep], X, family=sm.families.Binomial(),
-                       var_weights=None if weights is None else w[keep])
+        model = sm.GLM(y[keep], X, family=sm.families.Binomial(), var_weights=None if weights is None else w[keep])
         with warnings.catch_warnings():
             # A model with as many parameters as pairings has no residual degrees of freedom,
             # and statsmodels' IRLS then divides by zero for a scale the binomial family never
@@ -325,18 +352,30 @@ def bradley_terry(i: np.ndarray, j: np.ndarray, y: np.ndarray, labels: Sequence[
             else:
                 res = model.fit()
         if not _strongly_connected(i[keep], j[keep], y[keep], active):
-            warnings.warn("the agents split into groups where one group never lost to another: the rating "
-                          "gaps between those groups are unbounded and their intervals meaningless; play more "
-                          "games or add agents in between", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                "the agents split into groups where one group never lost to another: the rating "
+                "gaps between those groups are unbounded and their intervals meaningless; play more "
+                "games or add agents in between",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         contrast = code[active]
         tt = res.t_test(contrast)
         effect, ci = np.atleast_1d(tt.effect), np.atleast_2d(tt.conf_int(alpha=0.05))
         se = np.atleast_1d(tt.sd)
         for k, a in enumerate(active):
-            out[a] = Rating(labels[a], float(effect[k] * ELO), float(ci[k, 0] * ELO), float(ci[k, 1] * ELO),
-                            float(se[k] * ELO), int(played[a]), float(won[a] / played[a]))
-    return [out[a] if a in out else Rating(labels[a], math.nan, math.nan, math.nan, math.nan, 0, math.nan)
-            for a in range(n)]
+            out[a] = Rating(
+                labels[a],
+                float(effect[k] * ELO),
+                float(ci[k, 0] * ELO),
+                float(ci[k, 1] * ELO),
+                float(se[k] * ELO),
+                int(played[a]),
+                float(won[a] / played[a]),
+            )
+    return [
+        out[a] if a in out else Rating(labels[a], math.nan, math.nan, math.nan, math.nan, 0, math.nan) for a in range(n)
+    ]
 
 
 def _strongly_connected(i: np.ndarray, j: np.ndarray, y: np.ndarray, active: Sequence[int]) -> bool:
@@ -349,7 +388,7 @@ def _strongly_connected(i: np.ndarray, j: np.ndarray, y: np.ndarray, active: Seq
     lut = np.zeros(max(active) + 1, np.int64)
     lut[list(active)] = np.arange(m)
     ii, jj = lut[i], lut[j]
-    src = np.concatenate([ii[y > 0], jj[y < 1]])      # winner -> loser edges
+    src = np.concatenate([ii[y > 0], jj[y < 1]])  # winner -> loser edges
     dst = np.concatenate([jj[y > 0], ii[y < 1]])
     g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(m, m))
     return connected_components(g, directed=True, connection="strong")[0] == 1
@@ -382,7 +421,7 @@ def comparisons(table: Sequence[int], c: Chunk) -> tuple[np.ndarray, ...]:
 @dataclass
 class WinShare:
     agent: str
-    share: float          #: share of its games won (a k-way shared win counts 1/k)
+    share: float  #: share of its games won (a k-way shared win counts 1/k)
     ci_low: float
     ci_high: float
     games: int
@@ -418,17 +457,17 @@ class TournamentResult:
     rules: Ruleset
     labels: list[str]
     tables: list[tuple[int, ...]]
-    results: list[Any]                  #: MatchResult per pairing (2 players) or TableResult
-    above: np.ndarray                   #: [n, n] share of comparisons the row agent won against the column
-    compared: np.ndarray                #: [n, n] comparisons
+    results: list[Any]  #: MatchResult per pairing (2 players) or TableResult
+    above: np.ndarray  #: [n, n] share of comparisons the row agent won against the column
+    compared: np.ndarray  #: [n, n] comparisons
     ratings: list[Rating]
     first_mover: dict[str, float]
     out_dir: Path
     files: dict[str, Path] = field(default_factory=dict)
-    played_now: int = 0                 #: games played by this run (the rest were resumed)
+    played_now: int = 0  #: games played by this run (the rest were resumed)
     engines: list[str] = field(default_factory=list)  #: per table: "batched", "scalar" or both
     agent_sha256: list[str | None] = field(default_factory=list)  #: per agent: its file's hash (or None)
-    notes: list[str] = field(default_factory=list)    #: what this run found and did about it (stale chunks)
+    notes: list[str] = field(default_factory=list)  #: what this run found and did about it (stale chunks)
     win_share: list[WinShare] = field(default_factory=list)  #: per agent: its share of the wins, all tables
 
 
@@ -451,15 +490,28 @@ def _versions() -> dict[str, str]:
 #: manifest keys checked chunk by chunk rather than for the whole tournament: a changed
 #: checkpoint makes only the tables it plays in stale
 _PER_CHUNK = ("agent_sha256",)
-_MANIFEST_FIX = ("delete it and run again to rebuild it from this run's settings (each saved chunk is checked "
-                 "against them, and only those that match are reused), or pass --fresh to replay every game")
+_MANIFEST_FIX = (
+    "delete it and run again to rebuild it from this run's settings (each saved chunk is checked "
+    "against them, and only those that match are reused), or pass --fresh to replay every game"
+)
 
 
-def _manifest(cfg: TournamentConfig, rules: Ruleset, deals: int, backend: str,
-              sha: Sequence[str | None]) -> dict[str, Any]:
-    return {"format": FORMAT, "rules": rules.to_dict(), "rules_hash": rules.hash, "agents": list(cfg.agents),
-            "agent_sha256": list(sha), "players": cfg.players, "games": cfg.games, "deals": deals,
-            "seed": cfg.seed, "backend": backend, "chunk_deals": CHUNK_DEALS}
+def _manifest(
+    cfg: TournamentConfig, rules: Ruleset, deals: int, backend: str, sha: Sequence[str | None]
+) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "rules": rules.to_dict(),
+        "rules_hash": rules.hash,
+        "agents": list(cfg.agents),
+        "agent_sha256": list(sha),
+        "players": cfg.players,
+        "games": cfg.games,
+        "deals": deals,
+        "seed": cfg.seed,
+        "backend": backend,
+        "chunk_deals": CHUNK_DEALS,
+    }
 
 
 def _read_chunk(path: Path, n: int) -> tuple[dict[str, Any], Chunk]:
@@ -469,21 +521,37 @@ def _read_chunk(path: Path, n: int) -> tuple[dict[str, Any], Chunk]:
     try:
         c = Chunk.from_json(saved["chunk"])
         g = (c.stop - c.start) * n
-        shapes = {"seating": (g,), "scores": (g, n), "win": (g, n), "turns": (g,), "agent_turns": (g, n),
-                  "busts": (g, n), "first": (g,)}
+        shapes = {
+            "seating": (g,),
+            "scores": (g, n),
+            "win": (g, n),
+            "turns": (g,),
+            "agent_turns": (g, n),
+            "busts": (g, n),
+            "first": (g,),
+        }
         wrong = [k for k, shape in shapes.items() if getattr(c, k).shape != shape]
         if wrong:
-            raise ValueError(f"{', '.join(wrong)} {'hold' if len(wrong) > 1 else 'holds'} the wrong number of "
-                             f"games for deals {c.start} to {c.stop - 1}")
+            raise ValueError(
+                f"{', '.join(wrong)} {'hold' if len(wrong) > 1 else 'holds'} the wrong number of "
+                f"games for deals {c.start} to {c.stop - 1}"
+            )
     except (KeyError, TypeError, ValueError) as e:
         why = f"no {e.args[0]!r}" if isinstance(e, KeyError) else str(e)
         raise StateFileError(f"saved chunk {str(path)!r} is damaged ({why})") from None
     return saved, c
 
 
-def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool = False,
-                   on_chunk: Callable[[int, int], None] | None = None, write: bool = True,
-                   log: Callable[[str], None] | None = None, executor: Executor | None = None) -> TournamentResult:
+def run_tournament(
+    cfg: TournamentConfig,
+    *,
+    progress: bool = False,
+    fresh: bool = False,
+    on_chunk: Callable[[int, int], None] | None = None,
+    write: bool = True,
+    log: Callable[[str], None] | None = None,
+    executor: Executor | None = None,
+) -> TournamentResult:
     """Play (or resume) a tournament and write its outputs. ``fresh`` deletes the saved
     chunks of a tournament of the same name first. ``on_chunk(done, total)`` runs after each
     chunk is saved (the tests interrupt from it). ``log(note)`` gets each note on what the
@@ -495,16 +563,38 @@ def run_tournament(cfg: TournamentConfig, *, progress: bool = False, fresh: bool
     One run at a time per tournament directory: a second gets :class:`~tenk_env.io.LockedError`
     naming the first (two would play the same chunks and race on every file)."""
     rules, specs, agents = cfg._validate()
-    cfg._built = {}     # the result holds the config: not the agents (a checkpoint's weights)
+    cfg._built = {}  # the result holds the config: not the agents (a checkpoint's weights)
     out_dir = Path(cfg.out) / (cfg.name or cfg.default_name(rules))
     with DirLock(out_dir, "tournament directory"):
-        return _run(cfg, rules, specs, agents, out_dir, progress=progress, fresh=fresh, on_chunk=on_chunk,
-                    write=write, log=log, executor=executor)
+        return _run(
+            cfg,
+            rules,
+            specs,
+            agents,
+            out_dir,
+            progress=progress,
+            fresh=fresh,
+            on_chunk=on_chunk,
+            write=write,
+            log=log,
+            executor=executor,
+        )
 
 
-def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: list[Policy], out_dir: Path, *,
-         progress: bool, fresh: bool, on_chunk: Callable[[int, int], None] | None, write: bool,
-         log: Callable[[str], None] | None, executor: Executor | None = None) -> TournamentResult:
+def _run(
+    cfg: TournamentConfig,
+    rules: Ruleset,
+    specs: list[AgentSpec],
+    agents: list[Policy],
+    out_dir: Path,
+    *,
+    progress: bool,
+    fresh: bool,
+    on_chunk: Callable[[int, int], None] | None,
+    write: bool,
+    log: Callable[[str], None] | None,
+    executor: Executor | None = None,
+) -> TournamentResult:
     n = cfg.players
     deals = -(-cfg.games // n)
     labels = [s.label for s in specs]
@@ -522,9 +612,11 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
 
     for s in specs:
         if s.name == "cmd" and is_script(s.file):
-            note(f"agent {s.label!r}: its saved games are keyed by the script {s.file} alone; after changing a "
-                 "file it runs or reads without naming it (the program a wrapper starts, a model), rerun with "
-                 "--fresh")
+            note(
+                f"agent {s.label!r}: its saved games are keyed by the script {s.file} alone; after changing a "
+                "file it runs or reads without naming it (the program a wrapper starts, a model), rerun with "
+                "--fresh"
+            )
     if fresh and chunk_dir.is_dir():
         for f in chunk_dir.glob("t*-d*.json"):
             f.unlink()
@@ -536,12 +628,16 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
         old = read_json(mpath, "tournament manifest", fix=_MANIFEST_FIX)
         diff = [k for k in manifest if k not in _PER_CHUNK and old.get(k) != manifest[k]]
         if old.get("format") != FORMAT:
-            raise ConfigError(f"{out_dir} holds a tournament of format {old.get('format')} (this version plays "
-                              f"format {FORMAT}: other dice deals), which cannot be resumed; pass --fresh to "
-                              "replay it, or choose another name")
+            raise ConfigError(
+                f"{out_dir} holds a tournament of format {old.get('format')} (this version plays "
+                f"format {FORMAT}: other dice deals), which cannot be resumed; pass --fresh to "
+                "replay it, or choose another name"
+            )
         if diff:
-            raise ConfigError(f"{out_dir} holds a different tournament ({', '.join(diff)} differ); resume it with "
-                              "its own settings, choose another name, or pass --fresh to start it over")
+            raise ConfigError(
+                f"{out_dir} holds a different tournament ({', '.join(diff)} differ); resume it with "
+                "its own settings, choose another name, or pass --fresh to start it over"
+            )
     atomic_write_text(mpath, json.dumps(manifest, indent=1) + "\n")
 
     rec = -(-cfg.save_games // n) if cfg.save_games else 0
@@ -553,9 +649,9 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
     every = [x for tt in table_tasks for x in tt]
     engine_of = dict(zip((x["key"] for x in every), task_engines(every, agents, cfg.backend)))
     tasks, chunks = [], {}
-    played_on: dict[Any, str] = {}                   # the engine that played each chunk
-    changed: dict[int, tuple[set, set]] = {}          # agent -> (hashes its stale chunks hold, tables)
-    foreign: dict[str, list[Path]] = {}               # why a chunk is not this tournament's -> chunks
+    played_on: dict[Any, str] = {}  # the engine that played each chunk
+    changed: dict[int, tuple[set, set]] = {}  # agent -> (hashes its stale chunks hold, tables)
+    foreign: dict[str, list[Path]] = {}  # why a chunk is not this tournament's -> chunks
     for t, table in enumerate(tables):
         tl = [labels[a] for a in table]
         for task in table_tasks[t]:
@@ -573,12 +669,18 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
                     engine = saved.get("engine", engine_of[key])
                     held = saved.get("agent_sha256")
                     if not (isinstance(held, list) and len(held) == n):
-                        held = [None] * n       # not recorded (an older version): stale for file agents
-                    differ = [k for k, ok in (("agents", saved.get("agents") == tl),
-                                              ("ruleset", saved.get("rules_hash") == rules.hash),
-                                              ("seed", saved.get("seed") == cfg.seed),
-                                              ("deals", (chunk.start, chunk.stop) == (task["start"], task["stop"])),
-                                              ("engine", engine == engine_of[key])) if not ok]
+                        held = [None] * n  # not recorded (an older version): stale for file agents
+                    differ = [
+                        k
+                        for k, ok in (
+                            ("agents", saved.get("agents") == tl),
+                            ("ruleset", saved.get("rules_hash") == rules.hash),
+                            ("seed", saved.get("seed") == cfg.seed),
+                            ("deals", (chunk.start, chunk.stop) == (task["start"], task["stop"])),
+                            ("engine", engine == engine_of[key]),
+                        )
+                        if not ok
+                    ]
                     stale = [(a, h) for a, h in zip(table, held) if h != sha[a]]
                     if differ:
                         foreign.setdefault(", ".join(differ), []).append(path)
@@ -594,12 +696,16 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
             tasks.append(task)
     for a, (held, ts) in changed.items():
         was = ", ".join(sorted(h or "not recorded" for h in held))
-        note(f"agent {labels[a]!r} changed since its games were saved: {specs[a].file} now has sha256 "
-             f"{sha[a]} (its saved games were played by sha256 {was}); replaying the {len(ts)} "
-             f"table{'s' if len(ts) > 1 else ''} it plays")
+        note(
+            f"agent {labels[a]!r} changed since its games were saved: {specs[a].file} now has sha256 "
+            f"{sha[a]} (its saved games were played by sha256 {was}); replaying the {len(ts)} "
+            f"table{'s' if len(ts) > 1 else ''} it plays"
+        )
     for why, paths in foreign.items():
-        note(f"{len(paths)} saved chunk{'s' if len(paths) > 1 else ''} (e.g. {paths[0]}) belong to another "
-             f"tournament ({why} differ): replaying {'them' if len(paths) > 1 else 'it'}")
+        note(
+            f"{len(paths)} saved chunk{'s' if len(paths) > 1 else ''} (e.g. {paths[0]}) belong to another "
+            f"tournament ({why} differ): replaying {'them' if len(paths) > 1 else 'it'}"
+        )
 
     total_games = len(tables) * deals * n
     done_games = sum(len(c.turns) for c in chunks.values())
@@ -611,10 +717,21 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
 
         def saved(key, chunk: Chunk) -> None:
             t = key[0]
-            atomic_write_text(paths[key], json.dumps({
-                "table": t, "agents": [labels[a] for a in tables[t]], "agent_sha256": [sha[a] for a in tables[t]],
-                "rules_hash": rules.hash, "seed": cfg.seed, "engine": engine_of[key], "chunk": chunk.to_json()},
-                separators=(",", ":")))
+            atomic_write_text(
+                paths[key],
+                json.dumps(
+                    {
+                        "table": t,
+                        "agents": [labels[a] for a in tables[t]],
+                        "agent_sha256": [sha[a] for a in tables[t]],
+                        "rules_hash": rules.hash,
+                        "seed": cfg.seed,
+                        "engine": engine_of[key],
+                        "chunk": chunk.to_json(),
+                    },
+                    separators=(",", ":"),
+                ),
+            )
             chunks[key] = chunk
             played_on[key] = engine_of[key]
             bar.advance(len(chunk.turns))
@@ -624,8 +741,15 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
         # specs, not the agents built here: the workers build their own. A chunk whose agent
         # fails is set aside, and the other chunks still play and are saved
         failed: dict[Any, ValueError] = {}
-        run_tasks(tasks, [s.text for s in specs], [engine_of[t["key"]] for t in tasks], workers=cfg.workers,
-                  on_done=saved, executor=executor, on_error=failed.__setitem__)
+        run_tasks(
+            tasks,
+            [s.text for s in specs],
+            [engine_of[t["key"]] for t in tasks],
+            workers=cfg.workers,
+            on_done=saved,
+            executor=executor,
+            on_error=failed.__setitem__,
+        )
 
     if failed:
         first = next(iter(failed.values()))
@@ -636,9 +760,11 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
         # since, the games just saved could be either version's, under the old one's key.
         for a, h in enumerate(sha):
             if h is not None and (now := agent_sha256(specs[a])) != h:
-                raise ConfigError(f"agent {labels[a]!r} changed while the tournament was playing "
-                                  f"({specs[a].file} had sha256 {h}, now {now}): its games may mix both "
-                                  "versions; run again to replay them with the file as it is then")
+                raise ConfigError(
+                    f"agent {labels[a]!r} changed while the tournament was playing "
+                    f"({specs[a].file} had sha256 {h}, now {now}): its games may mix both "
+                    "versions; run again to replay them with the file as it is then"
+                )
     engines = ["+".join(sorted({played_on[x["key"]] for x in tt})) for tt in table_tasks]
     result = summarise(cfg, rules, labels, tables, chunks, out_dir, engines)
     result.played_now = total_games - done_games
@@ -649,8 +775,14 @@ def _run(cfg: TournamentConfig, rules: Ruleset, specs: list[AgentSpec], agents: 
     return result
 
 
-def _failed_tables(failed: Mapping[Any, ValueError], tables: Sequence[tuple[int, ...]], labels: Sequence[str],
-                   saved: int, n_chunks: int, chunk_dir: Path) -> AgentError:
+def _failed_tables(
+    failed: Mapping[Any, ValueError],
+    tables: Sequence[tuple[int, ...]],
+    labels: Sequence[str],
+    saved: int,
+    n_chunks: int,
+    chunk_dir: Path,
+) -> AgentError:
     """The error of a run whose agents failed in some chunks: each failure once, with the
     tables it failed, and how to resume."""
     by_error: dict[str, set[int]] = {}
@@ -658,17 +790,27 @@ def _failed_tables(failed: Mapping[Any, ValueError], tables: Sequence[tuple[int,
         by_error.setdefault(str(e), set()).add(t)
     bad = {t for ts in by_error.values() for t in ts}
     name = lambda t: " vs ".join(labels[a] for a in tables[t])  # noqa: E731
-    why = "; ".join(f"{msg} (table{'s' if len(ts) > 1 else ''} {', '.join(name(t) for t in sorted(ts))})"
-                    for msg, ts in by_error.items())
-    return AgentError(f"tournament {chunk_dir.parent.name!r}: {len(bad)} of {len(tables)} tables could not be "
-                      f"finished ({len(failed)} chunk{'s' if len(failed) > 1 else ''} failed): {why}. {saved} of "
-                      f"{n_chunks} chunks are saved in {chunk_dir}: fix the agent and rerun the same command, which "
-                      "plays only the missing ones")
+    why = "; ".join(
+        f"{msg} (table{'s' if len(ts) > 1 else ''} {', '.join(name(t) for t in sorted(ts))})"
+        for msg, ts in by_error.items()
+    )
+    return AgentError(
+        f"tournament {chunk_dir.parent.name!r}: {len(bad)} of {len(tables)} tables could not be "
+        f"finished ({len(failed)} chunk{'s' if len(failed) > 1 else ''} failed): {why}. {saved} of "
+        f"{n_chunks} chunks are saved in {chunk_dir}: fix the agent and rerun the same command, which "
+        "plays only the missing ones"
+    )
 
 
-def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: list[tuple[int, ...]],
-              chunks: Mapping[tuple[int, int], Chunk], out_dir: Path,
-              engines: Sequence[str] | None = None) -> TournamentResult:
+def summarise(
+    cfg: TournamentConfig,
+    rules: Ruleset,
+    labels: list[str],
+    tables: list[tuple[int, ...]],
+    chunks: Mapping[tuple[int, int], Chunk],
+    out_dir: Path,
+    engines: Sequence[str] | None = None,
+) -> TournamentResult:
     """The results and ratings of the chunks; ``engines[t]``: the engine(s) that played table ``t``."""
     n_agents = len(labels)
     per_table = [Chunk.concat([c for (t, _), c in chunks.items() if t == ti]) for ti in range(len(tables))]
@@ -679,8 +821,7 @@ def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: 
     for ti, (table, c) in enumerate(zip(tables, per_table)):
         tl = [labels[a] for a in table]
         if len(table) == 2:
-            r = match_result(tl[0], tl[1], c, seed=cfg.seed, rules=rules,
-                             backend=engines[ti] if engines else "scalar")
+            r = match_result(tl[0], tl[1], c, seed=cfg.seed, rules=rules, backend=engines[ti] if engines else "scalar")
             r.seconds = 0.0
             results.append(r)
         else:
@@ -701,8 +842,20 @@ def summarise(cfg: TournamentConfig, rules: Ruleset, labels: list[str], tables: 
     ratings = bradley_terry(i, j, y, labels, groups=grp)
     lo, hi = wilson(first_win, games)
     first = {"win_rate": first_win / games, "ci_low": lo, "ci_high": hi, "games": games}
-    return TournamentResult(cfg, rules, labels, tables, results, above, compared, ratings, first, out_dir,
-                            engines=list(engines or []), win_share=win_shares(tables, per_table, labels))
+    return TournamentResult(
+        cfg,
+        rules,
+        labels,
+        tables,
+        results,
+        above,
+        compared,
+        ratings,
+        first,
+        out_dir,
+        engines=list(engines or []),
+        win_share=win_shares(tables, per_table, labels),
+    )
 
 
 # --------------------------------------------------------------------------- output
@@ -727,12 +880,24 @@ def result_rows(res: TournamentResult) -> list[dict[str, Any]]:
             rows.append({"a": d.pop("a"), "b": d.pop("b"), "a_sha256": sha[r.a], "b_sha256": sha[r.b], **d})
         else:
             for k, a in enumerate(r.agents):
-                rows.append({"table": " vs ".join(r.agents), "agent": a, "agent_sha256": sha[a], "games": r.games,
-                             "wins": r.wins[k], "win_rate": r.win_rate[k], "ci_low": r.ci_low[k],
-                             "ci_high": r.ci_high[k], "mean_score": r.mean_score[k],
-                             "points_per_turn": r.points_per_turn[k], "bust_rate": r.bust_rate[k],
-                             "mean_turns": r.mean_turns, "first_seat_win_rate": r.first_seat_win_rate,
-                             "backend": engine})
+                rows.append(
+                    {
+                        "table": " vs ".join(r.agents),
+                        "agent": a,
+                        "agent_sha256": sha[a],
+                        "games": r.games,
+                        "wins": r.wins[k],
+                        "win_rate": r.win_rate[k],
+                        "ci_low": r.ci_low[k],
+                        "ci_high": r.ci_high[k],
+                        "mean_score": r.mean_score[k],
+                        "points_per_turn": r.points_per_turn[k],
+                        "bust_rate": r.bust_rate[k],
+                        "mean_turns": r.mean_turns,
+                        "first_seat_win_rate": r.first_seat_win_rate,
+                        "backend": engine,
+                    }
+                )
     return rows
 
 
@@ -749,24 +914,35 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
     cfg, out = res.config, res.out_dir
     rows = result_rows(res)
     rating_rows = [asdict(r) for r in res.ratings]
-    files = {"results_csv": out / "results.csv", "results_json": out / "results.json",
-             "ratings_csv": out / "ratings.csv", "heatmap": out / "heatmap.png", "ratings_png": out / "ratings.png"}
+    files = {
+        "results_csv": out / "results.csv",
+        "results_json": out / "results.json",
+        "ratings_csv": out / "ratings.csv",
+        "heatmap": out / "heatmap.png",
+        "ratings_png": out / "ratings.png",
+    }
     atomic_write_text(files["results_csv"], _csv(rows))
     atomic_write_text(files["ratings_csv"], _csv(rating_rows))
     doc = {
-        "name": out.name, "format": FORMAT, "versions": _versions(),
-        "rules": res.rules.to_dict(), "rules_hash": res.rules.hash,
+        "name": out.name,
+        "format": FORMAT,
+        "versions": _versions(),
+        "rules": res.rules.to_dict(),
+        "rules_hash": res.rules.hash,
         "agents": list(cfg.agents),
         "agent_sha256": {a: h for a, h in zip(cfg.agents, res.agent_sha256) if h is not None},
-        "players": cfg.players, "games_per_table": res.results[0].games,
+        "players": cfg.players,
+        "games_per_table": res.results[0].games,
         "seed": cfg.seed,
         "deal_seeds": "deal d of every table: dice key tenk_env.evaluation.match.deal_key(seed, d) (the first 64 bits of "
-                      "numpy SeedSequence(seed, spawn_key=(d,))), played in every rotation of the seats with "
-                      "tenk_env.evaluation.play.KeyedDice on the scalar engine, as a slot's dice key on the batched engine",
-        "backend": cfg.backend, "engines": res.engines, "chunk_deals": CHUNK_DEALS,
+        "numpy SeedSequence(seed, spawn_key=(d,))), played in every rotation of the seats with "
+        "tenk_env.evaluation.play.KeyedDice on the scalar engine, as a slot's dice key on the batched engine",
+        "backend": cfg.backend,
+        "engines": res.engines,
+        "chunk_deals": CHUNK_DEALS,
         "first_mover": res.first_mover,
         "ratings_model": "Bradley-Terry (statsmodels GLM, logit), Elo scale, field mean 0, 95% Wald intervals "
-                         "with cluster-robust covariance, one cluster per deal (shared by all tables)",
+        "with cluster-robust covariance, one cluster per deal (shared by all tables)",
         "ratings": [{k: _num(v) for k, v in r.items()} for r in rating_rows],
         "win_share": [{k: _num(v) for k, v in asdict(w).items()} for w in res.win_share],
         "results": [{k: _num(v) for k, v in r.items()} for r in rows],
@@ -782,6 +958,7 @@ def write_outputs(res: TournamentResult) -> dict[str, Path]:
 
 def standings_order(res: TournamentResult) -> list[int]:
     """Agents strongest first (by rating, then by share of comparisons won)."""
+
     def key(a):
         r = res.ratings[a]
         return -(r.elo if not math.isnan(r.elo) else -math.inf), -(r.score if not math.isnan(r.score) else 0)
@@ -806,16 +983,25 @@ def heatmap_png(res: TournamentResult) -> bytes:
             if np.isfinite(m[r, c]):
                 a, b = order[r], order[c]
                 lo, hi = wilson(float(m[r, c] * res.compared[a, b]), int(res.compared[a, b]))
-                ax.text(c, r, f"{m[r, c]:.1%}\n[{lo:.1%}, {hi:.1%}]", ha="center", va="center", fontsize=7,
-                        color="white" if abs(m[r, c] - 0.5) > 0.3 else "black")
+                ax.text(
+                    c,
+                    r,
+                    f"{m[r, c]:.1%}\n[{lo:.1%}, {hi:.1%}]",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(m[r, c] - 0.5) > 0.3 else "black",
+                )
     ax.set_xticks(range(k), names, rotation=30, ha="right")
     ax.set_yticks(range(k), names)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
     what = "wins" if res.config.players == 2 else "places above"
-    ax.set_title(f"{res.out_dir.name}: how often the row agent {what} the column agent\n"
-                 f"({res.rules.name}, {res.results[0].games:,} games per table; 95% Wilson intervals)",
-                 fontsize=9)
+    ax.set_title(
+        f"{res.out_dir.name}: how often the row agent {what} the column agent\n"
+        f"({res.rules.name}, {res.results[0].games:,} games per table; 95% Wilson intervals)",
+        fontsize=9,
+    )
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     buf = io.BytesIO()

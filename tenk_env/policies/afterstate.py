@@ -53,9 +53,22 @@ from tenk_env.solve.policy import pick
 from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.tables import Keep
 
-__all__ = ["FEATURES_VERSION", "FORMAT", "AfterstateError", "ValueNet", "TurnPlan", "plan_turn", "features_of",
-           "n_features", "check_rules", "win_shares", "AfterstateAgent", "save_checkpoint", "read_checkpoint",
-           "make_afterstate"]
+__all__ = [
+    "FEATURES_VERSION",
+    "FORMAT",
+    "AfterstateError",
+    "ValueNet",
+    "TurnPlan",
+    "plan_turn",
+    "features_of",
+    "n_features",
+    "check_rules",
+    "win_shares",
+    "AfterstateAgent",
+    "save_checkpoint",
+    "read_checkpoint",
+    "make_afterstate",
+]
 
 #: bump when :func:`features_of` or the planner's valuation of turn ends changes. Version 1:
 #: the bust count is a feature under every ruleset, and the net values every position.
@@ -96,8 +109,10 @@ def check_rules(rules: Ruleset) -> None:
     elif rules.exact_finish != "off":
         why = f"exact_finish {rules.exact_finish!r} forfeits totals past the target in mid-turn"
     if why:
-        raise AfterstateError(f"ruleset {rules.name!r}: the afterstate agent does not play it: {why} "
-                              "(the turn planner does not model it); use a ppo agent for this ruleset")
+        raise AfterstateError(
+            f"ruleset {rules.name!r}: the afterstate agent does not play it: {why} "
+            "(the turn planner does not model it); use a ppo agent for this ruleset"
+        )
     try:
         _spec(rules)
     except SolverError as e:
@@ -110,8 +125,17 @@ def n_features(n_players: int, rules_obs: int = 0) -> int:
     return 8 * n_players + 1 + (RULES_OBS_SIZE if rules_obs else 0)
 
 
-def features_of(rules: Ruleset, scores: np.ndarray, on_board: np.ndarray, busts: np.ndarray, final: np.ndarray,
-                to_play: np.ndarray, trigger: np.ndarray, learner: np.ndarray, rules_obs: int = 0) -> np.ndarray:
+def features_of(
+    rules: Ruleset,
+    scores: np.ndarray,
+    on_board: np.ndarray,
+    busts: np.ndarray,
+    final: np.ndarray,
+    to_play: np.ndarray,
+    trigger: np.ndarray,
+    learner: np.ndarray,
+    rules_obs: int = 0,
+) -> np.ndarray:
     """Features of B positions, seats in turn order from the player to move (arrays (B, N),
     ``final`` (B,)): per seat the score / target, the gap to the best other score / target,
     the distance still to the target (0 past it) / target, the on-board flag, the bust
@@ -128,8 +152,20 @@ def features_of(rules: Ruleset, scores: np.ndarray, on_board: np.ndarray, busts:
     for i in range(N):
         best_other[:, i] = np.delete(s, i, axis=1).max(axis=1)
     after = float(rules.bust_penalty_after) if rules.bust_penalty else 1.0
-    X = np.concatenate([s / t, (s - best_other) / t, np.maximum(t - s, 0.0) / t, on_board, np.asarray(busts) / after,
-                        to_play, trigger, learner, np.asarray(final, dtype=np.float64).reshape(B, 1)], axis=1)
+    X = np.concatenate(
+        [
+            s / t,
+            (s - best_other) / t,
+            np.maximum(t - s, 0.0) / t,
+            on_board,
+            np.asarray(busts) / after,
+            to_play,
+            trigger,
+            learner,
+            np.asarray(final, dtype=np.float64).reshape(B, 1),
+        ],
+        axis=1,
+    )
     if rules_obs:
         X = np.concatenate([X, np.broadcast_to(rules_vector(rules), (B, RULES_OBS_SIZE))], axis=1)
     return X.astype(np.float32)
@@ -164,11 +200,15 @@ class ValueNet:
 
     def __init__(self, weights: Mapping[str, np.ndarray], version: int = FEATURES_VERSION, rules_obs: int = 0):
         if version not in SUPPORTED_VERSIONS:
-            raise AfterstateError(f"afterstate features v{version}: this code reads "
-                                  f"{', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}; retrain with this version")
+            raise AfterstateError(
+                f"afterstate features v{version}: this code reads "
+                f"{', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}; retrain with this version"
+            )
         if rules_obs not in (0, RULES_OBS_VERSION):
-            raise AfterstateError(f"the value net reads rules observation v{rules_obs}; this code reads "
-                                  f"v{RULES_OBS_VERSION}: retrain it with this version")
+            raise AfterstateError(
+                f"the value net reads rules observation v{rules_obs}; this code reads "
+                f"v{RULES_OBS_VERSION}: retrain it with this version"
+            )
         self.version, self.rules_obs = int(version), int(rules_obs)
         n = len(weights) // 2
         if n < 1 or any(f"w{i}" not in weights or f"b{i}" not in weights for i in range(n)):
@@ -177,8 +217,13 @@ class ValueNet:
         # depends on the batch it is computed in (BLAS kernels differ by shape and CPU), and a
         # position's value must not, or the exact evaluator, which values every position in
         # one grid, could part from the agent's own play
-        self.layers = [(np.asarray(weights[f"w{i}"], dtype=np.float32).astype(np.float64),
-                        np.asarray(weights[f"b{i}"], dtype=np.float32).astype(np.float64)) for i in range(n)]
+        self.layers = [
+            (
+                np.asarray(weights[f"w{i}"], dtype=np.float32).astype(np.float64),
+                np.asarray(weights[f"b{i}"], dtype=np.float32).astype(np.float64),
+            )
+            for i in range(n)
+        ]
         for (w, _), (w2, _) in zip(self.layers, self.layers[1:]):
             if w.shape[1] != w2.shape[0]:
                 raise AfterstateError(f"value net layers do not chain: {w.shape} then {w2.shape}")
@@ -214,8 +259,12 @@ def _clone(game: Game) -> Game:
     c = copy.copy(game)
     c.record = False
     c.events = []
-    c.scores, c.on_board, c.busts_in_row, c.reached = (list(game.scores), list(game.on_board),
-                                                       list(game.busts_in_row), list(game.reached))
+    c.scores, c.on_board, c.busts_in_row, c.reached = (
+        list(game.scores),
+        list(game.on_board),
+        list(game.busts_in_row),
+        list(game.reached),
+    )
     return c
 
 
@@ -234,10 +283,10 @@ class _Ends:
     bust (index L) and a forfeit (L + 1), either the next position (row ``row[i]`` of ``X``)
     or a finished game (``row[i] == -1``, its result in ``out[i]``)."""
 
-    X: np.ndarray            # (rows, F) features of the non-terminal next positions
-    row: np.ndarray          # (L + 2,) row of X, or -1 for a finished game
-    out: np.ndarray          # (L + 2, N) outcome of a finished game (mover-relative)
-    shift: np.ndarray        # (L + 2,) the next position's seat index of this mover
+    X: np.ndarray  # (rows, F) features of the non-terminal next positions
+    row: np.ndarray  # (L + 2,) row of X, or -1 for a finished game
+    out: np.ndarray  # (L + 2, N) outcome of a finished game (mover-relative)
+    shift: np.ndarray  # (L + 2,) the next position's seat index of this mover
 
 
 _BUST_DICE: dict[str, tuple[int, tuple[int, ...]] | None] = {}
@@ -252,8 +301,7 @@ def _bust_dice(game: Game) -> tuple[int, tuple[int, ...]] | None:
     return _BUST_DICE[h]
 
 
-def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], version: int,
-          rules_obs: int = 0) -> _Ends:
+def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], version: int, rules_obs: int = 0) -> _Ends:
     """Every way the current turn of ``game`` (at its start) can end, asked of Game copies.
 
     Banking at totals that keep the mover below the target leads to positions that differ
@@ -338,8 +386,11 @@ def _ends(game: Game, Ts: np.ndarray, unit: int, learner: tuple[bool, ...], vers
         out[L + 1] = win_shares(c, p)
     else:
         add(c, [L + 1])
-    X = (features_of(game.rules, *(np.concatenate([r[i] for r in rows], axis=0) for i in range(7)), rules_obs)
-         if rows else np.zeros((0, n_features(N, rules_obs)), dtype=np.float32))
+    X = (
+        features_of(game.rules, *(np.concatenate([r[i] for r in rows], axis=0) for i in range(7)), rules_obs)
+        if rows
+        else np.zeros((0, n_features(N, rules_obs)), dtype=np.float32)
+    )
     return _Ends(X, row, out, shift)
 
 
@@ -364,8 +415,10 @@ def _last_turn_values(c: Game, k: int, mover_scores=None) -> np.ndarray:
     seat = (q + k) % N
     reached = [x for x in c.reached if x != seat]
     rank = {x: i for i, x in enumerate(reached)}
-    others = tuple((None if o == seat else (c.scores[o] - c.scores[q], rank.get(o, -1)), o < q)
-                   for o in ((q + i) % N for i in range(1, N)))
+    others = tuple(
+        (None if o == seat else (c.scores[o] - c.scores[q], rank.get(o, -1)), o < q)
+        for o in ((q + i) % N for i in range(1, N))
+    )
     base = (c.rules.hash, N, c.max_rolls, bool(c.on_board[q] or not c.rules.entry_threshold), q in rank, others)
     known = _LAST.get(base)
     if known is None:
@@ -374,7 +427,7 @@ def _last_turn_values(c: Game, k: int, mover_scores=None) -> np.ndarray:
         known = _LAST[base] = {}
     order = (k + np.arange(N)) % N
     rows = []
-    for s in ([c.scores[seat]] if mover_scores is None else mover_scores.tolist()):
+    for s in [c.scores[seat]] if mover_scores is None else mover_scores.tolist():
         v = known.get((s - c.scores[q], s >= t))
         if v is None:
             c.scores[seat] = s
@@ -482,8 +535,22 @@ def _plan(game: Game, frame: tuple, vals: np.ndarray, all_seats: bool) -> TurnPl
         # the shares sum to 1, which gives that roll's chance to take back out
         Vj, Qj = np.zeros_like(V), np.zeros_like(V)
         for j in range(1, N):
-            K.turn_dp(*args, np.ascontiguousarray(vals[:L, j]), float(vals[L, j]), float(vals[L + 1, j]), False,
-                      False, V, bank, forf, Tcap, Vj, Qj, -1.0, 0.0)
+            K.turn_dp(
+                *args,
+                np.ascontiguousarray(vals[:L, j]),
+                float(vals[L, j]),
+                float(vals[L + 1, j]),
+                False,
+                False,
+                V,
+                bank,
+                forf,
+                Tcap,
+                Vj,
+                Qj,
+                -1.0,
+                0.0,
+            )
             value[j] = Vj[0, Nd, 0]
         p_win = max(0.0, (value[1:].sum() - (1.0 - value[0])) / (N - 1))
         value[1:] = np.maximum(value[1:] - p_win, 0.0)
@@ -515,8 +582,9 @@ def plan_turn(game: Game, net: ValueNet, learner: tuple[bool, ...], *, all_seats
     return _plan(game, frame, vals, all_seats)
 
 
-def position_features(game: Game, learner: tuple[bool, ...], version: int = FEATURES_VERSION,
-                      rules_obs: int = 0) -> np.ndarray:
+def position_features(
+    game: Game, learner: tuple[bool, ...], version: int = FEATURES_VERSION, rules_obs: int = 0
+) -> np.ndarray:
     """(F,) features of ``game``'s current turn-start position."""
     return features_of(game.rules, *_position(game, learner, version), rules_obs)[0]
 
@@ -525,8 +593,11 @@ def position_features(game: Game, learner: tuple[bool, ...], version: int = FEAT
 def save_checkpoint(path: str | Path, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Path:
     """An ``.npz`` with the value net's weights and ``meta`` (JSON), written atomically."""
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(v, dtype=np.float32) for k, v in weights.items()},
-                        meta=np.array(json.dumps(dict(meta), sort_keys=True)))
+    np.savez_compressed(
+        buf,
+        **{k: np.asarray(v, dtype=np.float32) for k, v in weights.items()},
+        meta=np.array(json.dumps(dict(meta), sort_keys=True)),
+    )
     path = Path(path)
     atomic_write_bytes(path, buf.getvalue())
     return path
@@ -536,30 +607,49 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
     """(weights, meta) of an afterstate checkpoint; a clear error for anything else."""
     path = Path(path)
     if not path.is_file():
-        raise AfterstateError(f"afterstate checkpoint {str(path)!r} does not exist (tenk train with an afterstate "
-                              "config writes runs/NAME/best.npz and last.npz)")
+        raise AfterstateError(
+            f"afterstate checkpoint {str(path)!r} does not exist (tenk train with an afterstate "
+            "config writes runs/NAME/best.npz and last.npz)"
+        )
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
         meta = json.loads(str(data.pop("meta")))
     except Exception as e:  # a truncated or foreign file: say which and why
-        raise AfterstateError(f"{str(path)!r} is not an afterstate checkpoint (.npz with weights and meta): "
-                              f"{type(e).__name__}: {e}") from None
+        raise AfterstateError(
+            f"{str(path)!r} is not an afterstate checkpoint (.npz with weights and meta): {type(e).__name__}: {e}"
+        ) from None
     if meta.get("format") != FORMAT:
         raise AfterstateError(f"{str(path)!r}: format {meta.get('format')!r}, expected {FORMAT!r}")
     if meta.get("features_version") not in SUPPORTED_VERSIONS:
-        raise AfterstateError(f"{str(path)!r} was trained on afterstate features v{meta.get('features_version')}; "
-                              f"this code reads {', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}: retrain it with "
-                              "this version")
+        raise AfterstateError(
+            f"{str(path)!r} was trained on afterstate features v{meta.get('features_version')}; "
+            f"this code reads {', '.join(f'v{v}' for v in SUPPORTED_VERSIONS)}: retrain it with "
+            "this version"
+        )
     return data, meta
 
 
-def checkpoint_meta(rules: Ruleset | None, n_players: int, *, hidden: list[int], opponents_learn: bool,
-                    trained_on: str | None = None, **extra: Any) -> dict[str, Any]:
+def checkpoint_meta(
+    rules: Ruleset | None,
+    n_players: int,
+    *,
+    hidden: list[int],
+    opponents_learn: bool,
+    trained_on: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A checkpoint's metadata: the ruleset it plays, or (``rules`` None) the rules
     observation it reads to play any ruleset and ``trained_on``, what it was trained on."""
-    return {"format": FORMAT, "features_version": FEATURES_VERSION, **game_meta(rules, trained_on),
-            "n_players": n_players, "hidden": list(hidden), "opponents_learn": bool(opponents_learn), **extra}
+    return {
+        "format": FORMAT,
+        "features_version": FEATURES_VERSION,
+        **game_meta(rules, trained_on),
+        "n_players": n_players,
+        "hidden": list(hidden),
+        "opponents_learn": bool(opponents_learn),
+        **extra,
+    }
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -576,23 +666,26 @@ class AfterstateAgent:
         self.rules = None if self.any_rules else load_ruleset(self.meta["ruleset"])
         n = int(self.meta["n_players"])
         if net.version != self.meta.get("features_version", 1):
-            raise AfterstateError(f"{name}: a v{net.version} value net with a v{self.meta.get('features_version')} "
-                                  "checkpoint's metadata")
+            raise AfterstateError(
+                f"{name}: a v{net.version} value net with a v{self.meta.get('features_version')} checkpoint's metadata"
+            )
         if net.rules_obs != self.meta.get("rules_obs", 0):
-            raise AfterstateError(f"{name}: a value net reading rules observation v{net.rules_obs} with metadata "
-                                  f"that says v{self.meta.get('rules_obs', 0)}")
+            raise AfterstateError(
+                f"{name}: a value net reading rules observation v{net.rules_obs} with metadata "
+                f"that says v{self.meta.get('rules_obs', 0)}"
+            )
         F = n_features(n, net.rules_obs)
         if net.n_in != F or net.n_out != n:
-            raise AfterstateError(f"{name}: value net of shape {net.n_in} -> {net.n_out} does not fit "
-                                  f"{n} players ({F} features -> {n})")
+            raise AfterstateError(
+                f"{name}: value net of shape {net.n_in} -> {net.n_out} does not fit {n} players ({F} features -> {n})"
+            )
         self._key: tuple | None = None
         self._plan: TurnPlan | None = None
 
     @classmethod
     def from_weights(cls, weights: Mapping[str, np.ndarray], meta: Mapping[str, Any], name: str) -> AfterstateAgent:
         """The agent of a checkpoint's weights and meta (its features version included)."""
-        return cls(ValueNet(weights, int(meta.get("features_version", 1)), int(meta.get("rules_obs", 0))), meta,
-                   name)
+        return cls(ValueNet(weights, int(meta.get("features_version", 1)), int(meta.get("rules_obs", 0))), meta, name)
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> AfterstateAgent:
@@ -603,13 +696,16 @@ class AfterstateAgent:
         m = self.meta
         if self.any_rules:
             if n_players != m["n_players"]:
-                raise AfterstateError(f"{self.name} reads the rules and plays any ruleset, but with {m['n_players']} "
-                                      f"players; this game has {n_players}")
+                raise AfterstateError(
+                    f"{self.name} reads the rules and plays any ruleset, but with {m['n_players']} "
+                    f"players; this game has {n_players}"
+                )
         elif rules.hash != m["ruleset_hash"] or n_players != m["n_players"]:
             raise AfterstateError(
                 f"{self.name} was trained for ruleset {m['ruleset_name']!r} (hash {m['ruleset_hash']}) with "
                 f"{m['n_players']} players; this game is {rules.name!r} (hash {rules.hash}) with {n_players} players. "
-                "Play it under the ruleset and player count it was trained for, or train one for this game")
+                "Play it under the ruleset and player count it was trained for, or train one for this game"
+            )
         check_rules(rules)
 
     def plan(self, game: Game) -> TurnPlan:
@@ -634,8 +730,10 @@ class AfterstateAgent:
         the game's (its own, for an agent of one ruleset)."""
         rules, m = rules or self.rules, self.meta
         if m["n_players"] != 2 or self.net.version < 2 or rules.bust_penalty:
-            raise AfterstateError(f"{self.name}: a value grid needs a 2-player, features-v2 agent on a ruleset "
-                                  "without bust penalty (its moves then depend on the scores and flags alone)")
+            raise AfterstateError(
+                f"{self.name}: a value grid needs a 2-player, features-v2 agent on a ruleset "
+                "without bust penalty (its moves then depend on the scores and flags alone)"
+            )
         tu = rules.target // unit
         s, o = (x.ravel() for x in np.meshgrid(np.arange(tu), np.arange(tu), indexing="ij"))
         B = len(s)
@@ -644,9 +742,17 @@ class AfterstateAgent:
         for f in (0, 1):
             for g in (0, 1):
                 on = np.tile([float(f or not entry), float(g or not entry)], (B, 1))
-                X = features_of(rules, np.stack([s, o], axis=1) * unit, on, np.zeros((B, 2)), np.zeros(B),
-                                np.ones((B, 2)), np.zeros((B, 2)),
-                                np.tile([float(m["opponents_learn"]), 1.0], (B, 1)), self.net.rules_obs)
+                X = features_of(
+                    rules,
+                    np.stack([s, o], axis=1) * unit,
+                    on,
+                    np.zeros((B, 2)),
+                    np.zeros(B),
+                    np.ones((B, 2)),
+                    np.zeros((B, 2)),
+                    np.tile([float(m["opponents_learn"]), 1.0], (B, 1)),
+                    self.net.rules_obs,
+                )
                 # the plan reads its own share, which the evaluator takes as 1 - W
                 W[f, g] = (1.0 - self.net(X)[:, 1]).reshape(tu, tu)
         return W

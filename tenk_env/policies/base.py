@@ -26,8 +26,20 @@ from tenk_env.registry import AGENTS, AgentError, Policy, close_agents, make_pol
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["Policy", "AgentError", "make_agent", "AGENTS", "RandomAgent", "FILE_AGENTS", "ZOO_DIR", "agent_file",
-           "agent_sha256", "AgentSpec", "command_file", "close_agents"]
+__all__ = [
+    "Policy",
+    "AgentError",
+    "make_agent",
+    "AGENTS",
+    "RandomAgent",
+    "FILE_AGENTS",
+    "ZOO_DIR",
+    "agent_file",
+    "agent_sha256",
+    "AgentSpec",
+    "command_file",
+    "close_agents",
+]
 
 #: agents whose behaviour comes from a file (``ppo:PATH``, ``afterstate:PATH``, ``onnx:PATH``, ``zoo:NAME``):
 #: their games are keyed by a hash of the file's bytes, not by the spec text, which stays the
@@ -86,12 +98,12 @@ class AgentSpec:
     its name is a registered agent's, and the file it plays from is hashed. Plain fields
     only, so it pickles to worker processes."""
 
-    text: str               #: the spec as given
-    name: str               #: the agent's name, before the colon
-    arg: str | None         #: the text after the colon, or None
-    file: Path | None       #: the file its behaviour comes from (:func:`agent_file`), or None
-    sha256: str | None      #: that file's content key when parsed (:func:`agent_sha256`), or None
-    label: str              #: what results and tables call it
+    text: str  #: the spec as given
+    name: str  #: the agent's name, before the colon
+    arg: str | None  #: the text after the colon, or None
+    file: Path | None  #: the file its behaviour comes from (:func:`agent_file`), or None
+    sha256: str | None  #: that file's content key when parsed (:func:`agent_sha256`), or None
+    label: str  #: what results and tables call it
 
     @classmethod
     def parse(cls, spec: str | AgentSpec) -> AgentSpec:

@@ -69,8 +69,16 @@ from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
 from tenk_env.vector.obs import encode_batch
 from tenk_env.vector.single import NEED_DICE, TO_OTHER, SingleGame, entry_point, k_single
 
-__all__ = ["BatchedPolicy", "BatchedHeuristic", "BatchedMaxScore", "BatchedRandom", "BatchedPPO", "ScalarPolicyAdapter",
-           "batched_form", "batched_agent"]
+__all__ = [
+    "BatchedPolicy",
+    "BatchedHeuristic",
+    "BatchedMaxScore",
+    "BatchedRandom",
+    "BatchedPPO",
+    "ScalarPolicyAdapter",
+    "batched_form",
+    "batched_agent",
+]
 
 
 # ---------------------------------------------------------------------- heuristic bots
@@ -86,7 +94,8 @@ def _bankable(c, entering, score, t2, hot, last_roll):
     if hot and c[C_MANDATORY] != 0 and not last_roll:
         return False
     return (((not entering) or t2 >= c[C_ENTRY]) and t2 >= c[C_MINBANK]) or (
-        c[C_EXACT] != 0 and score + t2 == c[C_TARGET])
+        c[C_EXACT] != 0 and score + t2 == c[C_TARGET]
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -243,8 +252,9 @@ def _bot_kernel(ix, kind, bar, S, PS, rc, keep_pts, keep_list, keep_cnt, bust, m
                     km, end = rk, False
         # the legality net of heuristic._Heuristic.decide (Game.options)
         can_roll = not last_roll
-        can_bank = _can_bank(c, PS[P_ONBOARD, b, p] != 0, score, total + keep_pts[rid, km], POPCOUNT[km] == dice,
-                             can_roll)
+        can_bank = _can_bank(
+            c, PS[P_ONBOARD, b, p] != 0, score, total + keep_pts[rid, km], POPCOUNT[km] == dice, can_roll
+        )
         if end:
             if not can_bank and can_roll:
                 end = False
@@ -316,11 +326,13 @@ def k_drive(mode, action, seat, st, bt):
         if kind == NONE:
             break
         if kind == MAXSCORE:
-            _maxscore_kernel(ix0, S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.keep_rank, bt.values, bt.unit,
-                             bt.c, out)
+            _maxscore_kernel(
+                ix0, S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.keep_rank, bt.values, bt.unit, bt.c, out
+            )
         else:
-            _bot_kernel(ix0, kind, bt.bars[p], S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.bust, bt.mean,
-                        bt.c, out)
+            _bot_kernel(
+                ix0, kind, bt.bars[p], S, PS, rc, st.keep_pts, st.keep_list, st.keep_cnt, bt.bust, bt.mean, bt.c, out
+            )
         code = k_single(MODE_STEP_STREAM, out[0], seat, st)
     return code
 
@@ -397,8 +409,21 @@ class BatchedHeuristic(_BatchedForm):
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         t = _tabs(engine)
-        _bot_kernel(np.asarray(games, np.int64), self.kind, self.bar, engine._S, engine._PS, engine._rc,
-                    t.keep_pts, t.keep_list, t.keep_cnt, t.bust, t.mean, t.c, out)
+        _bot_kernel(
+            np.asarray(games, np.int64),
+            self.kind,
+            self.bar,
+            engine._S,
+            engine._PS,
+            engine._rc,
+            t.keep_pts,
+            t.keep_list,
+            t.keep_cnt,
+            t.bust,
+            t.mean,
+            t.c,
+            out,
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -475,8 +500,20 @@ class BatchedMaxScore(_BatchedForm):
 
     def act(self, engine: BatchedGame, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         t, st = _tabs(engine), engine.tables.derived("vector.maxscore", _SolverTabs)
-        _maxscore_kernel(np.asarray(games, np.int64), engine._S, engine._PS, engine._rc, t.keep_pts, t.keep_list,
-                         t.keep_cnt, st.keep_rank, st.values, st.unit, t.c, out)
+        _maxscore_kernel(
+            np.asarray(games, np.int64),
+            engine._S,
+            engine._PS,
+            engine._rc,
+            t.keep_pts,
+            t.keep_list,
+            t.keep_cnt,
+            st.keep_rank,
+            st.values,
+            st.unit,
+            t.c,
+            out,
+        )
 
 
 class BatchedRandom:

@@ -8,18 +8,19 @@ It sets aside the scoring dice worth the most points, banks once the turn total 
 BANK_AT and never takes over a piggyback. It draws no random numbers, so its games are
 reproducible without a seed. Logs go to stderr: stdout carries the answers.
 """
+
 import json
 import sys
 
 BANK_AT = 300
 
-for line in sys.stdin:          # ends when tenk closes our stdin: then exit
+for line in sys.stdin:  # ends when tenk closes our stdin: then exit
     msg = json.loads(line)
     if msg["type"] != "decide":  # the hello needs no answer
         continue
     legal, state = msg["legal"], msg["state"]
     if state["phase"] == "piggyback":
-        action = 129             # start fresh (128 would take over the last banker's dice)
+        action = 129  # start fresh (128 would take over the last banker's dice)
     else:
         best = max(m["points"] for m in legal)
         top = [m for m in legal if m["points"] == best]

@@ -103,13 +103,30 @@ from tenk_env.vector.layout import (
     table_arrays,
 )
 
-__all__ = ["EXACT_AGENTS", "MULTI_AGENTS", "check_exact_spec", "check_multi_spec", "exact_policy", "exact_eval",
-           "best_response", "exact_eval_n", "best_response_n", "seat_ceiling", "BotPolicy", "BestResponseAgent",
-           "EquilibriumAgent", "policy_key", "afterstate_policy", "exact_eval_beside_equilibrium"]
+__all__ = [
+    "EXACT_AGENTS",
+    "MULTI_AGENTS",
+    "check_exact_spec",
+    "check_multi_spec",
+    "exact_policy",
+    "exact_eval",
+    "best_response",
+    "exact_eval_n",
+    "best_response_n",
+    "seat_ceiling",
+    "BotPolicy",
+    "BestResponseAgent",
+    "EquilibriumAgent",
+    "policy_key",
+    "afterstate_policy",
+    "exact_eval_beside_equilibrium",
+]
 
 #: what the exact evaluator can follow, for error messages
-EXACT_AGENTS = ("optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
-                "2-player afterstate agents (afterstate:PATH, zoo:NAME)")
+EXACT_AGENTS = (
+    "optimal, maxscore, dicenow, breakeven, greedy[:N], hold[:N], br:BOT (the best response to BOT) and "
+    "2-player afterstate agents (afterstate:PATH, zoo:NAME)"
+)
 _BOTS = {"maxscore", "dicenow", "breakeven", "greedy", "hold"}
 _WHY_NOT = {
     "random": "it draws its moves at random",
@@ -118,10 +135,12 @@ _WHY_NOT = {
     "human": "it asks a person",
     "onnx": "a network's moves are not followed exactly (measure it by regret: tenk analyze)",
     "cmd": "its moves come from another process, which the evaluator cannot tabulate",
-    "equilibrium": ("its moves read every player's score, and the evaluator tabulates agents that read their own "
-                    "and the leader's; at 2 players it plays as optimal does (tenk solve eval RULES BOT optimal); at "
-                    "3, seat one bot beside it (tenk solve eval RULES BOT equilibrium equilibrium), or measure any "
-                    "agent in matches (tenk ffa AGENT --opponents equilibrium equilibrium)"),
+    "equilibrium": (
+        "its moves read every player's score, and the evaluator tabulates agents that read their own "
+        "and the leader's; at 2 players it plays as optimal does (tenk solve eval RULES BOT optimal); at "
+        "3, seat one bot beside it (tenk solve eval RULES BOT equilibrium equilibrium), or measure any "
+        "agent in matches (tenk ffa AGENT --opponents equilibrium equilibrium)"
+    ),
 }
 #: what an agent the evaluator has no word on is told
 _NOT_TABULATED = "the evaluator cannot tabulate its moves"
@@ -137,9 +156,11 @@ def check_exact_spec(spec) -> None:
         if not arg:
             raise SolverError("agent 'br' needs the agent it answers: br:BOT, e.g. br:dicenow")
         if "," in arg:
-            raise SolverError(f"agent {spec!r} answers {len(arg.split(','))} bots, for "
-                              f"{len(arg.split(',')) + 1}-player games; the 2-player exact evaluator follows "
-                              f"{EXACT_AGENTS}")
+            raise SolverError(
+                f"agent {spec!r} answers {len(arg.split(','))} bots, for "
+                f"{len(arg.split(',')) + 1}-player games; the 2-player exact evaluator follows "
+                f"{EXACT_AGENTS}"
+            )
         check_exact_spec(arg)
         return
     if name in ("afterstate", "zoo"):
@@ -153,10 +174,13 @@ def check_exact_spec(spec) -> None:
         return
     if name in AGENTS:
         why = _WHY_NOT.get(name, _NOT_TABULATED)
-        raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {why}; "
-                          f"the exact evaluator follows {EXACT_AGENTS}")
-    raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
-                      f"the exact evaluator follows {EXACT_AGENTS}")
+        raise SolverError(
+            f"agent {spec!r} cannot be evaluated exactly: {why}; the exact evaluator follows {EXACT_AGENTS}"
+        )
+    raise SolverError(
+        f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS | {'optimal', 'br'}))}; "
+        f"the exact evaluator follows {EXACT_AGENTS}"
+    )
 
 
 #: what the N-player exact solver follows (2 to 4 players)
@@ -184,10 +208,14 @@ def check_multi_spec(spec) -> None:
     elif name in AGENTS:
         why = _WHY_NOT.get(name, _NOT_TABULATED)
     else:
-        raise SolverError(f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS))}; the N-player exact solver "
-                          f"follows {MULTI_AGENTS}")
-    raise SolverError(f"agent {spec!r} cannot be evaluated exactly with more than 2 players: {why}; "
-                      f"the N-player exact solver follows {MULTI_AGENTS}")
+        raise SolverError(
+            f"unknown agent {name!r}{did_you_mean(name, sorted(_BOTS))}; the N-player exact solver "
+            f"follows {MULTI_AGENTS}"
+        )
+    raise SolverError(
+        f"agent {spec!r} cannot be evaluated exactly with more than 2 players: {why}; "
+        f"the N-player exact solver follows {MULTI_AGENTS}"
+    )
 
 
 def _bot_list(arg: str) -> list[str]:
@@ -199,8 +227,15 @@ def _bot_list(arg: str) -> list[str]:
     return bots
 
 
-def exact_eval_n(rules: Ruleset | str, specs: list[str], *, cache: bool = True, theta: float = THETA,
-                 progress=None, cached_only: bool = False) -> MultiEval | None:
+def exact_eval_n(
+    rules: Ruleset | str,
+    specs: list[str],
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> MultiEval | None:
     """Exact P(win) of N = 2 to 4 bots (:data:`MULTI_AGENTS`) sitting in this cyclic order, for
     every one of them moving first (:class:`~tenk_env.solve.multi.MultiEval`); cached on disk
     (``cached_only``: None unless cached)."""
@@ -208,16 +243,29 @@ def exact_eval_n(rules: Ruleset | str, specs: list[str], *, cache: bool = True, 
         check_multi_spec(sp)
     rules = load_ruleset(rules)
     check_multi_rules(rules, len(specs))
-    res = evaluate_multi(rules, [BotPolicy(make_agent(sp), rules) for sp in specs], cache=cache, theta=theta,
-                         progress=progress, cached_only=cached_only)
+    res = evaluate_multi(
+        rules,
+        [BotPolicy(make_agent(sp), rules) for sp in specs],
+        cache=cache,
+        theta=theta,
+        progress=progress,
+        cached_only=cached_only,
+    )
     if res is not None:
         res.names = list(specs)
     return res
 
 
-def exact_eval_beside_equilibrium(rules: Ruleset | str, bot: str, n_players: int = 3, *, cache: bool = True,
-                                  theta: float = THETA, progress=None,
-                                  cached_only: bool = False) -> SeatVsEquilibrium | None:
+def exact_eval_beside_equilibrium(
+    rules: Ruleset | str,
+    bot: str,
+    n_players: int = 3,
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> SeatVsEquilibrium | None:
     """Exact P(win) of ``bot`` (:data:`MULTI_AGENTS`) from every seat of an ``n_players`` game
     (2 or 3) whose other seats play the symmetric equilibrium
     (:class:`~tenk_env.solve.eq_seat.SeatVsEquilibrium`); the equilibrium is solved first if it
@@ -225,8 +273,15 @@ def exact_eval_beside_equilibrium(rules: Ruleset | str, bot: str, n_players: int
     check_multi_spec(bot)
     rules = load_ruleset(rules)
     check_equilibrium_rules(rules, n_players)
-    res = evaluate_beside_equilibrium(rules, BotPolicy(make_agent(bot), rules), n_players, cache=cache, theta=theta,
-                                      progress=progress, cached_only=cached_only)
+    res = evaluate_beside_equilibrium(
+        rules,
+        BotPolicy(make_agent(bot), rules),
+        n_players,
+        cache=cache,
+        theta=theta,
+        progress=progress,
+        cached_only=cached_only,
+    )
     if res is not None:
         res.name = bot
     return res
@@ -235,8 +290,15 @@ def exact_eval_beside_equilibrium(rules: Ruleset | str, bot: str, n_players: int
 _BRN: OrderedDict = OrderedDict()
 
 
-def best_response_n(rules: Ruleset | str, bots: list[str], *, cache: bool = True, theta: float = THETA,
-                    progress=None, cached_only: bool = False) -> MultiBestResponse | None:
+def best_response_n(
+    rules: Ruleset | str,
+    bots: list[str],
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> MultiBestResponse | None:
     """The exact best response to 1 to 3 bots seated after it in this order
     (:class:`~tenk_env.solve.multi.MultiBestResponse`: its win probability seat by seat, the
     solution ``br:BOT1,BOT2`` plays from). Solved once, then read from the disk cache
@@ -250,8 +312,14 @@ def best_response_n(rules: Ruleset | str, bots: list[str], *, cache: bool = True
     if mkey in _BRN:
         _BRN.move_to_end(mkey)
         return _BRN[mkey]
-    br = best_response_multi(rules, [BotPolicy(make_agent(b), rules) for b in bots], cache=cache, theta=theta,
-                             progress=progress, cached_only=cached_only)
+    br = best_response_multi(
+        rules,
+        [BotPolicy(make_agent(b), rules) for b in bots],
+        cache=cache,
+        theta=theta,
+        progress=progress,
+        cached_only=cached_only,
+    )
     if br is None:
         return None
     br.opponents = list(bots)
@@ -261,8 +329,9 @@ def best_response_n(rules: Ruleset | str, bots: list[str], *, cache: bool = True
     return br
 
 
-def seat_ceiling(rules: Ruleset | str, opponents: list[str], seated: list[str], *, compute: bool = False,
-                 progress=None) -> tuple[MultiBestResponse | None, dict[str, float]]:
+def seat_ceiling(
+    rules: Ruleset | str, opponents: list[str], seated: list[str], *, compute: bool = False, progress=None
+) -> tuple[MultiBestResponse | None, dict[str, float]]:
     """What exact play says about one seat of a free-for-all against ``opponents`` (seated
     after it in this order): the best response there (None, unless ``compute``, if it is not
     cached) and the exact rotation-mean win share of each agent of ``seated`` the solver
@@ -293,15 +362,19 @@ def _afterstate(spec: str) -> AfterstateAgent:
     except AgentError as e:
         raise SolverError(str(e)) from None
     if not isinstance(agent, AfterstateAgent):
-        raise SolverError(f"agent {spec!r} cannot be evaluated exactly: {_WHY_NOT['zoo']}; "
-                          f"the exact evaluator follows {EXACT_AGENTS}")
+        raise SolverError(
+            f"agent {spec!r} cannot be evaluated exactly: {_WHY_NOT['zoo']}; the exact evaluator follows {EXACT_AGENTS}"
+        )
     if agent.meta["n_players"] != 2:
-        raise SolverError(f"agent {spec!r} plays {agent.meta['n_players']}-player games; the exact evaluator "
-                          "follows 2-player games")
+        raise SolverError(
+            f"agent {spec!r} plays {agent.meta['n_players']}-player games; the exact evaluator follows 2-player games"
+        )
     if agent.net.version < 2:
-        raise SolverError(f"agent {spec!r} reads afterstate features v{agent.net.version}, whose bust count makes its "
-                          "moves depend on the game's history; retrain it with this tenk (v2) to evaluate it exactly, "
-                          "or measure it by regret (tenk analyze)")
+        raise SolverError(
+            f"agent {spec!r} reads afterstate features v{agent.net.version}, whose bust count makes its "
+            "moves depend on the game's history; retrain it with this tenk (v2) to evaluate it exactly, "
+            "or measure it by regret (tenk analyze)"
+        )
     return agent
 
 
@@ -325,7 +398,9 @@ def afterstate_policy(agent: AfterstateAgent, sol: GameSolution) -> SelfValued:
         agent.check(sol.rules, 2)
     except AgentError as e:
         raise SolverError(str(e)) from None
-    return SelfValued(agent.name, sol, agent.value_grid(sol.unit, sol.rules), optimal_policy(sol).RF, _afterstate_key(agent))
+    return SelfValued(
+        agent.name, sol, agent.value_grid(sol.unit, sol.rules), optimal_policy(sol).RF, _afterstate_key(agent)
+    )
 
 
 # ---------------------------------------------------------------------- bots, asked move by move
@@ -568,8 +643,10 @@ class BestResponseAgent(_TableAgent):
     def check(self, rules: Ruleset, n_players: int) -> None:
         try:
             if n_players != self.n_players:
-                raise SolverError(f"it answers {self.n_players - 1} bot(s), so it plays {self.n_players}-player "
-                                  f"games (this one has {n_players}); use br:" + ",".join(["BOT"] * (n_players - 1)))
+                raise SolverError(
+                    f"it answers {self.n_players - 1} bot(s), so it plays {self.n_players}-player "
+                    f"games (this one has {n_players}); use br:" + ",".join(["BOT"] * (n_players - 1))
+                )
             if self.bots is None:
                 check_exact_rules(rules, n_players)
             else:
@@ -586,8 +663,9 @@ class BestResponseAgent(_TableAgent):
     def _solution(self, rules: Ruleset):
         br = self._br.get(rules.hash)
         if br is None:
-            br = self._br[rules.hash] = (best_response(rules, self.target) if self.bots is None
-                                         else best_response_n(rules, self.bots))
+            br = self._br[rules.hash] = (
+                best_response(rules, self.target) if self.bots is None else best_response_n(rules, self.bots)
+            )
         return br
 
     def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
@@ -595,8 +673,7 @@ class BestResponseAgent(_TableAgent):
         ``game``'s current decision, as ``(keep, roll on, end the turn)`` rows: the moves it
         chooses from (:meth:`decide` plays the first best under the kernels' tie-break)."""
         if game.n_players != self.n_players:
-            raise AgentError(f"agent {self.name!r} plays {self.n_players}-player games (this one has "
-                             f"{game.n_players})")
+            raise AgentError(f"agent {self.name!r} plays {self.n_players}-player games (this one has {game.n_players})")
         rules = game.rules
         br = self._solution(rules)
         if self.bots is not None:
@@ -650,8 +727,10 @@ class EquilibriumAgent(_TableAgent):
 
 def make_equilibrium(arg: str | None) -> EquilibriumAgent:
     if arg:
-        raise AgentError(f"agent 'equilibrium' takes no argument (got 'equilibrium:{arg}'): the game's ruleset and "
-                         "player count decide what it solves")
+        raise AgentError(
+            f"agent 'equilibrium' takes no argument (got 'equilibrium:{arg}'): the game's ruleset and "
+            "player count decide what it solves"
+        )
     return EquilibriumAgent()
 
 

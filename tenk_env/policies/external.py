@@ -117,8 +117,17 @@ from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
-__all__ = ["CmdAgent", "make_cmd", "PROTOCOL", "DEFAULT_TIMEOUT", "TIMEOUT_ENV", "GRACE", "STDERR_LINES",
-           "answer_timeout", "is_script"]
+__all__ = [
+    "CmdAgent",
+    "make_cmd",
+    "PROTOCOL",
+    "DEFAULT_TIMEOUT",
+    "TIMEOUT_ENV",
+    "GRACE",
+    "STDERR_LINES",
+    "answer_timeout",
+    "is_script",
+]
 
 #: version of the protocol in the module docstring, sent in the hello
 PROTOCOL = 1
@@ -146,8 +155,10 @@ def answer_timeout() -> float:
     except ValueError:
         t = math.nan
     if not (math.isfinite(t) and t > 0):
-        raise AgentError(f"{TIMEOUT_ENV}={raw!r}: give the seconds an external (cmd:) agent may take to answer "
-                         f"one decision, a number > 0 (default {DEFAULT_TIMEOUT:g})")
+        raise AgentError(
+            f"{TIMEOUT_ENV}={raw!r}: give the seconds an external (cmd:) agent may take to answer "
+            f"one decision, a number > 0 (default {DEFAULT_TIMEOUT:g})"
+        )
     return t
 
 
@@ -161,7 +172,7 @@ def _read_lines(pipe, sink: queue.Queue) -> None:
     try:
         while line := pipe.readline(MAX_LINE):
             sink.put(line)
-    except (OSError, ValueError):   # the pipe closed under us while the process was stopped
+    except (OSError, ValueError):  # the pipe closed under us while the process was stopped
         pass
     sink.put(None)
 
@@ -211,7 +222,7 @@ def _alive_group(pgid: int) -> bool:
     """Whether process group ``pgid`` still has a running process."""
     try:
         os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):   # none, or only another user's: none of ours to stop
+    except (ProcessLookupError, PermissionError):  # none, or only another user's: none of ours to stop
         return False
     # A signal reaches zombies too: the processes of a wrapper whose shell has exited are
     # reaped by init, which takes its time (or never comes, in a container whose first process
@@ -226,7 +237,7 @@ def _alive_group(pgid: int) -> bool:
         try:
             with open(f"/proc/{e}/stat", "rb") as f:
                 stat = f.read()
-            state, _, group = stat[stat.rindex(b")") + 2:].split()[:3]
+            state, _, group = stat[stat.rindex(b")") + 2 :].split()[:3]
         except (OSError, ValueError):
             continue
         if int(group) == pgid and state not in (b"Z", b"X"):
@@ -240,15 +251,24 @@ class _Process:
 
     def __init__(self, argv: list[str]):
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.pid = os.getpid()          # the process that owns it: a forked copy must not stop it
+        self.pid = os.getpid()  # the process that owns it: a forked copy must not stop it
         self.closed = False
         _STARTING.append(1)
         try:
             # a session of its own: a Ctrl-C at the terminal does not reach it, and its process
             # group (its id is the program's pid) holds whatever the program starts, to end with it
-            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True, bufsize=1, encoding="utf-8",
-                                          errors="replace", env=env, start_new_session=True)
+            self.popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                encoding="utf-8",
+                errors="replace",
+                env=env,
+                start_new_session=True,
+            )
             _RUNNING[id(self)] = self
         finally:
             _STARTING.pop()
@@ -257,10 +277,20 @@ class _Process:
                 _on_sigterm(signal.SIGTERM, None)
         self.lines: queue.Queue = queue.Queue()
         self.stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
-        self.threads = [threading.Thread(target=_read_lines, args=(self.popen.stdout, self.lines), daemon=True,
-                                         name=f"cmd-agent-{self.popen.pid}-stdout"),
-                        threading.Thread(target=_keep_tail, args=(self.popen.stderr, self.stderr), daemon=True,
-                                         name=f"cmd-agent-{self.popen.pid}-stderr")]
+        self.threads = [
+            threading.Thread(
+                target=_read_lines,
+                args=(self.popen.stdout, self.lines),
+                daemon=True,
+                name=f"cmd-agent-{self.popen.pid}-stdout",
+            ),
+            threading.Thread(
+                target=_keep_tail,
+                args=(self.popen.stderr, self.stderr),
+                daemon=True,
+                name=f"cmd-agent-{self.popen.pid}-stderr",
+            ),
+        ]
         for t in self.threads:
             t.start()
 
@@ -286,7 +316,7 @@ class _Process:
                 return p.poll() is not None
             try:
                 return os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-            except ChildProcessError:   # reaped already (Popen records the status)
+            except ChildProcessError:  # reaped already (Popen records the status)
                 p.poll()
                 return True
 
@@ -334,7 +364,7 @@ class _Process:
         p = self.popen
         try:
             p.stdin.close()
-        except OSError:     # a broken pipe: it has exited already
+        except OSError:  # a broken pipe: it has exited already
             pass
         if not hurry:
             self.exited(GRACE)
@@ -366,7 +396,7 @@ def _on_sigterm(signum, frame) -> None:
     # closing ones too: a close under way may not have ended the group yet
     mine = [proc for proc in list(_RUNNING.values()) if proc.owned()]
     if _GROUPS:
-        for proc in mine:      # all at once: the grace periods run side by side
+        for proc in mine:  # all at once: the grace periods run side by side
             try:
                 os.killpg(proc.popen.pid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
@@ -392,7 +422,7 @@ def _guard_sigterm() -> None:
         return
     try:
         old = signal.getsignal(signal.SIGTERM)
-    except (ValueError, AttributeError):   # no SIGTERM to handle on this platform
+    except (ValueError, AttributeError):  # no SIGTERM to handle on this platform
         return
     worker = multiprocessing.parent_process() is not None
     if old is signal.SIG_DFL or (worker and old not in (signal.SIG_IGN, _on_sigterm)):
@@ -449,8 +479,10 @@ class CmdAgent:
             where = "is not a file" if os.sep in prog else "is not on PATH"
             if os.sep in prog and os.path.isfile(prog):
                 where = "is not executable (chmod +x it, or start it through its interpreter)"
-            raise AgentError(f"agent {self.name!r} cannot start: the program {prog!r} {where}; give a program "
-                             f"that exists, e.g. {_EXAMPLE!r}")
+            raise AgentError(
+                f"agent {self.name!r} cannot start: the program {prog!r} {where}; give a program "
+                f"that exists, e.g. {_EXAMPLE!r}"
+            )
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         return decode_action(game, self._ask(game))
@@ -489,8 +521,9 @@ class CmdAgent:
             proc = _Process(self.argv)
         except OSError as e:
             why = e.strerror or str(e)
-            raise self._fail(f"cannot start: {self.argv[0]!r}: {why}",
-                             f"give a program that exists and runs, e.g. {_EXAMPLE!r}") from None
+            raise self._fail(
+                f"cannot start: {self.argv[0]!r}: {why}", f"give a program that exists and runs, e.g. {_EXAMPLE!r}"
+            ) from None
         self._proc = proc
         self._finalizer = weakref.finalize(self, _close_process, proc)
         # multiprocessing workers leave through os._exit, past atexit: its own exit hook closes it there
@@ -514,14 +547,17 @@ class CmdAgent:
                 status = f"was killed by signal {-code}"
         else:
             status = f"exited with status {code}"
-        return self._fail(f"{status} {when}", "run the command by hand and feed it the protocol's lines "
-                          "(tenk_env/policies/external.py) to see why", tail=True)
+        return self._fail(
+            f"{status} {when}",
+            "run the command by hand and feed it the protocol's lines (tenk_env/policies/external.py) to see why",
+            tail=True,
+        )
 
     def _send(self, proc: _Process, msg: dict[str, Any], when: str) -> None:
         try:
             proc.popen.stdin.write(json.dumps(msg, separators=(",", ":")) + "\n")
             proc.popen.stdin.flush()
-        except (OSError, ValueError):   # a broken pipe: it has exited
+        except (OSError, ValueError):  # a broken pipe: it has exited
             raise self._exited(proc, when) from None
 
     def _ask(self, game: Game) -> int:
@@ -535,19 +571,42 @@ class CmdAgent:
         # with, whether tenk notices at the hello (a broken pipe) or at the decision
         when = f"before answering a decision (seat {seat}, turn {game.turn})"
         if self._greeted != (rules.hash, n):
-            self._send(proc, {"type": "hello", "protocol": PROTOCOL, "rules": rules.to_dict(), "n_players": n,
-                              "n_actions": n_actions(rules), "obs_version": OBS_VERSION,
-                              "obs_labels": obs_labels(n)}, when)
+            self._send(
+                proc,
+                {
+                    "type": "hello",
+                    "protocol": PROTOCOL,
+                    "rules": rules.to_dict(),
+                    "n_players": n,
+                    "n_actions": n_actions(rules),
+                    "obs_version": OBS_VERSION,
+                    "obs_labels": obs_labels(n),
+                },
+                when,
+            )
             self._greeted = (rules.hash, n)
-        self._send(proc, {"type": "decide", "seat": seat, "obs": encode(game, seat).tolist(),
-                          "mask": legal_mask(game).tolist(), "legal": legal, "state": _state(game)}, when)
+        self._send(
+            proc,
+            {
+                "type": "decide",
+                "seat": seat,
+                "obs": encode(game, seat).tolist(),
+                "mask": legal_mask(game).tolist(),
+                "legal": legal,
+                "state": _state(game),
+            },
+            when,
+        )
         try:
             line = proc.lines.get(timeout=self.timeout)
         except queue.Empty:
-            raise self._fail(f"did not answer within {self.timeout:g} s (seat {seat}, turn {game.turn}), so it was "
-                             "stopped", f"answer every decide line with one line such as {{\"action\": "
-                             f"{legal[0]['action']}}} and flush stdout, or allow more time with {TIMEOUT_ENV}=SECONDS",
-                             tail=True, hurry=True) from None
+            raise self._fail(
+                f"did not answer within {self.timeout:g} s (seat {seat}, turn {game.turn}), so it was stopped",
+                f'answer every decide line with one line such as {{"action": '
+                f"{legal[0]['action']}}} and flush stdout, or allow more time with {TIMEOUT_ENV}=SECONDS",
+                tail=True,
+                hurry=True,
+            ) from None
         if line is None:
             raise self._exited(proc, when)
         return self._action(game, line, legal)
@@ -561,14 +620,16 @@ class CmdAgent:
             answer = None
         a = answer.get("action") if isinstance(answer, dict) else None
         if isinstance(a, bool) or not isinstance(a, int):
-            raise self._fail(f"answered {shown!r}, which is not a JSON object with an integer \"action\"",
-                             f"answer one line such as {{\"action\": {legal[0]['action']}}} (and write logs to "
-                             "stderr, not stdout)")
+            raise self._fail(
+                f'answered {shown!r}, which is not a JSON object with an integer "action"',
+                f'answer one line such as {{"action": {legal[0]["action"]}}} (and write logs to stderr, not stdout)',
+            )
         if a not in {m["action"] for m in legal}:
             why = illegal_reason(game, a) or "not among the legal actions"
             moves = ", ".join(f"{m['action']} ({m['label']})" for m in legal)
-            raise self._fail(f"played action {a}, which is illegal here ({why})",
-                             f"answer one of the legal actions: {moves}")
+            raise self._fail(
+                f"played action {a}, which is illegal here ({why})", f"answer one of the legal actions: {moves}"
+            )
         return a
 
     # ------------------------------------------------------------------ pickling
@@ -581,8 +642,11 @@ class CmdAgent:
         return cls(argv, name, timeout=timeout)
 
     def __repr__(self) -> str:
-        state = "failed" if self._failed else ("running" if self._proc is not None and self._proc.owned()
-                                               and not self._proc.closed else "idle")
+        state = (
+            "failed"
+            if self._failed
+            else ("running" if self._proc is not None and self._proc.owned() and not self._proc.closed else "idle")
+        )
         return f"<CmdAgent {self.name!r} ({state})>"
 
 
@@ -595,21 +659,31 @@ def _legal(game: Game) -> list[dict[str, Any]]:
 
 def _state(game: Game) -> dict[str, Any]:
     piggy = game.piggy if game.phase is Phase.PIGGYBACK else None
-    return {"phase": "piggyback" if game.phase is Phase.PIGGYBACK else "decide", "turn": game.turn,
-            "target": game.rules.target, "scores": list(map(int, game.scores)),
-            "on_board": list(map(bool, game.on_board)), "busts_in_row": list(map(int, game.busts_in_row)),
-            "turn_total": int(game.turn_total),
-            "dice": list(game.dice), "dice_left": int(game.dice_left), "rolls": int(game.rolls),
-            "max_rolls": int(game.max_rolls), "final_round": bool(game.final_round), "trigger": game.trigger,
-            "final_turns_left": int(game.final_turns_left) if game.final_round else None,
-            "piggy": {"dice": int(piggy[0]), "total": int(piggy[1])} if piggy is not None else None}
+    return {
+        "phase": "piggyback" if game.phase is Phase.PIGGYBACK else "decide",
+        "turn": game.turn,
+        "target": game.rules.target,
+        "scores": list(map(int, game.scores)),
+        "on_board": list(map(bool, game.on_board)),
+        "busts_in_row": list(map(int, game.busts_in_row)),
+        "turn_total": int(game.turn_total),
+        "dice": list(game.dice),
+        "dice_left": int(game.dice_left),
+        "rolls": int(game.rolls),
+        "max_rolls": int(game.max_rolls),
+        "final_round": bool(game.final_round),
+        "trigger": game.trigger,
+        "final_turns_left": int(game.final_turns_left) if game.final_round else None,
+        "piggy": {"dice": int(piggy[0]), "total": int(piggy[1])} if piggy is not None else None,
+    }
 
 
 def make_cmd(arg: str | None) -> CmdAgent:
     """``cmd:COMMAND``: the program ``COMMAND`` (split as a shell would) as an agent."""
     if not arg or not arg.strip():
-        raise AgentError(f"agent 'cmd' needs a command after the colon, e.g. {_EXAMPLE!r} (quote the whole spec "
-                         "in a shell)")
+        raise AgentError(
+            f"agent 'cmd' needs a command after the colon, e.g. {_EXAMPLE!r} (quote the whole spec in a shell)"
+        )
     try:
         argv = shlex.split(arg)
     except ValueError as e:

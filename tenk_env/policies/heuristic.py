@@ -49,9 +49,24 @@ from tenk_env.policies.base import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep, RollInfo, Tables
 
-__all__ = ["Context", "Situation", "context", "situation", "GreedyAgent", "HoldAgent", "DiceNowAgent",
-           "BreakEvenAgent", "greedy_move", "hold_move", "dicenow_move", "breakeven_move",
-           "take_piggyback", "dicenow_bar", "GREEDY_DEFAULT_BAR", "HOLD_DEFAULT"]
+__all__ = [
+    "Context",
+    "Situation",
+    "context",
+    "situation",
+    "GreedyAgent",
+    "HoldAgent",
+    "DiceNowAgent",
+    "BreakEvenAgent",
+    "greedy_move",
+    "hold_move",
+    "dicenow_move",
+    "breakeven_move",
+    "take_piggyback",
+    "dicenow_bar",
+    "GREEDY_DEFAULT_BAR",
+    "HOLD_DEFAULT",
+]
 
 #: greedy's default bar: the fixed bar that maximises the expected banked points of an
 #: on-board turn for the keep-every-scoring-die rule under ``classic``, by exact dynamic
@@ -68,8 +83,23 @@ _NEG = -math.inf
 class Context:
     """Per-ruleset constants every bot reads, built once per Tables object (see :func:`context`)."""
 
-    __slots__ = ("tables", "num_dice", "target", "entry", "min_bank", "mandatory_hot", "immediate",
-                 "exact", "bust", "mean", "breakeven", "late", "far", "best_by_points", "best_by_dice")
+    __slots__ = (
+        "tables",
+        "num_dice",
+        "target",
+        "entry",
+        "min_bank",
+        "mandatory_hot",
+        "immediate",
+        "exact",
+        "bust",
+        "mean",
+        "breakeven",
+        "late",
+        "far",
+        "best_by_points",
+        "best_by_dice",
+    )
 
     def __init__(self, tables: Tables):
         r = tables.rules
@@ -127,7 +157,10 @@ def situation(game: Game, c: Context) -> Situation:
     else:
         leader = max(s for q, s in enumerate(scores) if q != p)
     return Situation(
-        game.turn_total, game.dice_left, scores[p], leader,
+        game.turn_total,
+        game.dice_left,
+        scores[p],
+        leader,
         c.entry > 0 and not game.on_board[p],
         not game.can_roll_again,
         game.final_round and p != game.trigger,
@@ -140,8 +173,7 @@ def _bankable(c: Context, s: Situation, t2: int, hot: bool) -> bool:
     Under exact finish a bank landing exactly on the target is always allowed."""
     if hot and c.mandatory_hot and not s.last_roll:
         return False
-    return ((not s.entering or t2 >= c.entry) and t2 >= c.min_bank) or (
-        c.exact and s.score + t2 == c.target)
+    return ((not s.entering or t2 >= c.entry) and t2 >= c.min_bank) or (c.exact and s.score + t2 == c.target)
 
 
 def _overshoots(c: Context, s: Situation, t2: int) -> bool:
@@ -177,8 +209,7 @@ def take_piggyback(c: Context, dice: int, total: int) -> bool:
 
 
 # ---------------------------------------------------------------------- the decision functions
-def hold_move(keeps: Sequence[Keep], c: Context, s: Situation, bar: int,
-              best: Keep | None = None) -> tuple[Keep, bool]:
+def hold_move(keeps: Sequence[Keep], c: Context, s: Situation, bar: int, best: Keep | None = None) -> tuple[Keep, bool]:
     """``hold:N``: keep the highest-scoring set (most points, then most dice); end the turn
     when ``T' >= bar`` (hot dice included: only the turn total matters, as in Pig), on the
     last roll, or when banking finishes the game (rules layer)."""
@@ -187,8 +218,9 @@ def hold_move(keeps: Sequence[Keep], c: Context, s: Situation, bar: int,
     return k, t2 >= bar or s.last_roll or _finishes(c, s, t2)
 
 
-def greedy_move(keeps: Sequence[Keep], c: Context, s: Situation, bar: int,
-                best: Keep | None = None) -> tuple[Keep, bool]:
+def greedy_move(
+    keeps: Sequence[Keep], c: Context, s: Situation, bar: int, best: Keep | None = None
+) -> tuple[Keep, bool]:
     """``greedy:BAR``: keep every scoring die (the keep with the most dice, then the most
     points); end the turn when ``T' >= bar``, on the last roll, or when banking finishes
     the game."""
@@ -334,10 +366,12 @@ class _Heuristic:
     name = "heuristic"
 
     def check(self, rules: Ruleset, n_players: int) -> None:
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
-            raise AgentError(f"agent {self.name!r} plays {MIN_PLAYERS} to {MAX_PLAYERS} players, "
-                             f"not {n_players!r}")
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, int)
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
+            raise AgentError(f"agent {self.name!r} plays {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n_players!r}")
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
         c = context(game.tables)
@@ -463,8 +497,10 @@ def _bar(name: str, arg: str | None, default: int) -> int:
     if arg is None:
         return default
     if not re.fullmatch(r"\d+", arg.strip()):
-        raise AgentError(f"agent '{name}:{arg}': the bar must be a whole number of points >= 0, "
-                         f"e.g. '{name}:{default}' (or plain '{name}' for {default})")
+        raise AgentError(
+            f"agent '{name}:{arg}': the bar must be a whole number of points >= 0, "
+            f"e.g. '{name}:{default}' (or plain '{name}' for {default})"
+        )
     return int(arg)
 
 

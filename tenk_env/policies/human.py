@@ -65,8 +65,9 @@ class HumanAgent:
     #: whose terminal nobody watches, refuses it
     interactive = True
 
-    def __init__(self, input_fn: InputFn | None = None, print_fn: PrintFn | None = None,
-                 names: Sequence[str] | None = None):
+    def __init__(
+        self, input_fn: InputFn | None = None, print_fn: PrintFn | None = None, names: Sequence[str] | None = None
+    ):
         # None: the builtins, looked up at each call (so a patched input() is honoured)
         self.input_fn = input_fn or (lambda prompt: input(prompt))
         self.print_fn = print_fn or (lambda text: print(text))
@@ -100,7 +101,9 @@ class HumanAgent:
         out("  keeps:")
         for i, k in enumerate(keeps):
             reading = ", ".join(k.reading)
-            out(f"   {_label(i)}) {' '.join(map(str, k.dice)):<12} {_n(k.points):>6}  {reading:<28} {self._then(game, k)}")
+            out(
+                f"   {_label(i)}) {' '.join(map(str, k.dice)):<12} {_n(k.points):>6}  {reading:<28} {self._then(game, k)}"
+            )
         prompt = f"keep which? ({_letters(len(keeps))}, faces like '1 5', 'best'; ? help, q quit): "
         while True:
             text = self._ask(prompt)
@@ -117,7 +120,9 @@ class HumanAgent:
                     end = self._roll_or_bank(game, k)
                 else:
                     end = not can_roll
-                    out(f"  ({'the turn ends: ' + self._why_no_roll(game) if end else 'you must roll: ' + game.why_no_bank(k)})")
+                    out(
+                        f"  ({'the turn ends: ' + self._why_no_roll(game) if end else 'you must roll: ' + game.why_no_bank(k)})"
+                    )
                 return k, end
             if end and not can_bank and can_roll:
                 out(f"  ! you cannot bank now: {game.why_no_bank(k)}; answer with the keep and r")
@@ -155,8 +160,11 @@ class HumanAgent:
                 i = string.ascii_lowercase.index(tokens[0])
                 if i < len(keeps):
                     return keeps[i], end, None
-            return None, None, (f"no keep {tokens[0]!r}: choose {_letters(len(keeps))} from the list, "
-                                "or type the faces, e.g. '1 5'")
+            return (
+                None,
+                None,
+                (f"no keep {tokens[0]!r}: choose {_letters(len(keeps))} from the list, or type the faces, e.g. '1 5'"),
+            )
         faces = "".join(tokens)
         if not faces.isdigit():
             return None, None, f"{text!r} is neither a letter from the list nor dice faces; e.g. 'a' or '1 5'"
@@ -185,8 +193,13 @@ class HumanAgent:
         left = game.dice_left - k.n
         can_roll, can_bank = game.options(k)
         dice = f"hot dice, {game.rules.num_dice} to roll" if left == 0 else f"{left} left"
-        what = "roll or bank" if can_roll and can_bank else "must roll" if can_roll else (
-            "bank" if can_bank else "turn ends, total lost")
+        what = (
+            "roll or bank"
+            if can_roll and can_bank
+            else "must roll"
+            if can_roll
+            else ("bank" if can_bank else "turn ends, total lost")
+        )
         return f"-> {_n(total)}, {dice}: {what}"
 
     def _header(self, game: Game) -> str:
@@ -206,8 +219,10 @@ class HumanAgent:
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         dice, total = game.piggy
         while True:
-            text = self._ask(f"the last player left {dice} dice and {_n(total)} points: take them over "
-                             "(you keep the total if your roll scores)? (y/n): ")
+            text = self._ask(
+                f"the last player left {dice} dice and {_n(total)} points: take them over "
+                "(you keep the total if your roll scores)? (y/n): "
+            )
             if text in ("y", "yes"):
                 return True
             if text in ("n", "no"):
@@ -220,8 +235,10 @@ def check_terminal(specs: Sequence[str], command: str) -> None:
     a terminal (piped, redirected, a batch job): the first question would end the game (end
     of input), after whatever work came before it. ``command`` names the command."""
     if any(str(s).partition(":")[0] == "human" for s in specs) and not sys.stdin.isatty():
-        raise AgentError(f"agent 'human' answers at a terminal, and {command}'s standard input is not one (it is "
-                         "piped or redirected): run it from a terminal, or give a bot or a trained agent instead")
+        raise AgentError(
+            f"agent 'human' answers at a terminal, and {command}'s standard input is not one (it is "
+            "piped or redirected): run it from a terminal, or give a bot or a trained agent instead"
+        )
 
 
 def _label(i: int) -> str:

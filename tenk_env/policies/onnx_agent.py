@@ -65,8 +65,10 @@ class OnnxActor:
         try:
             self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types: say which file and why
-            raise AgentError(f"{where} cannot be loaded ({type(e).__name__}: {_first_line(e)}): give a model "
-                             "file written by an ONNX exporter (torch.onnx, tf2onnx, jax2onnx, tenk zoo export)") from None
+            raise AgentError(
+                f"{where} cannot be loaded ({type(e).__name__}: {_first_line(e)}): give a model "
+                "file written by an ONNX exporter (torch.onnx, tf2onnx, jax2onnx, tenk zoo export)"
+            ) from None
         ins, outs = self.session.get_inputs(), self.session.get_outputs()
         if not ins or not outs:
             raise AgentError(f"{where} has no inputs or no outputs: it must take the observation and give logits")
@@ -75,8 +77,10 @@ class OnnxActor:
         self.mask_name = "mask" if "mask" in names[1:] else None
         extra = [n for n in names[1:] if n != self.mask_name]
         if extra:
-            raise AgentError(f"{where} wants inputs {extra} besides the observation {self.obs_name!r}: the agent "
-                             "feeds only the observation and, if declared, 'mask'")
+            raise AgentError(
+                f"{where} wants inputs {extra} besides the observation {self.obs_name!r}: the agent "
+                "feeds only the observation and, if declared, 'mask'"
+            )
         self.out_name = outs[0].name
         self.obs_dim = _static(ins[0].shape, 1)
         self.n_out = _static(outs[0].shape, 1)
@@ -99,14 +103,19 @@ class OnnxActor:
         try:
             out = self.session.run([self.out_name], feed)[0]
         except Exception as e:  # noqa: BLE001 - a model that fails on valid input: name it
-            raise AgentError(f"ONNX model {str(self.path)!r} failed on an observation of shape {obs.shape} "
-                             f"({type(e).__name__}: {_first_line(e)})") from None
+            raise AgentError(
+                f"ONNX model {str(self.path)!r} failed on an observation of shape {obs.shape} "
+                f"({type(e).__name__}: {_first_line(e)})"
+            ) from None
         if out.ndim != 2 or out.shape[0] != obs.shape[0]:
-            raise AgentError(f"ONNX model {str(self.path)!r} gave an output of shape {out.shape}; "
-                             f"one row of logits per observation ({obs.shape[0]}) is wanted")
+            raise AgentError(
+                f"ONNX model {str(self.path)!r} gave an output of shape {out.shape}; "
+                f"one row of logits per observation ({obs.shape[0]}) is wanted"
+            )
         if mask is not None and out.shape[1] < mask.shape[1]:
-            raise AgentError(f"ONNX model {str(self.path)!r} gave {out.shape[1]} logits; this game has "
-                             f"{mask.shape[1]} actions")
+            raise AgentError(
+                f"ONNX model {str(self.path)!r} gave {out.shape[1]} logits; this game has {mask.shape[1]} actions"
+            )
         self._check_logits(out, mask)
         return out
 
@@ -125,18 +134,22 @@ class OnnxActor:
                 if bad.any():
                     r = int(np.flatnonzero(bad.any(axis=1))[0])
                     at = f" of observation {r}{rows}" if rows else ""
-                    raise AgentError(f"{where} returned {what} logits for {int(bad[r].sum())} of {A} actions{at} "
-                                     f"(first at action {int(np.argmax(bad[r]))}): logits must be finite numbers or "
-                                     "-inf; the model is broken: check its export")
+                    raise AgentError(
+                        f"{where} returned {what} logits for {int(bad[r].sum())} of {A} actions{at} "
+                        f"(first at action {int(np.argmax(bad[r]))}): logits must be finite numbers or "
+                        "-inf; the model is broken: check its export"
+                    )
         if mask is not None:
             legal = np.asarray(mask) > 0
             dead = legal.any(axis=1) & ~(finite & legal).any(axis=1)
             if dead.any():
                 r = int(np.flatnonzero(dead)[0])
                 at = f" of observation {r}{rows}" if rows else ""
-                raise AgentError(f"{where} returned -inf logits for all {int(legal[r].sum())} legal actions{at} "
-                                 f"(first at action {int(np.argmax(legal[r]))}): it rules out every legal move; "
-                                 "the model is broken: check its export")
+                raise AgentError(
+                    f"{where} returned -inf logits for all {int(legal[r].sum())} legal actions{at} "
+                    f"(first at action {int(np.argmax(legal[r]))}): it rules out every legal move; "
+                    "the model is broken: check its export"
+                )
 
 
 def _first_line(e: BaseException, limit: int = 160) -> str:
@@ -169,13 +182,15 @@ def _check_meta_keys(meta: Any, actor: OnnxActor, name: str) -> None:
             what = "a whole number" if kind is int else "a string"
             raise AgentError(f"{where} has {key} = {json.dumps(v)}, not {what}: {fix}")
     if not MIN_PLAYERS <= meta["n_players"] <= MAX_PLAYERS:
-        raise AgentError(f"{where} has n_players = {meta['n_players']}; tenk plays {MIN_PLAYERS} to {MAX_PLAYERS}: "
-                         f"{fix}")
+        raise AgentError(
+            f"{where} has n_players = {meta['n_players']}; tenk plays {MIN_PLAYERS} to {MAX_PLAYERS}: {fix}"
+        )
     if meta["n_actions"] < 1:
         raise AgentError(f"{where} has n_actions = {meta['n_actions']}; a model scores at least one action: {fix}")
     if actor.n_out is not None and actor.n_out < meta["n_actions"]:
-        raise AgentError(f"{where} has n_actions = {meta['n_actions']}, but the model gives {actor.n_out} logits: "
-                         f"{fix}")
+        raise AgentError(
+            f"{where} has n_actions = {meta['n_actions']}, but the model gives {actor.n_out} logits: {fix}"
+        )
 
 
 class OnnxAgent(PPOAgent):
@@ -188,8 +203,10 @@ class OnnxAgent(PPOAgent):
         else:
             # no tenk metadata: the sizes say what it plays (the observation grows 5 per player)
             if actor.obs_dim is None or (actor.obs_dim - obs_size(0)) % 5 or actor.obs_dim <= obs_size(1):
-                raise AgentError(f"agent {name!r}: the model's observation size {actor.obs_dim} is none of tenk's "
-                                 f"(56 + 5 * players); give the model a static size, or its {META_KEY!r} property")
+                raise AgentError(
+                    f"agent {name!r}: the model's observation size {actor.obs_dim} is none of tenk's "
+                    f"(56 + 5 * players); give the model a static size, or its {META_KEY!r} property"
+                )
             meta = {"n_players": (actor.obs_dim - obs_size(0)) // 5, "n_actions": actor.n_out or 0}
         super().__init__(actor, meta, name)
 
@@ -199,9 +216,11 @@ class OnnxAgent(PPOAgent):
             return
         want_obs, want_act = obs_size(n_players), n_actions(rules)
         if self._actor.obs_dim != want_obs or self._actor.n_out not in (None, want_act):
-            raise AgentError(f"agent {self.name!r} takes observations of {self._actor.obs_dim} values and gives "
-                             f"{self._actor.n_out} logits; {rules.name!r} at {n_players} players has {want_obs} and "
-                             f"{want_act}: export it for this game")
+            raise AgentError(
+                f"agent {self.name!r} takes observations of {self._actor.obs_dim} values and gives "
+                f"{self._actor.n_out} logits; {rules.name!r} at {n_players} players has {want_obs} and "
+                f"{want_act}: export it for this game"
+            )
 
     def logits(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         return self._actor.logits(np.asarray(obs, dtype=np.float32), masks)
@@ -215,6 +234,7 @@ def make_onnx(arg: str | None) -> OnnxAgent:
         raise AgentError("agent 'onnx' needs a model file: onnx:PATH.onnx (tenk zoo export NAME --onnx writes one)")
     path = Path(arg)
     if not path.is_file():
-        raise AgentError(f"agent 'onnx:{arg}': no such file" + (" (a directory: give the .onnx file in it)"
-                                                                 if path.is_dir() else ""))
+        raise AgentError(
+            f"agent 'onnx:{arg}': no such file" + (" (a directory: give the .onnx file in it)" if path.is_dir() else "")
+        )
     return OnnxAgent(OnnxActor(path), f"onnx:{arg}")

@@ -34,7 +34,12 @@ class _Graph:
         # onnx takes half a second to import: on export, not at every `tenk` start
         from onnx import TensorProto, helper, numpy_helper
 
-        self.helper, self.numpy_helper, self.FLOAT, self.INT64 = helper, numpy_helper, TensorProto.FLOAT, TensorProto.INT64
+        self.helper, self.numpy_helper, self.FLOAT, self.INT64 = (
+            helper,
+            numpy_helper,
+            TensorProto.FLOAT,
+            TensorProto.INT64,
+        )
         self.nodes: list = []
         self.inits: list = []
         self._n = 0
@@ -55,8 +60,14 @@ class _Graph:
 
     def cols(self, x: str, start: int, end: int, step: int = 1) -> str:
         """x[:, start:end:step]."""
-        return self.op("Slice", x, self.const(np.array([start], np.int64)), self.const(np.array([end], np.int64)),
-                       self.const(np.array([1], np.int64)), self.const(np.array([step], np.int64)))
+        return self.op(
+            "Slice",
+            x,
+            self.const(np.array([start], np.int64)),
+            self.const(np.array([end], np.int64)),
+            self.const(np.array([1], np.int64)),
+            self.const(np.array([step], np.int64)),
+        )
 
     def f32(self, v: float) -> str:
         return self.const(np.array(v, np.float32))
@@ -79,9 +90,13 @@ def export_actor(actor: NumpyActor, meta: Mapping[str, Any], path: str | Path) -
         out = g.op("Add", out, _keep_term(g, actor, h, D))
     g.nodes.append(helper.make_node("Identity", [out], ["logits"]))
     A = actor.head[0].shape[1]
-    graph = helper.make_graph(g.nodes, "tenk_actor",
-                              [helper.make_tensor_value_info("obs", g.FLOAT, ["batch", D])],
-                              [helper.make_tensor_value_info("logits", g.FLOAT, ["batch", A])], g.inits)
+    graph = helper.make_graph(
+        g.nodes,
+        "tenk_actor",
+        [helper.make_tensor_value_info("obs", g.FLOAT, ["batch", D])],
+        [helper.make_tensor_value_info("logits", g.FLOAT, ["batch", A])],
+        g.inits,
+    )
     model = helper.make_model(graph, producer_name="tenk", opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 8  # the oldest that opset 17 allows: runtimes of the last few years read it
     helper.set_model_props(model, {META_KEY: json.dumps(dict(meta), sort_keys=True)})
@@ -102,15 +117,15 @@ def _keep_term(g: _Graph, actor: NumpyActor, h: str, D: int) -> str:
     # the roll's key (< 7**6, exact in float32), its row of the table
     key = g.op("Cast", g.op("MatMul", counts, g.const(POW7.astype(np.float32), "pow7")), to=g.INT64)
     row = g.op("Gather", g.const(actor.key_to_row.astype(np.int64), "key_to_row"), key, axis=0)
-    F = g.op("Gather", g.const(actor.table.astype(np.float32), "table"), row, axis=0)         # (B, A, 11)
+    F = g.op("Gather", g.const(actor.table.astype(np.float32), "table"), row, axis=0)  # (B, A, 11)
+
     def feature(j: int) -> str:  # F[:, :, j]
         bounds = (g.const(np.array([v], np.int64)) for v in (j, j + 1, 2))
         return g.op("Squeeze", g.op("Slice", F, *bounds), g.const(np.array([2], np.int64)))
 
     bank, pts = feature(2), feature(1)
-    total = g.op("Mul", g.op("Add", g.cols("obs", 56, 57), g.cols("obs", 43, 44)), g.f32(target))   # (B, 1)
-    lead = g.op("Mul", g.op("ReduceMax", g.cols("obs", 61, D, 5), axes=[1], keepdims=1),
-                g.f32(target))
+    total = g.op("Mul", g.op("Add", g.cols("obs", 56, 57), g.cols("obs", 43, 44)), g.f32(target))  # (B, 1)
+    lead = g.op("Mul", g.op("ReduceMax", g.cols("obs", 61, D, 5), axes=[1], keepdims=1), g.f32(target))
     final = g.cols("obs", 55, 56)
     banked = g.op("Add", total, g.op("Mul", pts, g.f32(1000.0)))
     one = g.f32(1.0)
@@ -121,8 +136,8 @@ def _keep_term(g: _Graph, actor: NumpyActor, h: str, D: int) -> str:
     f13 = g.op("Mul", g.op("Mul", bank, final), g.op("Sub", one, ahead))
     axis2 = g.const(np.array([2], np.int64))
     S = g.op("Concat", *(g.op("Unsqueeze", f, axis2) for f in (f11, f12, f13)), axis=2)
-    F2 = g.op("Concat", F, S, axis=2)                                                           # (B, A, 14)
+    F2 = g.op("Concat", F, S, axis=2)  # (B, A, 14)
     kw, kb = actor.keep
-    wgt = g.op("Add", g.op("MatMul", h, g.const(kw, "kw")), g.const(kb, "kb"))                 # (B, 14)
+    wgt = g.op("Add", g.op("MatMul", h, g.const(kw, "kw")), g.const(kb, "kb"))  # (B, 14)
     assert actor.table.shape[2] == TABLE_FEATURES
     return g.op("Einsum", F2, wgt, equation="baj,bj->ba")

@@ -53,9 +53,25 @@ from tenk_env.rules_obs import rules_obs as rules_vector
 from tenk_env.tables import Keep, get_tables
 from tenk_env.vector.sb3 import sb3_vec_env
 
-__all__ = ["PPOAgent", "CheckpointError", "META_NAME", "META_FORMAT", "read_meta", "verify_checkpoint",
-           "write_checkpoint", "checkpoint_meta", "check_meta", "ACTIVATIONS", "POLICY_HEADS",
-           "keep_features", "roll_rows", "score_features", "KEEP_FEATURES", "TABLE_FEATURES", "untrained_ppo"]
+__all__ = [
+    "PPOAgent",
+    "CheckpointError",
+    "META_NAME",
+    "META_FORMAT",
+    "read_meta",
+    "verify_checkpoint",
+    "write_checkpoint",
+    "checkpoint_meta",
+    "check_meta",
+    "ACTIVATIONS",
+    "POLICY_HEADS",
+    "keep_features",
+    "roll_rows",
+    "score_features",
+    "KEEP_FEATURES",
+    "TABLE_FEATURES",
+    "untrained_ppo",
+]
 
 #: the zip member holding our metadata
 META_NAME = "tenk.json"
@@ -77,9 +93,17 @@ class CheckpointError(AgentError):
     """A checkpoint that cannot be read, or that was trained for another game."""
 
 
-def checkpoint_meta(rules: Ruleset | None, n_players: int, *, activation: str, n_actions: int,
-                    policy: str = "mlp", num_timesteps: int = 0, trained_on: str | None = None,
-                    **extra: Any) -> dict[str, Any]:
+def checkpoint_meta(
+    rules: Ruleset | None,
+    n_players: int,
+    *,
+    activation: str,
+    n_actions: int,
+    policy: str = "mlp",
+    num_timesteps: int = 0,
+    trained_on: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """The ``tenk.json`` of a checkpoint trained on ``rules`` with ``n_players`` players; with
     ``rules`` None, of a policy that reads the rules observation (``trained_on`` says what it
     was trained on)."""
@@ -89,9 +113,17 @@ def checkpoint_meta(rules: Ruleset | None, n_players: int, *, activation: str, n
         raise ValueError(f"policy {policy!r}: the ppo agent implements {', '.join(POLICY_HEADS)}")
     if rules is None and policy == "keep_aware":
         raise ValueError("the keep-aware head reads one ruleset's tables: a policy for any ruleset uses the mlp head")
-    meta = {"format": META_FORMAT, **game_meta(rules, trained_on), "n_players": int(n_players),
-            "obs_version": OBS_VERSION, "n_actions": int(n_actions), "activation": activation, "policy": policy,
-            "num_timesteps": int(num_timesteps), **extra}
+    meta = {
+        "format": META_FORMAT,
+        **game_meta(rules, trained_on),
+        "n_players": int(n_players),
+        "obs_version": OBS_VERSION,
+        "n_actions": int(n_actions),
+        "activation": activation,
+        "policy": policy,
+        "num_timesteps": int(num_timesteps),
+        **extra,
+    }
     if policy == "keep_aware":
         meta["keep_features_version"] = KEEP_FEATURES_VERSION
     return meta
@@ -138,7 +170,7 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
     tables = get_tables(rules)
     nd = rules.num_dice
     rolls = sorted(tables.rolls)
-    key_to_row = np.zeros(7 ** 6, np.int32)
+    key_to_row = np.zeros(7**6, np.int32)
     table = np.zeros((len(rolls) + 1, _n_actions(rules), TABLE_FEATURES), np.float32)
     for r, dice in enumerate(rolls, start=1):
         counts = np.bincount(np.asarray(dice, np.int64) - 1, minlength=6)
@@ -148,9 +180,9 @@ def keep_features(rules: Ruleset) -> tuple[np.ndarray, np.ndarray]:
             left = nd if k.n == n else n - k.n  # hot dice: all of them again
             pts = k.points / 1000.0
             kept = k.n / nd
-            f = table[r, k.mask]          # set aside and roll on
+            f = table[r, k.mask]  # set aside and roll on
             f[0], f[2 + left], f[9] = pts, 1.0, kept
-            f = table[r, k.mask | 64]     # set aside and bank
+            f = table[r, k.mask | 64]  # set aside and bank
             f[1], f[2], f[10] = pts, 1.0, kept
     _FEATURES[rules.hash] = (key_to_row, table)
     return key_to_row, table
@@ -169,14 +201,13 @@ def score_features(obs: np.ndarray, F: np.ndarray, target: float) -> np.ndarray:
     they are multiples of 50, so the comparisons are made half a point off the boundary.
     ``tenk_env.training.policy`` computes the same in torch."""
     bank = F[:, :, 2]
-    total = (obs[:, 56] + obs[:, 43]) * target                       # own score + turn total
+    total = (obs[:, 56] + obs[:, 43]) * target  # own score + turn total
     lead = obs[:, 61::5].max(axis=1) * target
     final = obs[:, 55:56]
-    banked = total[:, None] + F[:, :, 1] * 1000.0                    # bank features hold the points
+    banked = total[:, None] + F[:, :, 1] * 1000.0  # bank features hold the points
     ahead = (banked > lead[:, None] + 0.5).astype(np.float32)
     reach = (banked > target - 0.5).astype(np.float32)
-    return np.stack([bank * ahead, bank * reach * (1 - final), bank * final * (1 - ahead)],
-                    axis=2).astype(np.float32)
+    return np.stack([bank * ahead, bank * reach * (1 - final), bank * final * (1 - ahead)], axis=2).astype(np.float32)
 
 
 def write_checkpoint(model: Any, path: str | Path, meta: Mapping[str, Any]) -> Path:
@@ -200,8 +231,10 @@ def _open(path: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as e:
-        raise CheckpointError(f"checkpoint {str(path)!r} is not a checkpoint zip ({e}); give a .zip "
-                              "written by `tenk train` (runs/NAME/best.zip, last.zip or checkpoints/*.zip)") from None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is not a checkpoint zip ({e}); give a .zip "
+            "written by `tenk train` (runs/NAME/best.zip, last.zip or checkpoints/*.zip)"
+        ) from None
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:
@@ -209,20 +242,27 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     with _open(path) as z:
         if META_NAME not in z.namelist():
-            raise CheckpointError(f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by "
-                                  "`tenk train`, so its ruleset and player count are unknown; retrain "
-                                  "with `tenk train`")
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} has no {META_NAME}: it was not written by "
+                "`tenk train`, so its ruleset and player count are unknown; retrain "
+                "with `tenk train`"
+            )
         try:
             meta = json.loads(z.read(META_NAME))
         except (ValueError, zipfile.BadZipFile, OSError, zlib.error) as e:
-            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} cannot be read "
-                                  f"({_first_line(e)})") from None
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} is damaged: its {META_NAME} cannot be read ({_first_line(e)})"
+            ) from None
     if not isinstance(meta, dict):
-        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} holds a "
-                              f"{type(meta).__name__}, not the metadata mapping")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: its {META_NAME} holds a "
+            f"{type(meta).__name__}, not the metadata mapping"
+        )
     if meta.get("format") != META_FORMAT:
-        raise CheckpointError(f"checkpoint {str(path)!r} has metadata format {meta.get('format')!r}; this "
-                              f"version of tenk reads format {META_FORMAT}: retrain it with `tenk train`")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has metadata format {meta.get('format')!r}; this "
+            f"version of tenk reads format {META_FORMAT}: retrain it with `tenk train`"
+        )
     return meta
 
 
@@ -242,16 +282,21 @@ def _read_weights(path: Path, z: zipfile.ZipFile) -> Mapping[str, Any]:
     except KeyError:
         raise CheckpointError(f"checkpoint {str(path)!r} has no policy.pth: not an SB3 checkpoint") from None
     except (zipfile.BadZipFile, OSError, zlib.error) as e:
-        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) cannot be "
-                              f"read ({_first_line(e)})") from None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) cannot be read ({_first_line(e)})"
+        ) from None
     try:
         sd = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises UnpicklingError, EOFError or RuntimeError on damaged bytes
-        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a "
-                              f"torch state dict ({_first_line(e)})") from None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) are not a "
+            f"torch state dict ({_first_line(e)})"
+        ) from None
     if not isinstance(sd, Mapping):
-        raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) hold a "
-                              f"{type(sd).__name__}, not a state dict")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: its weights (policy.pth) hold a "
+            f"{type(sd).__name__}, not a state dict"
+        )
     return sd
 
 
@@ -279,8 +324,9 @@ def verify_checkpoint(path: str | Path) -> dict[str, Any]:
         except KeyError:
             raise CheckpointError(f"checkpoint {str(path)!r} has no data member: not an SB3 checkpoint") from None
         except ValueError as e:
-            raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its data member is not JSON "
-                                  f"({_first_line(e)})") from None
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} is damaged: its data member is not JSON ({_first_line(e)})"
+            ) from None
         _read_weights(path, z)
     if not isinstance(meta.get("num_timesteps"), int):
         raise CheckpointError(f"checkpoint {str(path)!r} is damaged: its {META_NAME} has no step count")
@@ -288,23 +334,33 @@ def verify_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 def _describe(meta: Mapping[str, Any]) -> str:
-    return (f"ruleset {meta['ruleset_name']!r} (hash {meta['ruleset_hash']}), {meta['n_players']} players, "
-            f"observation version {meta['obs_version']}")
+    return (
+        f"ruleset {meta['ruleset_name']!r} (hash {meta['ruleset_hash']}), {meta['n_players']} players, "
+        f"observation version {meta['obs_version']}"
+    )
 
 
 def _check_any_rules(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str) -> None:
     if meta["rules_obs"] != RULES_OBS_VERSION:
-        raise CheckpointError(f"{where} reads rules observation version {meta['rules_obs']!r}; this tenk writes "
-                              f"version {RULES_OBS_VERSION}: retrain it with `tenk train`")
+        raise CheckpointError(
+            f"{where} reads rules observation version {meta['rules_obs']!r}; this tenk writes "
+            f"version {RULES_OBS_VERSION}: retrain it with `tenk train`"
+        )
     if int(meta["obs_version"]) != OBS_VERSION:
-        raise CheckpointError(f"{where} was trained on observation version {meta['obs_version']}, this tenk encodes "
-                              f"version {OBS_VERSION}: retrain it with `tenk train`")
+        raise CheckpointError(
+            f"{where} was trained on observation version {meta['obs_version']}, this tenk encodes "
+            f"version {OBS_VERSION}: retrain it with `tenk train`"
+        )
     if int(meta["n_players"]) != n_players:
-        raise CheckpointError(f"{where} plays any ruleset, but {meta['n_players']} players; this game has "
-                              f"{n_players}: play it with --players {meta['n_players']}")
+        raise CheckpointError(
+            f"{where} plays any ruleset, but {meta['n_players']} players; this game has "
+            f"{n_players}: play it with --players {meta['n_players']}"
+        )
     if int(meta["n_actions"]) != _n_actions(rules):
-        raise CheckpointError(f"{where} has {meta['n_actions']} actions; ruleset {rules.name!r} has "
-                              f"{_n_actions(rules)} (piggyback adds two): train a policy on rulesets like it")
+        raise CheckpointError(
+            f"{where} has {meta['n_actions']} actions; ruleset {rules.name!r} has "
+            f"{_n_actions(rules)} (piggyback adds two): train a policy on rulesets like it"
+        )
 
 
 def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: str = "checkpoint") -> None:
@@ -312,8 +368,7 @@ def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: s
     reads the rules observation: for this player count and action count)."""
     if reads_rules(meta):
         return _check_any_rules(meta, rules, n_players, where)
-    want = {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "n_players": n_players,
-            "obs_version": OBS_VERSION}
+    want = {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "n_players": n_players, "obs_version": OBS_VERSION}
     problems = []
     if meta["ruleset_hash"] != rules.hash:
         problems.append("ruleset")
@@ -324,15 +379,21 @@ def check_meta(meta: Mapping[str, Any], rules: Ruleset, n_players: int, where: s
     if not problems:
         return
     if "observation version" in problems:
-        fix = ("the observation layout changed since it was trained: retrain with `tenk train` "
-               "(the old checkpoint cannot be converted)")
+        fix = (
+            "the observation layout changed since it was trained: retrain with `tenk train` "
+            "(the old checkpoint cannot be converted)"
+        )
     else:
-        fix = (f"play it under the ruleset and player count it was trained for (--rules "
-               f"{meta['ruleset_name']} --players {meta['n_players']}; its full ruleset is in its "
-               f"{META_NAME}), or train an agent for this game: tenk train --config CONFIG "
-               f"--set rules={rules.name} --set n_players={n_players}")
-    raise CheckpointError(f"{where} was trained on {_describe(meta)}; this game is {_describe(want)} "
-                          f"(different {' and '.join(problems)}): {fix}")
+        fix = (
+            f"play it under the ruleset and player count it was trained for (--rules "
+            f"{meta['ruleset_name']} --players {meta['n_players']}; its full ruleset is in its "
+            f"{META_NAME}), or train an agent for this game: tenk train --config CONFIG "
+            f"--set rules={rules.name} --set n_players={n_players}"
+        )
+    raise CheckpointError(
+        f"{where} was trained on {_describe(meta)}; this game is {_describe(want)} "
+        f"(different {' and '.join(problems)}): {fix}"
+    )
 
 
 def _t(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -343,8 +404,14 @@ def _t(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class NumpyActor:
     """The actor of a ``tenk train`` policy as NumPy arrays: observations -> action logits."""
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray],
-                 activation: str, keep: tuple[np.ndarray, np.ndarray] | None = None, rules: Ruleset | None = None):
+    def __init__(
+        self,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        head: tuple[np.ndarray, np.ndarray],
+        activation: str,
+        keep: tuple[np.ndarray, np.ndarray] | None = None,
+        rules: Ruleset | None = None,
+    ):
         self.layers = [_t(w, b) for w, b in layers]
         self.head = _t(*head)
         self.activation = activation
@@ -360,21 +427,25 @@ class NumpyActor:
             return v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
 
         prefix = "mlp_extractor.policy_net."
-        idx = sorted({int(k[len(prefix):].split(".")[0]) for k in sd if k.startswith(prefix)})
+        idx = sorted({int(k[len(prefix) :].split(".")[0]) for k in sd if k.startswith(prefix)})
         policy = meta.get("policy", "mlp")
         try:
             layers = [(arr(f"{prefix}{i}.weight"), arr(f"{prefix}{i}.bias")) for i in idx]
             if policy == "keep_aware":
                 if meta.get("keep_features_version") != KEEP_FEATURES_VERSION:
-                    raise CheckpointError(f"{source}: keep-aware features version {meta.get('keep_features_version')!r}; "
-                                          f"this tenk computes version {KEEP_FEATURES_VERSION}: retrain it")
+                    raise CheckpointError(
+                        f"{source}: keep-aware features version {meta.get('keep_features_version')!r}; "
+                        f"this tenk computes version {KEEP_FEATURES_VERSION}: retrain it"
+                    )
                 head = (arr("action_net.base.weight"), arr("action_net.base.bias"))
                 keep = (arr("action_net.keep.weight"), arr("action_net.keep.bias"))
                 return cls(layers, head, meta.get("activation", "tanh"), keep, Ruleset.from_dict(meta["ruleset"]))
             head = (arr("action_net.weight"), arr("action_net.bias"))
         except KeyError as e:
-            raise CheckpointError(f"{source}: the policy has no {e.args[0]!r} weights; the ppo agent reads "
-                                  "the MLP policies `tenk train` writes") from None
+            raise CheckpointError(
+                f"{source}: the policy has no {e.args[0]!r} weights; the ppo agent reads "
+                "the MLP policies `tenk train` writes"
+            ) from None
         return cls(layers, head, meta.get("activation", "tanh"))
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
@@ -438,7 +509,7 @@ class PPOAgent:
         if self.any_rules:
             obs = np.concatenate([obs, rules_vector(game.rules)])
         mask = legal_mask(game)
-        logits = self.logits(obs[None, :], mask[None, :])[0, :mask.shape[0]]
+        logits = self.logits(obs[None, :], mask[None, :])[0, : mask.shape[0]]
         return int(np.argmax(np.where(mask > 0, logits, -np.inf)))
 
     def decide(self, game: Game, rng: np.random.Generator) -> tuple[Keep, bool]:
@@ -462,13 +533,12 @@ class PPOAgent:
 
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Greedy actions (B,) for observations (B, D) and legal masks (B, A)."""
-        logits = self.logits(obs, masks)[:, :masks.shape[1]]
+        logits = self.logits(obs, masks)[:, : masks.shape[1]]
         return np.argmax(np.where(np.asarray(masks, dtype=bool), logits, -np.inf), axis=1)
 
     def __repr__(self) -> str:
         game = "any ruleset" if self.any_rules else self.meta["ruleset_name"]
-        return (f"PPOAgent({self.name!r}: {game}, {self.n_players} players, "
-                f"{self.meta.get('num_timesteps', 0):,} steps)")
+        return f"PPOAgent({self.name!r}: {game}, {self.n_players} players, {self.meta.get('num_timesteps', 0):,} steps)"
 
 
 def make_ppo(arg: str | None) -> PPOAgent:

@@ -69,22 +69,30 @@ def _fix(name: str) -> str:
 
 
 #: card keys: (required, type, what it holds); ``meta`` keys by agent kind below
-_CARD = {"meta": (True, dict, "the checkpoint's metadata"),
-         "weights_sha256": (True, str, "the sha256 of weights.npz, 16 hex digits"),
-         "name": (False, str, "the entry's name"), "notes": (False, str, "a line on how it was trained"),
-         "command": (False, str, "the command that trained it"),
-         "checkpoint": (False, dict, "the checkpoint's file and sha256"),
-         "strength": (False, dict, "its measured strength")}
+_CARD = {
+    "meta": (True, dict, "the checkpoint's metadata"),
+    "weights_sha256": (True, str, "the sha256 of weights.npz, 16 hex digits"),
+    "name": (False, str, "the entry's name"),
+    "notes": (False, str, "a line on how it was trained"),
+    "command": (False, str, "the command that trained it"),
+    "checkpoint": (False, dict, "the checkpoint's file and sha256"),
+    "strength": (False, dict, "its measured strength"),
+}
 _META = {"n_players": (int, "the player count")}
 #: the game of an agent of one ruleset
-_META_RULESET = {"ruleset": (dict, "the ruleset's fields"), "ruleset_hash": (str, "the ruleset's hash"),
-                 "ruleset_name": (str, "the ruleset's name")}
+_META_RULESET = {
+    "ruleset": (dict, "the ruleset's fields"),
+    "ruleset_hash": (str, "the ruleset's hash"),
+    "ruleset_name": (str, "the ruleset's name"),
+}
 #: an agent that reads the rules and plays any ruleset instead
 _META_ANY = {"rules_obs": (int, "the rules observation version"), "trained_on": (str, "what it was trained on")}
 _META_PPO = {"obs_version": (int, "the observation version"), "n_actions": (int, "the action count")}
-_META_AFTERSTATE = {"features_version": (int, "the afterstate features version"),
-                    "hidden": (list, "the value net's layer widths"),
-                    "opponents_learn": (bool, "whether it was trained by self-play")}
+_META_AFTERSTATE = {
+    "features_version": (int, "the afterstate features version"),
+    "hidden": (list, "the value net's layer widths"),
+    "opponents_learn": (bool, "whether it was trained by self-play"),
+}
 _TYPE_NAMES = {dict: "a mapping", str: "a string", int: "a whole number", list: "a list", bool: "true or false"}
 
 
@@ -102,8 +110,10 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     if card is None:
         raise ZooError(f"{where} is empty: {_fix(name)}")
     if not isinstance(card, dict):
-        raise ZooError(f"{where} holds {type(card).__name__ if not isinstance(card, str) else 'a string'}, "
-                       f"not the card's mapping (meta, weights_sha256, command, ...): {_fix(name)}")
+        raise ZooError(
+            f"{where} holds {type(card).__name__ if not isinstance(card, str) else 'a string'}, "
+            f"not the card's mapping (meta, weights_sha256, command, ...): {_fix(name)}"
+        )
     for k, (required, want, what) in _CARD.items():
         if k not in card:
             if required:
@@ -113,11 +123,16 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     meta = card["meta"]
     afterstate = meta.get("format") == AFTERSTATE_FORMAT
     if not afterstate and meta.get("format") != META_FORMAT:
-        raise ZooError(f"{where}: meta.format is {meta.get('format')!r}: a card's meta is a PPO checkpoint's "
-                       f"(format {META_FORMAT}) or an afterstate checkpoint's ({AFTERSTATE_FORMAT!r}): {_fix(name)}")
+        raise ZooError(
+            f"{where}: meta.format is {meta.get('format')!r}: a card's meta is a PPO checkpoint's "
+            f"(format {META_FORMAT}) or an afterstate checkpoint's ({AFTERSTATE_FORMAT!r}): {_fix(name)}"
+        )
     any_rules = reads_rules(meta)
-    for k, (want, what) in {**_META, **(_META_ANY if any_rules else _META_RULESET),
-                            **(_META_AFTERSTATE if afterstate else _META_PPO)}.items():
+    for k, (want, what) in {
+        **_META,
+        **(_META_ANY if any_rules else _META_RULESET),
+        **(_META_AFTERSTATE if afterstate else _META_PPO),
+    }.items():
         if k not in meta:
             raise ZooError(f"{where} has no meta.{k} ({what}): {_fix(name)}")
         if not _check_type(meta[k], want):
@@ -129,8 +144,10 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     if rules is not None and rules.hash != meta["ruleset_hash"]:
         # The hash is what a game checks the agent against: an edited ruleset under the old
         # hash would let the agent play a game it was not trained for.
-        raise ZooError(f"{where}: meta.ruleset hashes to {rules.hash}, but meta.ruleset_hash records "
-                       f"{meta['ruleset_hash']}: the card's ruleset was edited after export; {_fix(name)}")
+        raise ZooError(
+            f"{where}: meta.ruleset hashes to {rules.hash}, but meta.ruleset_hash records "
+            f"{meta['ruleset_hash']}: the card's ruleset was edited after export; {_fix(name)}"
+        )
     weights = path / "weights.npz"
     if not weights.is_file():
         raise ZooError(f"zoo entry {name!r} has no weights file {weights}: {_fix(name)}")
@@ -139,9 +156,11 @@ def _verify(path: Path, card: Any) -> dict[str, Any]:
     except OSError as e:
         raise ZooError(f"zoo entry {name!r}: cannot read {weights} ({e.strerror or e}): {_fix(name)}") from None
     if got != card["weights_sha256"]:
-        raise ZooError(f"zoo entry {name!r}: {weights} has sha256 {got}, but its card ({card_path}) records "
-                       f"weights_sha256 {card['weights_sha256']}: the weights were replaced or damaged, so they are "
-                       f"not the agent the card describes; {_fix(name)}")
+        raise ZooError(
+            f"zoo entry {name!r}: {weights} has sha256 {got}, but its card ({card_path}) records "
+            f"weights_sha256 {card['weights_sha256']}: the weights were replaced or damaged, so they are "
+            f"not the agent the card describes; {_fix(name)}"
+        )
     return card
 
 
@@ -168,23 +187,26 @@ class ZooEntry:
         m = self.meta
         game = f"any ruleset (trained on {m['trained_on']})" if self.any_rules else m["ruleset_name"]
         if self.afterstate:
-            return (f"{game}, {m['n_players']} players, afterstate value net {m['hidden']} + turn "
-                    f"expectimax, {m.get('turns', 0):,} learner turns")
-        return (f"{game}, {m['n_players']} players, {m.get('policy', 'mlp')} head, "
-                f"{m.get('num_timesteps', 0):,} steps")
+            return (
+                f"{game}, {m['n_players']} players, afterstate value net {m['hidden']} + turn "
+                f"expectimax, {m.get('turns', 0):,} learner turns"
+            )
+        return f"{game}, {m['n_players']} players, {m.get('policy', 'mlp')} head, {m.get('num_timesteps', 0):,} steps"
 
 
 def _entry(path: Path) -> ZooEntry:
     card_path = path / "agent.yaml"
     if not card_path.is_file():
-        raise ZooError(f"zoo entry {path.name!r} has no card {card_path} (what it plays and how it was made): "
-                       f"{_fix(path.name)}")
+        raise ZooError(
+            f"zoo entry {path.name!r} has no card {card_path} (what it plays and how it was made): {_fix(path.name)}"
+        )
     try:
         card = yaml.safe_load(card_path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         why = " ".join(str(e).split())
-        raise ZooError(f"zoo entry {path.name!r}: {card_path} cannot be read as YAML ({why}): "
-                       f"{_fix(path.name)}") from None
+        raise ZooError(
+            f"zoo entry {path.name!r}: {card_path} cannot be read as YAML ({why}): {_fix(path.name)}"
+        ) from None
     return ZooEntry(path.name, path, _verify(path, card))
 
 
@@ -193,8 +215,11 @@ def _folders(root: Path) -> list[Path]:
     is a broken entry, not something else)."""
     if not root.is_dir():
         return []
-    return [p for p in sorted(root.iterdir())
-            if p.is_dir() and ((p / "agent.yaml").exists() or (p / "weights.npz").exists())]
+    return [
+        p
+        for p in sorted(root.iterdir())
+        if p.is_dir() and ((p / "agent.yaml").exists() or (p / "weights.npz").exists())
+    ]
 
 
 def scan(root: str | Path | None = None) -> tuple[list[ZooEntry], list[ZooError]]:
@@ -221,16 +246,19 @@ def load(name: str, root: str | Path | None = None) -> PPOAgent | AfterstateAgen
     folders = {p.name: p for p in _folders(root)}
     if name not in folders:
         names = [e.name for e in entries(root)]
-        raise AgentError(f"no zoo agent {name!r}{did_you_mean(name, names)}; the zoo has: "
-                         f"{', '.join(names) or '(nothing)'} (tenk zoo lists them)")
+        raise AgentError(
+            f"no zoo agent {name!r}{did_you_mean(name, names)}; the zoo has: "
+            f"{', '.join(names) or '(nothing)'} (tenk zoo lists them)"
+        )
     e = _entry(folders[name])
     weights = e.path / "weights.npz"
     try:
         with np.load(weights, allow_pickle=False) as z:
             sd = {k: z[k] for k in z.files}
     except Exception as err:  # noqa: BLE001 - a damaged file under a matching hash: say which and why
-        raise ZooError(f"zoo entry {name!r}: {weights} cannot be read ({type(err).__name__}: {err}): "
-                       f"{_fix(name)}") from None
+        raise ZooError(
+            f"zoo entry {name!r}: {weights} cannot be read ({type(err).__name__}: {err}): {_fix(name)}"
+        ) from None
     if e.afterstate:
         return AfterstateAgent.from_weights(sd, e.meta, f"zoo:{name}")
     return PPOAgent(NumpyActor.from_state_dict(sd, e.meta, f"zoo agent {name!r}"), e.meta, f"zoo:{name}")
@@ -252,20 +280,31 @@ def _check_destination(root: Path, name: str) -> Path:
     out = root / name
     if out.resolve().parent != root.resolve():
         # a symlinked entry folder: replacing it would write wherever it points
-        raise ZooError(f"zoo entry {name!r}: {out} leads to {out.resolve()}, outside the zoo's folder "
-                       f"{root.resolve()}; remove the link, or pick another name")
+        raise ZooError(
+            f"zoo entry {name!r}: {out} leads to {out.resolve()}, outside the zoo's folder "
+            f"{root.resolve()}; remove the link, or pick another name"
+        )
     # as the root user access() answers yes everywhere; the writes below catch what it misses
     parent = next((p for p in (root, *root.parents) if p.exists()), root)
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise ZooError(f"cannot add zoo entry {name!r}: the zoo's folder {root} is not writable"
-                       f"{'' if parent == root else f' ({parent} is not a writable folder)'}; an installed "
-                       "package's zoo is read-only: install tenk editable (pip install -e .) to add entries")
+        raise ZooError(
+            f"cannot add zoo entry {name!r}: the zoo's folder {root} is not writable"
+            f"{'' if parent == root else f' ({parent} is not a writable folder)'}; an installed "
+            "package's zoo is read-only: install tenk editable (pip install -e .) to add entries"
+        )
     return out
 
 
-def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
-           strength: Mapping[str, Any] | None = None, root: str | Path | None = None,
-           force: bool = False) -> Path:
+def export(
+    checkpoint: str | Path,
+    name: str,
+    *,
+    command: str,
+    notes: str = "",
+    strength: Mapping[str, Any] | None = None,
+    root: str | Path | None = None,
+    force: bool = False,
+) -> Path:
     """Make the zoo entry ``name`` from a ``tenk train`` checkpoint (PPO .zip or afterstate
     .npz): the weights that play and a card saying what it plays (with the weights' sha256),
     how it was made and how strong it is. ``root``: the zoo's folder (default
@@ -283,8 +322,11 @@ def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
     else:
         meta = read_meta(checkpoint)
         sd = read_weights(checkpoint)
-        actor = {k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)).astype(np.float32)
-                 for k, v in sd.items() if k.startswith(_ACTOR_KEYS)}
+        actor = {
+            k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)).astype(np.float32)
+            for k, v in sd.items()
+            if k.startswith(_ACTOR_KEYS)
+        }
         if not actor:
             raise CheckpointError(f"checkpoint {str(checkpoint)!r}: no actor weights ({', '.join(_ACTOR_KEYS)}...)")
         NumpyActor.from_state_dict(actor, meta, f"checkpoint {str(checkpoint)!r}")  # refuses what it cannot play
@@ -293,13 +335,20 @@ def export(checkpoint: str | Path, name: str, *, command: str, notes: str = "",
     try:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(out / "weights.npz", buf.getvalue())
-        card = {"name": name, "notes": notes, "command": command,
-                "checkpoint": {"file": checkpoint.name, "sha256": file_sha256(checkpoint)},
-                "weights_sha256": file_sha256(out / "weights.npz"),
-                "strength": dict(strength or {}), "meta": meta}
+        card = {
+            "name": name,
+            "notes": notes,
+            "command": command,
+            "checkpoint": {"file": checkpoint.name, "sha256": file_sha256(checkpoint)},
+            "weights_sha256": file_sha256(out / "weights.npz"),
+            "strength": dict(strength or {}),
+            "meta": meta,
+        }
         atomic_write_text(out / "agent.yaml", yaml.safe_dump(card, sort_keys=False, width=100))
     except OSError as e:
-        raise ZooError(f"cannot write zoo entry {name!r} to {out}: {e.strerror or e}; give the zoo's folder "
-                       "write permission (an installed package's zoo is read-only: install tenk editable, "
-                       "pip install -e ., to add entries)") from None
+        raise ZooError(
+            f"cannot write zoo entry {name!r} to {out}: {e.strerror or e}; give the zoo's folder "
+            "write permission (an installed package's zoo is read-only: install tenk editable, "
+            "pip install -e ., to add entries)"
+        ) from None
     return out

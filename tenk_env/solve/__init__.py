@@ -24,16 +24,16 @@ from tenk_env.solve.best_response import BestResponse, solve_best_response
 from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.equilibrium import Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (
-                                     EvalResult,
-                                     ExactPolicy,
-                                     SelfValued,
-                                     TablePolicy,
-                                     Tabulated,
-                                     evaluate,
-                                     evaluate_policies,
-                                     hold_policy,
-                                     maxscore_policy,
-                                     optimal_policy,
+    EvalResult,
+    ExactPolicy,
+    SelfValued,
+    TablePolicy,
+    Tabulated,
+    evaluate,
+    evaluate_policies,
+    hold_policy,
+    maxscore_policy,
+    optimal_policy,
 )
 from tenk_env.solve.game import GameSolution, check_exact_rules, check_game_rules, is_cached, solve_game
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
@@ -41,10 +41,35 @@ from tenk_env.solve.plot import plot_policy
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import TurnSolution, solve_turn
 
-__all__ = ["SolverError", "cache_dir", "solve_turn", "TurnSolution", "solve_game", "GameSolution",
-           "check_game_rules", "check_exact_rules", "is_cached", "evaluate", "EvalResult", "TablePolicy",
-           "maxscore_policy", "hold_policy",
-           "plot_policy", "evaluate_policies", "ExactPolicy", "SelfValued", "Tabulated", "optimal_policy",
-           "solve_best_response", "BestResponse", "MultiEval", "MultiBestResponse", "evaluate_multi",
-           "best_response_multi", "check_multi_rules", "Equilibrium", "solve_equilibrium",
-           "check_equilibrium_rules"]
+__all__ = [
+    "SolverError",
+    "cache_dir",
+    "solve_turn",
+    "TurnSolution",
+    "solve_game",
+    "GameSolution",
+    "check_game_rules",
+    "check_exact_rules",
+    "is_cached",
+    "evaluate",
+    "EvalResult",
+    "TablePolicy",
+    "maxscore_policy",
+    "hold_policy",
+    "plot_policy",
+    "evaluate_policies",
+    "ExactPolicy",
+    "SelfValued",
+    "Tabulated",
+    "optimal_policy",
+    "solve_best_response",
+    "BestResponse",
+    "MultiEval",
+    "MultiBestResponse",
+    "evaluate_multi",
+    "best_response_multi",
+    "check_multi_rules",
+    "Equilibrium",
+    "solve_equilibrium",
+    "check_equilibrium_rules",
+]

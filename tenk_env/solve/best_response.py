@@ -125,8 +125,31 @@ class BestResponse:
         bv = np.zeros(Tcap + s.max_step + 2)
         fA, fB = forced_extension(s.prm, s)
         K.bank_values_rf(s.prm, self.WB, self.RFB, a, b, fb, Tcap + s.max_step + 1, bv)
-        K.turn_dp(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa & 1, Tcap, bv, beta, forf,
-                  False, True, V, bv, forf, Tcap, V, Q, fA, fB)
+        K.turn_dp(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            fa & 1,
+            Tcap,
+            bv,
+            beta,
+            forf,
+            False,
+            True,
+            V,
+            bv,
+            forf,
+            Tcap,
+            V,
+            Q,
+            fA,
+            fB,
+        )
         return V, bv, Tcap, forf, (fA + fB * beta if fA >= 0 else None)
 
     def final_values(self, d: int, fa: int):
@@ -134,8 +157,14 @@ class BestResponse:
         return self.sol.final_values(d, fa)
 
 
-def solve_best_response(rules: Ruleset | str, opponent: ExactPolicy, *, sol: GameSolution | None = None,
-                        cache: bool = True, theta: float = THETA) -> BestResponse:
+def solve_best_response(
+    rules: Ruleset | str,
+    opponent: ExactPolicy,
+    *,
+    sol: GameSolution | None = None,
+    cache: bool = True,
+    theta: float = THETA,
+) -> BestResponse:
     """The policy that maximises the win probability against ``opponent`` (2 players), its
     exact win rate seat by seat; cached on disk by ruleset hash and the opponent's content key."""
     rules = load_ruleset(rules)
@@ -148,18 +177,39 @@ def solve_best_response(rules: Ruleset | str, opponent: ExactPolicy, *, sol: Gam
         if got is not None:
             sol = sol or solve_game(rules)
             p1, p2, secs, pruned, pairs, its = got["meta"]
-            return BestResponse(rules, sol, opponent.name, key, got["W"], got["WB"], got["RFB"],
-                                {"cached": True, "seconds": float(secs), "pruned": float(pruned), "pairs": int(pairs),
-                                 "max_iterations": int(its)})
+            return BestResponse(
+                rules,
+                sol,
+                opponent.name,
+                key,
+                got["W"],
+                got["WB"],
+                got["RFB"],
+                {
+                    "cached": True,
+                    "seconds": float(secs),
+                    "pruned": float(pruned),
+                    "pairs": int(pairs),
+                    "max_iterations": int(its),
+                },
+            )
     sol = sol or solve_game(rules)
     t0 = time.perf_counter()
     W, WB, RB, stats = (_penalty_best_response if sol.penalty else _ordered_best_response)(sol, opponent, theta)
     secs = stats["seconds"] = time.perf_counter() - t0
     br = BestResponse(rules, sol, opponent.name, key, W, WB, RB, stats)
     if disk:
-        save_arrays(disk, {"W": W, "WB": WB, "RFB": RB,
-                           "meta": np.array([br.p_first, br.p_second, secs, stats["pruned"], stats["pairs"],
-                                             stats["max_iterations"]])})
+        save_arrays(
+            disk,
+            {
+                "W": W,
+                "WB": WB,
+                "RFB": RB,
+                "meta": np.array(
+                    [br.p_first, br.p_second, secs, stats["pruned"], stats["pairs"], stats["max_iterations"]]
+                ),
+            },
+        )
     return br
 
 
@@ -195,9 +245,33 @@ def _ordered_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
             while True:
                 it += 1
                 bA = 1.0 - (cB + qB * (1.0 - x))
-                vA, qA, _ = K.self_value(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d,
-                                         s.max_step, a, b, fa, fb, WB, RB, sol.Rsup, sol.pbmin, EPS, sol.Lx, bA,
-                                         V, Q, bv, fA, fB)
+                vA, qA, _ = K.self_value(
+                    s.prm,
+                    s.cstart,
+                    s.c_prob,
+                    s.c_kind,
+                    s.c_os,
+                    s.c_oe,
+                    s.o_p,
+                    s.o_d,
+                    s.max_step,
+                    a,
+                    b,
+                    fa,
+                    fb,
+                    WB,
+                    RB,
+                    sol.Rsup,
+                    sol.pbmin,
+                    EPS,
+                    sol.Lx,
+                    bA,
+                    V,
+                    Q,
+                    bv,
+                    fA,
+                    fB,
+                )
                 res = abs(vA - x)
                 if res < TOL or it > 5000:
                     x = vA
@@ -213,10 +287,23 @@ def _ordered_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
             calls += it
             worst, max_it = max(worst, res), max(max_it, it)
     if worst > 1e3 * TOL:
-        raise SolverError(f"ruleset {rules.name!r}: the best response to {opponent.name} did not converge "
-                          f"(residual {worst:.2g}); please report this ruleset")
-    return W, WB, RB, {"cached": False, "pruned": sb.pruned, "pairs": pairs, "max_iterations": max_it,
-                       "dp_calls": calls, "residual": worst}
+        raise SolverError(
+            f"ruleset {rules.name!r}: the best response to {opponent.name} did not converge "
+            f"(residual {worst:.2g}); please report this ruleset"
+        )
+    return (
+        W,
+        WB,
+        RB,
+        {
+            "cached": False,
+            "pruned": sb.pruned,
+            "pairs": pairs,
+            "max_iterations": max_it,
+            "dp_calls": calls,
+            "residual": worst,
+        },
+    )
 
 
 #: policy-iteration rounds allowed under a bust penalty (a few are needed)
@@ -252,9 +339,23 @@ def _penalty_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
         if change < TOL:
             break
     else:
-        raise SolverError(f"ruleset {sol.rules.name!r}: the best response to {opponent.name} under the bust penalty "
-                          f"still changed by {change:.2g} after {MAX_ROUNDS} rounds; please report this ruleset")
+        raise SolverError(
+            f"ruleset {sol.rules.name!r}: the best response to {opponent.name} under the bust penalty "
+            f"still changed by {change:.2g} after {MAX_ROUNDS} rounds; please report this ruleset"
+        )
     W = np.zeros((S, S, tu, tu))
     W[at] = XA
-    return W, WB, RB, {"cached": False, "pruned": sb.pruned, "pairs": len(states), "max_iterations": rounds,
-                       "rounds": rounds, "sweeps": sweeps, "residual": change}
+    return (
+        W,
+        WB,
+        RB,
+        {
+            "cached": False,
+            "pruned": sb.pruned,
+            "pairs": len(states),
+            "max_iterations": rounds,
+            "rounds": rounds,
+            "sweeps": sweeps,
+            "residual": change,
+        },
+    )

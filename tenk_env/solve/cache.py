@@ -29,7 +29,6 @@ def cache_path(key: str) -> Path:
     return cache_dir() / f"{key}.npz"
 
 
-
 def load_arrays(key: str) -> dict | None:
     p = cache_path(key)
     if not p.is_file():

@@ -54,8 +54,9 @@ def bust_value(tu, N, d, E):
 
 
 @njit(cache=True, parallel=True)
-def final_eq(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA,
-             fB, out):
+def final_eq(
+    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, out
+):
     """An equilibrium player's final turn when the focus player is another: ``out[hx, j, a +
     tu * r1]`` as :func:`final_fixed` gives it. The turn is chosen on the mover's own chance
     (``OWN[1, bar - target, r1]``, or ``r1 = 0`` where ``OWN`` has one column, once it beats the
@@ -105,10 +106,12 @@ def final_eq(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, 
             Qb = np.empty((nr, N + 1, Tcap + 1))
             Vg = np.empty((nr, N + 1, Tcap + 1))
             Qg = np.empty((nr, N + 1, Tcap + 1))
-            self_eval_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bb, V, Qa, Vb, Qb,
-                         fA, fB)
-            self_eval_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bg, V, Qa, Vg, Qg,
-                         fA, fB)
+            self_eval_dp(
+                prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bb, V, Qa, Vb, Qb, fA, fB
+            )
+            self_eval_dp(
+                prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bg, V, Qa, Vg, Qg, fA, fB
+            )
             # one induction per starting score, or one over score + total for all of them
             if minbank != 0:
                 lo, hi = a0, a0 + 1
@@ -125,8 +128,33 @@ def final_eq(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, 
 
 
 @njit(cache=True, parallel=True)
-def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG,
-                 U, E, TW, XT, pbmin, eps, fA, fB):
+def eqseat_level(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    tu,
+    N,
+    states,
+    KID,
+    DIST,
+    DW,
+    DQ,
+    TRIG,
+    U,
+    E,
+    TW,
+    XT,
+    pbmin,
+    eps,
+    fA,
+    fB,
+):
     """Solve the turn-start states ``states`` (one level) for player 0, a fixed player, with
     players 1..N-1 playing the equilibrium. ``U[m, idx]``: player 0's chance with player m to
     move at scores idx (absolute order). Player 0's turns are its outcome rows (as in
@@ -149,7 +177,7 @@ def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu
         idx = states[i]
         s = np.empty(N, np.int64)
         for k in range(N):
-            s[k] = idx // tu ** k % tu
+            s[k] = idx // tu**k % tu
         c = np.zeros(N)
         q = np.zeros(N)
         lead = 0
@@ -191,8 +219,7 @@ def eqseat_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu
                     bc[T] = 1.0 - U[nxt, idx + T * pw[m]]
                 else:
                     bc[T] = 1.0 - TRIG[m, min(y - tu, J - 1), rest]
-            self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bc, V2, Q2, V, Q, fA,
-                         fB)
+            self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bc, V2, Q2, V, Q, fA, fB)
             qm = Q[0, Nd, 0]
             c[m] = 1.0 - qm - V[0, Nd, 0]
             q[m] = qm
@@ -240,9 +267,9 @@ def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     score vector (read from the mover), its cap (:func:`eq_cap`) plus one keep."""
     top = 0
     d = np.empty(N, np.int64)
-    for idx in range(tu ** N):
+    for idx in range(tu**N):
         for k in range(N):
-            d[k] = idx // tu ** k % tu
+            d[k] = idx // tu**k % tu
         top = max(top, d[0] + eq_cap(prm, tu, N, d, TW, pbmin, eps, bust_value(tu, N, d, E)) + max_step + 1 - tu)
     return top
 
@@ -273,8 +300,27 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
             else:
                 own = np.zeros((2, JE, tu))
                 own[1] = 1.0 - eq.LB
-            final_eq(st.prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, Jk,
-                     Pk // tu, own, phi, st.pbmin, EPS, st.fAf, st.fBf, out)
+            final_eq(
+                st.prm_f,
+                s.cstart,
+                s.c_prob,
+                s.c_kind,
+                s.c_os,
+                s.c_oe,
+                s.o_p,
+                s.o_d,
+                s.max_step,
+                tu,
+                Jk,
+                Pk // tu,
+                own,
+                phi,
+                st.pbmin,
+                EPS,
+                st.fAf,
+                st.fBf,
+                out,
+            )
         phi = out
     return phi
 
@@ -285,9 +331,16 @@ def _key(rules: Ruleset, N: int, policy: Tabulated, theta: float) -> str:
     return f"eqseat{N}-v{EQ_VERSION}-{rules.hash}-{closure_hash(__name__)}-{policy.cache_key()}-{theta:g}"
 
 
-def evaluate_beside_equilibrium(rules: Ruleset | str, policy: Tabulated, n_players: int = 3, *, cache: bool = True,
-                                theta: float = THETA, progress=None, cached_only: bool = False
-                                ) -> SeatVsEquilibrium | None:
+def evaluate_beside_equilibrium(
+    rules: Ruleset | str,
+    policy: Tabulated,
+    n_players: int = 3,
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> SeatVsEquilibrium | None:
     """Exact P(win) of the fixed :class:`~tenk_env.solve.evaluate.Tabulated` ``policy`` from
     every seat of an ``n_players`` game (2 or 3) whose other seats play the symmetric
     equilibrium (solved first if it is not cached). Cached on disk by ruleset hash, the
@@ -319,21 +372,51 @@ def evaluate_beside_equilibrium(rules: Ruleset | str, policy: Tabulated, n_playe
             TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
     KID, DIST, DW, DQ, _ = st.stacked
     order, bounds = st.levels
-    U = np.zeros((N, tu ** N))
+    U = np.zeros((N, tu**N))
     total = float(order.shape[0])
     for lv in range(len(bounds) - 1):
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
-        eqseat_level(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, N,
-                     order[lo:hi], KID, DIST, DW, DQ, TRIG, U, eq.E, eq.TW, eq.XT, st.pbmin, EPS, st.fA, st.fB)
+        eqseat_level(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            s.max_step,
+            tu,
+            N,
+            order[lo:hi],
+            KID,
+            DIST,
+            DW,
+            DQ,
+            TRIG,
+            U,
+            eq.E,
+            eq.TW,
+            eq.XT,
+            st.pbmin,
+            EPS,
+            st.fA,
+            st.fB,
+        )
         if progress is not None:
             progress(hi / total)
     # seat j: j players move before player 0, so player (N - j) % N moves first
     p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
     secs = time.perf_counter() - t0
-    res = SeatVsEquilibrium(rules, policy.name, p_seat, secs,
-                            {"cached": False, "pruned": st.fixed[0].pruned, "tabulations": st.fixed[0].tabulations})
+    res = SeatVsEquilibrium(
+        rules,
+        policy.name,
+        p_seat,
+        secs,
+        {"cached": False, "pruned": st.fixed[0].pruned, "tabulations": st.fixed[0].tabulations},
+    )
     if disk:
         save_arrays(disk, {"p_seat": p_seat, "meta": np.array([secs])})
     return res

@@ -52,8 +52,10 @@ MAX_ROUNDS = 50
 def check_equilibrium_rules(rules: Ruleset, n_players: int) -> None:
     """Raise :class:`SolverError` unless the equilibrium solver covers ``rules`` at ``n_players``."""
     if n_players not in (2, 3):
-        raise SolverError(f"the symmetric equilibrium is solved for 2 and 3 players (got {n_players}): each more "
-                          "player needs one more value per state and a longer final round")
+        raise SolverError(
+            f"the symmetric equilibrium is solved for 2 and 3 players (got {n_players}): each more "
+            "player needs one more value per state and a longer final round"
+        )
     check_multi_rules(rules, n_players)
 
 
@@ -95,7 +97,7 @@ class Equilibrium:
             raise ValueError(f"{N} scores wanted (the mover's first), got {len(scores)}")
         if any(int(x) % u or not 0 <= int(x) < self.rules.target for x in scores):
             raise ValueError(f"scores must be multiples of {u} below the target {self.rules.target}: {list(scores)}")
-        idx = sum(int(x) // u * tu ** k for k, x in enumerate(scores))
+        idx = sum(int(x) // u * tu**k for k, x in enumerate(scores))
         v = self.E[:, idx]
         return np.append(v, 1.0 - v.sum())
 
@@ -111,12 +113,27 @@ class Equilibrium:
         :meth:`tenk_env.solve.multi.MultiBestResponse.turn_values` returns them."""
         s, N, tu = self.spec, self.n_players, self.target_units
         d = np.asarray(scores, np.int64)
-        bust = int(sum(int(d[(k + 1) % N]) * tu ** k for k in range(N)))
+        bust = int(sum(int(d[(k + 1) % N]) * tu**k for k in range(N)))
         beta = float(1.0 - self.E[:, bust].sum())  # the mover is last when the next one moves
         fa = int(not s.rules.entry_threshold or d[0] > 0)
         bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
-        Tcap = int(MK.eq_turn_inputs(s.prm, tu, N, d, self.E, self.TW, self.XT, min_bust_chance(s), EPS, beta,
-                                     s.max_step, bv, np.zeros_like(bv)))
+        Tcap = int(
+            MK.eq_turn_inputs(
+                s.prm,
+                tu,
+                N,
+                d,
+                self.E,
+                self.TW,
+                self.XT,
+                min_bust_chance(s),
+                EPS,
+                beta,
+                s.max_step,
+                bv,
+                np.zeros_like(bv),
+            )
+        )
         return turn_tables(s, s.prm, fa, Tcap, bv, beta)
 
     def final_values(self, scores, trigger: int, bar: int):
@@ -165,11 +182,11 @@ def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
 def _cycles(tu: int, N: int):
     """One score vector per cycle of rotations (the least index), by decreasing score sum:
     (reps, bounds) with level k's cycles in ``reps[bounds[k]:bounds[k + 1]]``."""
-    idx = np.arange(tu ** N, dtype=np.int64)
-    d = [(idx // tu ** k) % tu for k in range(N)]
+    idx = np.arange(tu**N, dtype=np.int64)
+    d = [(idx // tu**k) % tu for k in range(N)]
     keep = np.ones(idx.shape[0], bool)
     for k in range(1, N):
-        keep &= idx <= sum(d[(k + ell) % N] * tu ** ell for ell in range(N))
+        keep &= idx <= sum(d[(k + ell) % N] * tu**ell for ell in range(N))
     lev = sum(d)[keep]
     reps = idx[keep]
     del idx, d, keep
@@ -185,8 +202,9 @@ def _key(rules: Ruleset, N: int) -> str:
     return f"eq{N}-v{EQ_VERSION}-{rules.hash}-{code_hash(__file__, MK.__file__)}{evaluator_hash()}"
 
 
-def solve_equilibrium(rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None,
-                      cached_only: bool = False) -> Equilibrium | None:
+def solve_equilibrium(
+    rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None, cached_only: bool = False
+) -> Equilibrium | None:
     """The symmetric (max-n) equilibrium of ``rules`` at 2 or 3 players, cached on disk by
     ruleset hash and this solver's code; ``progress(fraction)`` is called after each level;
     ``cached_only``: None unless it is cached."""
@@ -199,9 +217,20 @@ def solve_equilibrium(rules: Ruleset | str, n_players: int = 3, *, cache: bool =
         got = load_arrays(key)
         if got is not None:
             m = got["meta"]
-            return Equilibrium(rules, spec, N, got["E"], got["TW"], got["XT"], got["LB"], float(m[0]),
-                               {"cached": True, **{k: (float(v) if k in ("residual", "epsilon") else int(v))
-                                                   for k, v in zip(_META, m[1:])}})
+            return Equilibrium(
+                rules,
+                spec,
+                N,
+                got["E"],
+                got["TW"],
+                got["XT"],
+                got["LB"],
+                float(m[0]),
+                {
+                    "cached": True,
+                    **{k: (float(v) if k in ("residual", "epsilon") else int(v)) for k, v in zip(_META, m[1:])},
+                },
+            )
     if cached_only:
         return None
     t0 = time.perf_counter()
@@ -218,7 +247,7 @@ def solve_equilibrium(rules: Ruleset | str, n_players: int = 3, *, cache: bool =
         TW, XT, LB = _final_tables(s, N, R.shape[1] + 2, pbmin)
     fA, fB = forced_extension(s.prm, s)
     reps, bounds = _cycles(tu, N)
-    E = np.zeros((N - 1, tu ** N))
+    E = np.zeros((N - 1, tu**N))
     res = np.zeros(reps.shape[0])
     its = np.zeros(reps.shape[0], np.int64)
     gain = np.zeros(reps.shape[0])
@@ -227,19 +256,53 @@ def solve_equilibrium(rules: Ruleset | str, n_players: int = 3, *, cache: bool =
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
-        MK.eq_level(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, N,
-                    reps[lo:hi], E, TW, XT, pbmin, EPS, TOL, MAX_ROUNDS, fA, fB, res[lo:hi], its[lo:hi], gain[lo:hi])
+        MK.eq_level(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            s.max_step,
+            tu,
+            N,
+            reps[lo:hi],
+            E,
+            TW,
+            XT,
+            pbmin,
+            EPS,
+            TOL,
+            MAX_ROUNDS,
+            fA,
+            fB,
+            res[lo:hi],
+            its[lo:hi],
+            gain[lo:hi],
+        )
         if progress is not None:
             progress(hi / total)
-    stats = {"cached": False, "residual": float(res.max()), "max_rounds": int(its.max()),
-             "turns_solved": int(N * its.sum()), "cycles": int(reps.shape[0]), "searched": int((its >= MAX_ROUNDS).sum()),
-             "no_pure": int((gain > 0).sum()), "epsilon": float(gain.max())}
+    stats = {
+        "cached": False,
+        "residual": float(res.max()),
+        "max_rounds": int(its.max()),
+        "turns_solved": int(N * its.sum()),
+        "cycles": int(reps.shape[0]),
+        "searched": int((its >= MAX_ROUNDS).sum()),
+        "no_pure": int((gain > 0).sum()),
+        "epsilon": float(gain.max()),
+    }
     if stats["residual"] > 1e3 * TOL:
-        raise SolverError(f"ruleset {rules.name!r}: the {N}-player equilibrium did not converge (last change "
-                          f"{stats['residual']:.2g}); please report this ruleset")
+        raise SolverError(
+            f"ruleset {rules.name!r}: the {N}-player equilibrium did not converge (last change "
+            f"{stats['residual']:.2g}); please report this ruleset"
+        )
     secs = time.perf_counter() - t0
     eq = Equilibrium(rules, spec, N, E, TW, XT, LB, secs, stats)
     if cache:
-        save_arrays(key, {"E": E, "TW": TW, "XT": XT, "LB": LB,
-                          "meta": np.array([secs] + [stats[k] for k in _META], float)})
+        save_arrays(
+            key, {"E": E, "TW": TW, "XT": XT, "LB": LB, "meta": np.array([secs] + [stats[k] for k in _META], float)}
+        )
     return eq

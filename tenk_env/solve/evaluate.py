@@ -85,9 +85,28 @@ from tenk_env.solve.spec import (
 from tenk_env.solve.turn import solve_turn
 from tenk_env.tables import get_tables
 
-__all__ = ["TablePolicy", "EvalResult", "evaluate", "maxscore_policy", "hold_policy", "ExactPolicy", "SelfValued",
-           "Tabulated", "Tabulation", "optimal_policy", "optimal_key", "evaluate_policies", "tabulate", "class_rolls",
-           "final_chances", "code_hash", "THETA", "TableTabulated", "eval_cache_key", "cached_eval"]
+__all__ = [
+    "TablePolicy",
+    "EvalResult",
+    "evaluate",
+    "maxscore_policy",
+    "hold_policy",
+    "ExactPolicy",
+    "SelfValued",
+    "Tabulated",
+    "Tabulation",
+    "optimal_policy",
+    "optimal_key",
+    "evaluate_policies",
+    "tabulate",
+    "class_rolls",
+    "final_chances",
+    "code_hash",
+    "THETA",
+    "TableTabulated",
+    "eval_cache_key",
+    "cached_eval",
+]
 
 
 @dataclass
@@ -165,23 +184,63 @@ def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
         # floor: its chance of an instant win when no bank can win; past its table it banks
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tt + 1))
         Q = np.zeros_like(V)
-        K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fb, Tt,
-                  np.zeros(Tt + s.max_step + 2), 0.0, 0.0, False, False, pol.roll[fb], pol.bank, pol.forfeit, Tt,
-                  V, Q, *forced_extension(prm, s))
+        K.turn_dp(
+            prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            fb,
+            Tt,
+            np.zeros(Tt + s.max_step + 2),
+            0.0,
+            0.0,
+            False,
+            False,
+            pol.roll[fb],
+            pol.bank,
+            pol.forfeit,
+            Tt,
+            V,
+            Q,
+            *forced_extension(prm, s),
+        )
         floor = float(V[0, s.n_dice, 0])
         out = np.zeros(20_000)
         # The policy ignores the lead: past a total that beats it, it may still roll on (and
         # bust), so its final turn is followed until it banks everywhere, not only to the lead.
-        end = K.final_turn_table(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fb,
-                                 bool(s.rules.tie == "shared"), EPS, out.shape[0], False, pol.roll[fb], pol.bank,
-                                 pol.forfeit, Tt, pol.always_bank_from(), out, floor)
-        row = out[:end + 1].copy() if end >= 0 else out
+        end = K.final_turn_table(
+            prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            fb,
+            bool(s.rules.tie == "shared"),
+            EPS,
+            out.shape[0],
+            False,
+            pol.roll[fb],
+            pol.bank,
+            pol.forfeit,
+            Tt,
+            pol.always_bank_from(),
+            out,
+            floor,
+        )
+        row = out[: end + 1].copy() if end >= 0 else out
         row[-1] = floor
         rows.append(row)
     R = np.zeros((2, max(len(r) for r in rows)))
     for i, r in enumerate(rows):
-        R[i, :len(r)] = r
-        R[i, len(r):] = r[-1]
+        R[i, : len(r)] = r
+        R[i, len(r) :] = r[-1]
     return R
 
 
@@ -192,17 +251,18 @@ def _as_policy(rules: Ruleset, p) -> str | TablePolicy:
         return "optimal"
     if p == "maxscore":
         if rules.bust_penalty:
-            raise SolverError(f"ruleset {rules.name!r}: under a bust penalty maxscore's moves depend on its busts in "
-                              "a row, which its preference table leaves out; evaluate the agent itself "
-                              "(tenk_env.policies.exact.exact_eval, tenk solve eval)")
+            raise SolverError(
+                f"ruleset {rules.name!r}: under a bust penalty maxscore's moves depend on its busts in "
+                "a row, which its preference table leaves out; evaluate the agent itself "
+                "(tenk_env.policies.exact.exact_eval, tenk solve eval)"
+            )
         return maxscore_policy(rules)
     if isinstance(p, str) and p.startswith("hold:"):
         return hold_policy(rules, int(p.split(":", 1)[1]))
     raise SolverError(f"policy {p!r}: the exact evaluator follows 'optimal', 'maxscore', 'hold:N' or a TablePolicy")
 
 
-def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *,
-                     sol: GameSolution | None = None) -> EvalResult:
+def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None) -> EvalResult:
     """The evaluation of preference tables on the kernels' ``eval_game``: kept as an independent check of
     :func:`evaluate_policies` (tests/test_exact.py). It assumes that a table policy banks
     once it reaches the target under ``end: immediate`` and past a lead of ``Leps``, which
@@ -231,13 +291,40 @@ def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *,
             return 1, p.roll, p.bank, float(p.forfeit), p.always_bank_from()
         return 0, dummy4, dummy1, 0.0, 0
 
-    K.eval_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, mask, sol.Leps, sol.Lx,
-                WA, WB, RA, RB, *parts(pa), *parts(pb), sol.W, sol.R, sol.Rsup, sol.pbmin, EPS,
-                V, Q, bv, V2, Q2, bv2)
+    K.eval_game(
+        s.prm,
+        s.cstart,
+        s.c_prob,
+        s.c_kind,
+        s.c_os,
+        s.c_oe,
+        s.o_p,
+        s.o_d,
+        s.max_step,
+        mask,
+        sol.Leps,
+        sol.Lx,
+        WA,
+        WB,
+        RA,
+        RB,
+        *parts(pa),
+        *parts(pb),
+        sol.W,
+        sol.R,
+        sol.Rsup,
+        sol.pbmin,
+        EPS,
+        V,
+        Q,
+        bv,
+        V2,
+        Q2,
+        bv2,
+    )
     f, k = sol.start_flag, rules.komi // s.unit
     name = lambda p: p if isinstance(p, str) else p.name  # noqa: E731
-    return EvalResult(name(pa), name(pb), float(WA[f, f, 0, k]), float(1.0 - WB[f, f, 0, k]),
-                      time.perf_counter() - t0)
+    return EvalResult(name(pa), name(pb), float(WA[f, f, 0, k]), float(1.0 - WB[f, f, 0, k]), time.perf_counter() - t0)
 
 
 # ============================================================================ any deterministic policy
@@ -267,8 +354,13 @@ def code_hash(*files) -> str:
             tree = ast.parse(Path(f).read_text())
             for node in ast.walk(tree):
                 body = getattr(node, "body", None)
-                if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+                if (
+                    isinstance(body, list)
+                    and body
+                    and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)
+                ):
                     body[0] = ast.Pass()
             h.update(ast.dump(tree).encode())
         _HASHES[key] = h.hexdigest()[:12]
@@ -294,11 +386,15 @@ def _module_file(name: str) -> Path | None:
 def _imports(name: str, tree: ast.AST) -> set[str]:
     """The project modules a module's code imports (``from P import m`` names ``P.m`` when that
     is a module, else ``P``); imports under ``if TYPE_CHECKING:`` never run and are left out."""
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
-            for n in ast.walk(node)}
+    skip = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
+        for n in ast.walk(node)
+    }
     here = name.split(".")
     if _module_file(name).name != "__init__.py":
-        here = here[:-1]          # a module's relative imports start from its package
+        here = here[:-1]  # a module's relative imports start from its package
     out: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -306,7 +402,7 @@ def _imports(name: str, tree: ast.AST) -> set[str]:
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            parts = here[:len(here) - node.level + 1] if node.level else []
+            parts = here[: len(here) - node.level + 1] if node.level else []
             base = ".".join(parts + ([node.module] if node.module else []))
             for a in node.names:
                 sub = f"{base}.{a.name}"
@@ -371,7 +467,7 @@ def class_rolls(spec: Spec) -> list[list[tuple[int, ...]]]:
         opts = sorted({(k.points // spec.unit, k.n) for k in info.keeps}, key=lambda o: (-o[0], o[1]))
         if spec.c_kind[c] != NORMAL:
             opts = []
-        ok = ok and opts == list(zip(spec.o_p[spec.c_os[c]:spec.c_oe[c]], spec.o_d[spec.c_os[c]:spec.c_oe[c]]))
+        ok = ok and opts == list(zip(spec.o_p[spec.c_os[c] : spec.c_oe[c]], spec.o_d[spec.c_os[c] : spec.c_oe[c]]))
     if not ok:
         raise AssertionError("class_rolls: the spec's classes changed; keep this grouping in step with build_spec")
     return out
@@ -433,8 +529,9 @@ class Tabulated(ExactPolicy):
         then share one tabulation. The default keys every situation apart (always right)."""
         return (a, b, fa, fb, final)
 
-    def decide(self, sits: np.ndarray, k: np.ndarray, r: np.ndarray, n: np.ndarray, T: int,
-               c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def decide(
+        self, sits: np.ndarray, k: np.ndarray, r: np.ndarray, n: np.ndarray, T: int, c: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Moves at many states at once. State i: the situation ``sits[k[i]]`` = (own score,
         opponent's score, own status, opponent's, final turn), scores in units, a status the
         on-board flag plus twice the busts in a row (:meth:`GameSolution.status`); ``r[i]``
@@ -467,7 +564,7 @@ def tabulate(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float = THETA)
     sits = np.asarray(sits, np.int64).reshape(-1, 5)
     out: list[Tabulation] = []
     for i in range(0, len(sits), TAB_CHUNK):
-        out.extend(_tabulate_chunk(pol, spec, sits[i:i + TAB_CHUNK], theta))
+        out.extend(_tabulate_chunk(pol, spec, sits[i : i + TAB_CHUNK], theta))
     return out
 
 
@@ -491,8 +588,10 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
     while T <= hi:
         if T + step >= Ta:
             if Ta >= T_LIMIT:
-                raise SolverError(f"policy {pol.name}: a turn still runs past {T * spec.unit:,} points with "
-                                  f"probability >= {theta:g}; the exact evaluator follows turns that end")
+                raise SolverError(
+                    f"policy {pol.name}: a turn still runs past {T * spec.unit:,} points with "
+                    f"probability >= {theta:g}; the exact evaluator follows turns that end"
+                )
             grow = Ta
             mass = np.concatenate([mass, np.zeros((Kn, nr, N + 1, grow))], axis=3)
             rows = np.concatenate([rows, np.full((Kn, nr, N + 1, grow), -1, np.int32)], axis=3)
@@ -507,9 +606,32 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
             pts, nd, end = pol.decide(sits, sel_k[es], sel_r[es], sel_n[es], T, ec)
             pts = np.asarray(pts, np.int64)
             pts_u = pts // spec.unit
-            h = K.tab_apply(T, cnt, sel_k, sel_r, sel_n, ne, e_sel, e_c, np.where(pts % spec.unit, -1, pts_u),
-                            np.asarray(nd, np.int64), np.asarray(end, np.bool_), maxr_k, z, spec.cstart, spec.c_prob,
-                            spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d, mass, rows, nrows, dec)
+            h = K.tab_apply(
+                T,
+                cnt,
+                sel_k,
+                sel_r,
+                sel_n,
+                ne,
+                e_sel,
+                e_c,
+                np.where(pts % spec.unit, -1, pts_u),
+                np.asarray(nd, np.int64),
+                np.asarray(end, np.bool_),
+                maxr_k,
+                z,
+                spec.cstart,
+                spec.c_prob,
+                spec.c_kind,
+                spec.c_os,
+                spec.c_oe,
+                spec.o_p,
+                spec.o_d,
+                mass,
+                rows,
+                nrows,
+                dec,
+            )
             if h < 0:
                 e = -1 - h
                 i = es[e]
@@ -517,7 +639,8 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
                     f"policy {pol.name}: in situation {tuple(int(x) for x in sits[sel_k[i]])} (units), "
                     f"{int(sel_n[i])} dice rolled at turn total {T * spec.unit}, it kept {int(pts[e])} points with "
                     f"{int(nd[e])} dice, which is not a keep of rolls {class_rolls(spec)[ec[e]][:3]}...: its move "
-                    "must depend on the roll only through the keeps it offers")
+                    "must depend on the roll only through the keeps it offers"
+                )
             hi = max(hi, h)
             nrows += cnt
         T += 1
@@ -525,7 +648,7 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
     for k in range(Kn):
         rk = rows[k]
         Tt = int(np.nonzero((rk >= 0).any(axis=(0, 1)))[0].max())
-        rk = rk[:, :, :Tt + 1].copy()
+        rk = rk[:, :, : Tt + 1].copy()
         m = rk >= 0
         ids = rk[m]
         rk[m] = np.arange(len(ids), dtype=np.int32)
@@ -568,8 +691,16 @@ class TabSide:
         for k, s in zip(keys, sits):
             if k not in self.tabs and k not in need:
                 need[k] = s
-        got = dict(zip(need, tabulate(self.pol, self.spec, np.array(list(need.values()), np.int64).reshape(-1, 5),
-                                      self.theta))) if need else {}
+        got = (
+            dict(
+                zip(
+                    need,
+                    tabulate(self.pol, self.spec, np.array(list(need.values()), np.int64).reshape(-1, 5), self.theta),
+                )
+            )
+            if need
+            else {}
+        )
         for t in got.values():
             self.count += 1
             self.reach = max(self.reach, t.Tt)
@@ -594,8 +725,23 @@ class TabSide:
 
     def value(self, tab: Tabulation, prm: np.ndarray, fa: int) -> tuple[float, float, float]:
         s = self.spec
-        c, q, m = K.fixed_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, tab.rows, tab.dec,
-                             self.bv, self.V, self.Q, self.M)
+        c, q, m = K.fixed_dp(
+            prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            fa,
+            tab.rows,
+            tab.dec,
+            self.bv,
+            self.V,
+            self.Q,
+            self.M,
+        )
         self.pruned = max(self.pruned, m)
         return c, q, m
 
@@ -636,14 +782,14 @@ def final_chances(side: TabSide, J: int) -> np.ndarray:
                     groups[(side.key(*sit), d, f)].append((st, b, j, sit))
     items = list(groups.items())
     for i in range(0, len(items), 4 * TAB_CHUNK):
-        chunk = items[i:i + 4 * TAB_CHUNK]
+        chunk = items[i : i + 4 * TAB_CHUNK]
         tabs = side.fetch([members[0][3] for _, members in chunk])
         for ((_, d, f), members), tab in zip(chunk, tabs):
             n = tab.Tt + s.max_step + 2
             T = np.arange(n)
             side.bv[:n] = np.where(T > d, 1.0, np.where((T == d) & shared, 0.5, 0.0))
             c, _, _ = side.value(tab, prm_f, f)
-            for (st, b, j, _) in members:
+            for st, b, j, _ in members:
                 RF[st, b, j] = c
     if not sol.rules.entry_threshold:
         RF[0::2] = RF[1::2]
@@ -657,8 +803,9 @@ class _SelfSide:
     def __init__(self, pol: SelfValued, sol: GameSolution):
         self.pol, self.sol, self.spec = pol, sol, sol.spec
         if pol.sol is not sol and pol.sol.rules.hash != sol.rules.hash:
-            raise SolverError(f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, "
-                              f"not {sol.rules.name!r}")
+            raise SolverError(
+                f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, not {sol.rules.name!r}"
+            )
         s = sol.spec
         Tmax = sol.t_len
         mk = lambda: np.zeros((s.n_rolls_dim, s.n_dice + 1, Tmax))  # noqa: E731
@@ -672,9 +819,37 @@ class _SelfSide:
 
     def turn(self, a: int, b: int, fa: int, fb: int, Wn: np.ndarray, RFn: np.ndarray):
         s, sol, p = self.spec, self.sol, self.pol
-        c, q = K.self_side(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, a, b, fa,
-                           fb, p.W, p.RF, Wn, RFn, sol.Rsup, sol.pbmin, EPS, sol.Lx, self.V, self.Q, self.bv,
-                           self.V2, self.Q2, self.bv2, self.fA, self.fB)
+        c, q = K.self_side(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            s.max_step,
+            a,
+            b,
+            fa,
+            fb,
+            p.W,
+            p.RF,
+            Wn,
+            RFn,
+            sol.Rsup,
+            sol.pbmin,
+            EPS,
+            sol.Lx,
+            self.V,
+            self.Q,
+            self.bv,
+            self.V2,
+            self.Q2,
+            self.bv2,
+            self.fA,
+            self.fB,
+        )
         return c, q, 0.0
 
     def final_table(self, J: int) -> np.ndarray:
@@ -733,8 +908,15 @@ def cached_eval(key: str, a: str, b: str) -> EvalResult | None:
     return EvalResult(a, b, float(pf), float(ps), float(secs), {"cached": True, "pruned": float(pruned)})
 
 
-def evaluate_policies(rules: Ruleset | str, pa: ExactPolicy, pb: ExactPolicy, *, sol: GameSolution | None = None,
-                      cache: bool = True, theta: float = THETA) -> EvalResult:
+def evaluate_policies(
+    rules: Ruleset | str,
+    pa: ExactPolicy,
+    pb: ExactPolicy,
+    *,
+    sol: GameSolution | None = None,
+    cache: bool = True,
+    theta: float = THETA,
+) -> EvalResult:
     """Exact P(A wins) against B, seat by seat (2 players), for any two :class:`ExactPolicy`.
 
     Cached on disk by ruleset hash, both policies' content keys and this evaluator's code.
@@ -785,8 +967,14 @@ def _evaluate_ordered(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta
             WB[fb, fa, b, a] = cB + qB * (1.0 - x)
     f, k = sol.start_flag, rules.komi // s.unit
     pruned = max(sa.pruned, sb.pruned)
-    return EvalResult(pa.name, pb.name, float(WA[f, f, 0, k]), float(1.0 - WB[f, f, 0, k]), time.perf_counter() - t0,
-                      {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J})
+    return EvalResult(
+        pa.name,
+        pb.name,
+        float(WA[f, f, 0, k]),
+        float(1.0 - WB[f, f, 0, k]),
+        time.perf_counter() - t0,
+        {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J},
+    )
 
 
 # ---------------------------------------------------------------------------- under a bust penalty
@@ -807,9 +995,10 @@ def outcome_rows(pol: Tabulated, spec: Spec, prm: np.ndarray, sits, theta: float
     pruned = 0.0
     for k, (t, sit) in enumerate(zip(tabs, sits)):
         out = np.zeros(t.Tt + s.max_step + 2)
-        OW[k], OB[k], OF[k], pr = K.tab_outcomes(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d,
-                                                 int(sit[2]) & 1, t.rows, t.dec, out)
-        OUT[k, :len(out)] = out
+        OW[k], OB[k], OF[k], pr = K.tab_outcomes(
+            prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, int(sit[2]) & 1, t.rows, t.dec, out
+        )
+        OUT[k, : len(out)] = out
         pruned = max(pruned, pr, t.pruned)
     return OUT, OW, OB, OF, pruned
 
@@ -857,12 +1046,15 @@ class PenaltySide:
         self.count = 0
         if isinstance(pol, SelfValued):
             if pol.sol is not sol and pol.sol.rules.hash != sol.rules.hash:
-                raise SolverError(f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, "
-                                  f"not {sol.rules.name!r}")
+                raise SolverError(
+                    f"policy {pol.name} was solved for ruleset {pol.sol.rules.name!r}, not {sol.rules.name!r}"
+                )
             if pol.W.shape[0] != self.S:
-                raise SolverError(f"policy {pol.name}: its values do not hold the bust counts that ruleset "
-                                  f"{sol.rules.name!r}'s bust penalty puts in the state; measure it by regret "
-                                  "(tenk analyze)")
+                raise SolverError(
+                    f"policy {pol.name}: its values do not hold the bust counts that ruleset "
+                    f"{sol.rules.name!r}'s bust penalty puts in the state; measure it by regret "
+                    "(tenk analyze)"
+                )
             self.reach = sol.Leps + sol.Lx
         elif isinstance(pol, Tabulated):
             self.side = TabSide(pol, sol, theta)
@@ -898,17 +1090,47 @@ class PenaltySide:
         o = _Outcomes(len(self.states), sol.target_units)
         if isinstance(self.pol, SelfValued):
             fA, fB = forced_extension(s.prm, s)
-            K.self_outcomes(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step,
-                            self.states, self.pol.W, by_status(self.pol.RF, self.S), RFn, sol.Rsup, sol.pbmin, EPS,
-                            sol.Lx, fA, fB, o.D, o.C, o.QB, o.QF)
+            K.self_outcomes(
+                s.prm,
+                s.cstart,
+                s.c_prob,
+                s.c_kind,
+                s.c_os,
+                s.c_oe,
+                s.o_p,
+                s.o_d,
+                s.max_step,
+                self.states,
+                self.pol.W,
+                by_status(self.pol.RF, self.S),
+                RFn,
+                sol.Rsup,
+                sol.pbmin,
+                EPS,
+                sol.Lx,
+                fA,
+                fB,
+                o.D,
+                o.C,
+                o.QB,
+                o.QF,
+            )
         else:
-            K.fixed_outcomes(s.prm, self.states, self.kid, self.OUT, self.OW, self.OB, self.OF, RFn, o.D, o.C, o.QB,
-                             o.QF)
+            K.fixed_outcomes(
+                s.prm, self.states, self.kid, self.OUT, self.OW, self.OB, self.OF, RFn, o.D, o.C, o.QB, o.QF
+            )
         return o
 
 
-def penalty_solve(sol: GameSolution, states: np.ndarray, IDX: np.ndarray, A: _Outcomes, B: _Outcomes,
-                  XA: np.ndarray | None = None, XB: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def penalty_solve(
+    sol: GameSolution,
+    states: np.ndarray,
+    IDX: np.ndarray,
+    A: _Outcomes,
+    B: _Outcomes,
+    XA: np.ndarray | None = None,
+    XB: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """The win chances (XA, XB, sweeps) of two players whose turns' outcomes are A and B, at
     every state with the player to move (:func:`~tenk_env.solve.kernels.penalty_sweep`), by
     Gauss-Seidel sweeps from XA, XB (default 1/2) until no value changes by more than
@@ -920,8 +1142,10 @@ def penalty_solve(sol: GameSolution, states: np.ndarray, IDX: np.ndarray, A: _Ou
         change = K.penalty_sweep(sol.spec.prm, states, IDX, A.D, A.C, A.QB, A.QF, B.D, B.C, B.QB, B.QF, XA, XB)
         if change < TOL / 100:
             return XA, XB, sweep
-    raise SolverError(f"ruleset {sol.rules.name!r}: the evaluation under the bust penalty still changed by "
-                      f"{change:.2g} after {MAX_PENALTY_SWEEPS} sweeps; please report this ruleset")
+    raise SolverError(
+        f"ruleset {sol.rules.name!r}: the evaluation under the bust penalty still changed by "
+        f"{change:.2g} after {MAX_PENALTY_SWEEPS} sweeps; please report this ruleset"
+    )
 
 
 def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta: float = THETA) -> EvalResult:
@@ -938,9 +1162,14 @@ def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta:
     XA, XB, sweeps = penalty_solve(sol, states, IDX, sa.outcomes(RB), sb.outcomes(RA))
     i0 = IDX[sol.start_flag, sol.start_flag, 0, rules.komi // s.unit]
     pruned = max(sa.pruned, sb.pruned)
-    return EvalResult(pa.name, pb.name, float(XA[i0]), float(1.0 - XB[i0]), time.perf_counter() - t0,
-                      {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J,
-                       "sweeps": sweeps})
+    return EvalResult(
+        pa.name,
+        pb.name,
+        float(XA[i0]),
+        float(1.0 - XB[i0]),
+        time.perf_counter() - t0,
+        {"cached": False, "pruned": pruned, "tabulations": sa.count + sb.count, "reach": J, "sweeps": sweeps},
+    )
 
 
 # ---------------------------------------------------------------------------- table policies, named policies
@@ -971,14 +1200,32 @@ class TableTabulated(Tabulated):
         one_more = s.prm[P_END] == END_ONE_MORE_ROLL
         maxr_k = np.where((sits[:, 4] != 0) & one_more, 1, s.prm[P_MAXROLLS]).astype(np.int64)
         out = np.zeros(len(k), np.int64)
-        K.table_decide(s.prm, s.cstart, s.c_os, s.c_oe, s.o_p, s.o_d, maxr_k, sits[:, 2].astype(np.int64) & 1, k, r,
-                       n, T, c, self.pol.roll, self.pol.bank, float(self.pol.forfeit), out)
+        K.table_decide(
+            s.prm,
+            s.cstart,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            maxr_k,
+            sits[:, 2].astype(np.int64) & 1,
+            k,
+            r,
+            n,
+            T,
+            c,
+            self.pol.roll,
+            self.pol.bank,
+            float(self.pol.forfeit),
+            out,
+        )
         o = s.c_os[c] + out // 2
         return s.o_p[o] * s.unit, s.o_d[o], (out & 1) == 1
 
 
-def evaluate(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None,
-             cache: bool = True) -> EvalResult:
+def evaluate(
+    rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None, cache: bool = True
+) -> EvalResult:
     """Exact P(A wins) against B, seat by seat, under ``rules`` (2 players), for ``"optimal"``,
     ``"maxscore"``, ``"hold:N"`` (as preference tables describe them) or a :class:`TablePolicy`;
     :func:`tenk_env.policies.exact.exact_eval` evaluates every deterministic agent the same way.

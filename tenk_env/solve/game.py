@@ -61,8 +61,20 @@ from tenk_env.solve.spec import (
     build_spec,
 )
 
-__all__ = ["GameSolution", "solve_game", "is_cached", "check_game_rules", "check_exact_rules", "is_solvable",
-           "final_turn_chances", "off_board_scores", "solve_minutes", "GAME_VERSION", "EPS", "TOL"]
+__all__ = [
+    "GameSolution",
+    "solve_game",
+    "is_cached",
+    "check_game_rules",
+    "check_exact_rules",
+    "is_solvable",
+    "final_turn_chances",
+    "off_board_scores",
+    "solve_minutes",
+    "GAME_VERSION",
+    "EPS",
+    "TOL",
+]
 
 GAME_VERSION = 1
 #: truncation tolerance (probability mass ignored past the caps)
@@ -79,18 +91,25 @@ def check_game_rules(rules: Ruleset, n_players: int = 2) -> None:
     """Raise :class:`SolverError` if the 2-player game solver cannot play ``rules``."""
     name = f"ruleset {rules.name!r}"
     if n_players != 2:
-        raise SolverError(f"the game solver covers 2 players (got {n_players}): with more, each state needs every "
-                          "opponent's score and the state space grows by a factor of the target per player; "
-                          "use the maxscore agent for more players")
+        raise SolverError(
+            f"the game solver covers 2 players (got {n_players}): with more, each state needs every "
+            "opponent's score and the state space grows by a factor of the target per player; "
+            "use the maxscore agent for more players"
+        )
     if rules.piggyback:
-        raise SolverError(f"{name}: piggyback adds the dice and total the last player left to every turn-start "
-                          "state; the game solver does not model it (set piggyback: false)")
+        raise SolverError(
+            f"{name}: piggyback adds the dice and total the last player left to every turn-start "
+            "state; the game solver does not model it (set piggyback: false)"
+        )
     if rules.exact_finish != "off":
-        raise SolverError(f"{name}: exact_finish {rules.exact_finish!r} is not modelled by the game solver "
-                          "(set exact_finish: off)")
+        raise SolverError(
+            f"{name}: exact_finish {rules.exact_finish!r} is not modelled by the game solver (set exact_finish: off)"
+        )
     if rules.four_twos_lose_all:
-        raise SolverError(f"{name}: four_twos_lose_all wipes banked scores; the game solver does not model it "
-                          "(set four_twos_lose_all: false)")
+        raise SolverError(
+            f"{name}: four_twos_lose_all wipes banked scores; the game solver does not model it "
+            "(set four_twos_lose_all: false)"
+        )
 
 
 def check_exact_rules(rules: Ruleset, n_players: int = 2) -> None:
@@ -169,8 +188,15 @@ class GameSolution:
             raise SolverError(f"busts in a row must be 0..{after - 1} under this ruleset (got {busts})")
         return int(on_board) + 2 * int(busts)
 
-    def win_prob(self, own: int, opp: int, own_on_board: bool = True, opp_on_board: bool = True,
-                 own_busts: int = 0, opp_busts: int = 0) -> float:
+    def win_prob(
+        self,
+        own: int,
+        opp: int,
+        own_on_board: bool = True,
+        opp_on_board: bool = True,
+        own_busts: int = 0,
+        opp_busts: int = 0,
+    ) -> float:
         """P(the player to move wins) at the start of their turn, scores in points (and, under a
         bust penalty, each player's busts in a row)."""
         a, b = self._units(own), self._units(opp)
@@ -227,9 +253,34 @@ class GameSolution:
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
-        K.state_value_f(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.W, self.R, self.Rsup,
-                        self.pbmin, EPS, self.Lx, s.max_step, a, b, fa, fb, beta, forf, not self.penalty, V, Q, bv,
-                        *forced_extension(s.prm, s))
+        K.state_value_f(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            self.W,
+            self.R,
+            self.Rsup,
+            self.pbmin,
+            EPS,
+            self.Lx,
+            s.max_step,
+            a,
+            b,
+            fa,
+            fb,
+            beta,
+            forf,
+            not self.penalty,
+            V,
+            Q,
+            bv,
+            *forced_extension(s.prm, s),
+        )
         fA, fB = forced_extension(s.prm, s)
         return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
@@ -243,8 +294,30 @@ class GameSolution:
         Q = np.zeros_like(V)
         T = np.arange(Tcap + s.max_step + 2)
         bv = np.where(T > d, 1.0, np.where((T == d) & bool(prm[P_SHARED]), 0.5, 0.0))
-        K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, 0.0, 0.0, False,
-                  True, V, bv, 0.0, Tcap, V, Q, *forced_extension(prm, s))
+        K.turn_dp(
+            prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            fa,
+            Tcap,
+            bv,
+            0.0,
+            0.0,
+            False,
+            True,
+            V,
+            bv,
+            0.0,
+            Tcap,
+            V,
+            Q,
+            *forced_extension(prm, s),
+        )
         fA, _ = forced_extension(prm, s)
         return V, bv, Tcap, 0.0, (fA if fA >= 0 else None)
 
@@ -289,7 +362,7 @@ def hunt_floor(spec: Spec, prm: np.ndarray) -> float:
                     elif k == ZILCH:
                         v += p * (V[nxt, N] if can else 0.0)
                     elif k != BUST and can:
-                        v += p * max(V[nxt, n - d if n - d else N] for d in spec.o_d[spec.c_os[c]:spec.c_oe[c]])
+                        v += p * max(V[nxt, n - d if n - d else N] for d in spec.o_d[spec.c_os[c] : spec.c_oe[c]])
                 V[r, n] = v
         if np.abs(V - old).max() < 1e-15:
             break
@@ -302,12 +375,34 @@ def _final_table(spec: Spec, prm: np.ndarray, fa: int, shared: bool, ext: int, d
     dummy3 = np.zeros((1, 1, 1))
     dummy1 = np.zeros(1)
     floor = hunt_floor(spec, prm)
-    end = K.final_turn_table(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d,
-                             fa, shared, EPS, dmax, True, dummy3, dummy1, 0.0, 0, ext, out, floor)
+    end = K.final_turn_table(
+        prm,
+        spec.cstart,
+        spec.c_prob,
+        spec.c_kind,
+        spec.c_os,
+        spec.c_oe,
+        spec.o_p,
+        spec.o_d,
+        fa,
+        shared,
+        EPS,
+        dmax,
+        True,
+        dummy3,
+        dummy1,
+        0.0,
+        0,
+        ext,
+        out,
+        floor,
+    )
     if end < 0:
-        raise SolverError(f"ruleset {spec.rules.name!r}: the chance of scoring {dmax * spec.unit} points in one "
-                          f"turn is still above {EPS}; the solver's truncation cannot bound it")
-    row = out[:end + 1].copy()
+        raise SolverError(
+            f"ruleset {spec.rules.name!r}: the chance of scoring {dmax * spec.unit} points in one "
+            f"turn is still above {EPS}; the solver's truncation cannot bound it"
+        )
+    row = out[: end + 1].copy()
     row[-1] = floor
     return row
 
@@ -381,13 +476,38 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
     bv = np.zeros(Tmax + s.max_step + 2)
     stats = np.zeros(4)
     for hi, lo, done in _slices(2 * sol.target_units - 2):
-        K.solve_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
-                     sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats, hi, lo)
+        K.solve_game(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            W,
+            mask,
+            sol.R,
+            sol.Rsup,
+            sol.pbmin,
+            EPS,
+            sol.Lx,
+            s.max_step,
+            TOL,
+            V,
+            Q,
+            bv,
+            stats,
+            hi,
+            lo,
+        )
         if progress is not None:
             progress(done)
     if stats[2] > 1e3 * TOL:
-        raise SolverError(f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
-                          f"(residual {stats[2]:.2g}); please report this ruleset")
+        raise SolverError(
+            f"ruleset {s.rules.name!r}: the turn-start fixed point did not converge "
+            f"(residual {stats[2]:.2g}); please report this ruleset"
+        )
     return stats
 
 
@@ -413,7 +533,7 @@ def free_roll_table(sol: GameSolution) -> tuple[np.ndarray, float]:
         return np.zeros((0, 0)), 0.0
     free = np.zeros((2, sol.R.shape[1] + s.max_step + 2))
     K.free_roll_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, sol.R, free)
-    return free, float(s.p_bust[1:s.n_dice].min())
+    return free, float(s.p_bust[1 : s.n_dice].min())
 
 
 def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> np.ndarray:
@@ -426,8 +546,31 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
     for sweep in range(MAX_SWEEPS):
         st = np.zeros(4)
         for hi, lo, done in _slices(2 * sol.target_units - 2):
-            K.sweep_game(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, W, mask, sol.R, sol.Rsup,
-                         sol.pbmin, EPS, sol.Lx, s.max_step, sol.t_len, free, pb_free, TOL / 100, st, hi, lo)
+            K.sweep_game(
+                s.prm,
+                s.cstart,
+                s.c_prob,
+                s.c_kind,
+                s.c_os,
+                s.c_oe,
+                s.o_p,
+                s.o_d,
+                W,
+                mask,
+                sol.R,
+                sol.Rsup,
+                sol.pbmin,
+                EPS,
+                sol.Lx,
+                s.max_step,
+                sol.t_len,
+                free,
+                pb_free,
+                TOL / 100,
+                st,
+                hi,
+                lo,
+            )
             if progress is not None:
                 progress(min(0.99, (sweep + done) / EXPECTED_SWEEPS))
         stats[0] = st[0]
@@ -436,10 +579,12 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
         stats[3] = sweep + 1
         if st[2] < TOL:
             return stats
-    raise SolverError(f"ruleset {s.rules.name!r}: value iteration under the bust penalty still changed W by "
-                      f"{stats[2]:.2g} after {MAX_SWEEPS} sweeps: busts in a row are so likely (an entry threshold "
-                      f"of {s.rules.entry_threshold} that a turn rarely reaches?) that the sweeps converge too slowly; "
-                      "lower entry_threshold, or set bust_penalty: 0")
+    raise SolverError(
+        f"ruleset {s.rules.name!r}: value iteration under the bust penalty still changed W by "
+        f"{stats[2]:.2g} after {MAX_SWEEPS} sweeps: busts in a row are so likely (an entry threshold "
+        f"of {s.rules.entry_threshold} that a turn rarely reaches?) that the sweeps converge too slowly; "
+        "lower entry_threshold, or set bust_penalty: 0"
+    )
 
 
 #: sweeps a bust-penalty solve usually takes (for its progress fraction; zilch: 14)
@@ -456,6 +601,7 @@ def fair_komi(sol: GameSolution) -> dict:
     f, tu = sol.start_flag, sol.target_units
 
     if not sol.rules.entry_threshold:
+
         def p(k):
             return float(sol.W[f, f, 0, k])
     else:
@@ -467,6 +613,7 @@ def fair_komi(sol: GameSolution) -> dict:
                 _run(sol, state_masks(sol.spec, tu, k, grid=False), W)
                 memo[k] = float(W[0, 0, 0, k])
             return memo[k]
+
     lo, hi = 0, 1
     if p(0) <= 0.5:
         return {"komi": 0, "p_first": p(0), "candidates": {0: p(0)}}
@@ -506,8 +653,8 @@ def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
         rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
         R = np.zeros((2, max(len(r) for r in rows)))
         for fb, r in enumerate(rows):
-            R[fb, :len(r)] = r
-            R[fb, len(r):] = r[-1]
+            R[fb, : len(r)] = r
+            R[fb, len(r) :] = r[-1]
     return R, _suffix_max(R)
 
 
@@ -521,8 +668,7 @@ def is_cached(rules: Ruleset | str) -> bool:
     return cache_path(_cache_key(load_ruleset(rules))).is_file()
 
 
-def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool = True,
-               progress=None) -> GameSolution:
+def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool = True, progress=None) -> GameSolution:
     """Solve the 2-player game of ``rules`` (cached on disk by the ruleset hash).
     ``progress(fraction)``, if given, is called as the solve of the turn-start states goes on
     (the fair komi's re-solves, seconds, come after it)."""
@@ -547,7 +693,8 @@ def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool
             f"ruleset {rules.name!r}: target {rules.target} in units of {spec.unit} points gives {tu}x{tu} "
             f"turn-start states; the solve would need about {mem / 2**30:.1f} GB and {work / 1e9 / 60:.0f}+ minutes "
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
-            "lower the target or coarsen the scoring values (their common divisor sets the unit)")
+            "lower the target or coarsen the scoring values (their common divisor sets the unit)"
+        )
     S = int(K.n_statuses(spec.prm))
     sol = GameSolution(rules, spec, np.zeros((S, S, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
     stats = _run(sol, state_masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
@@ -555,20 +702,32 @@ def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool
         # flags play no part without an entry threshold: every view is the on-board one
         on = np.arange(S) | 1
         sol.W[:] = sol.W[np.ix_(on, on)]
-    sol.stats = {"pairs": int(stats[0]), "dp_calls": int(stats[1]), "residual": float(stats[2]),
-                 "max_iterations": int(stats[3]), "sweeps": int(stats[3]) if sol.penalty else 0,
-                 "seconds": time.perf_counter() - t0,
-                 "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL}
+    sol.stats = {
+        "pairs": int(stats[0]),
+        "dp_calls": int(stats[1]),
+        "residual": float(stats[2]),
+        "max_iterations": int(stats[3]),
+        "sweeps": int(stats[3]) if sol.penalty else 0,
+        "seconds": time.perf_counter() - t0,
+        "Lx": int(Lx),
+        "Leps": int(Leps),
+        "eps": EPS,
+        "tol": TOL,
+    }
     if with_fair_komi:
         t1 = time.perf_counter()
         sol.fair = fair_komi(sol)
         sol.stats["fair_seconds"] = time.perf_counter() - t1
     if cache:
-        arrays = {"W": sol.W, "R": R, "meta": np.array([Lx, Leps, sol.pbmin, stats[0], stats[1], stats[2], stats[3],
-                                                        sol.stats["seconds"]])}
+        arrays = {
+            "W": sol.W,
+            "R": R,
+            "meta": np.array([Lx, Leps, sol.pbmin, stats[0], stats[1], stats[2], stats[3], sol.stats["seconds"]]),
+        }
         if sol.fair:
-            arrays["fair"] = np.array([sol.fair["komi"], sol.fair["p_first"]]
-                                      + [x for kv in sol.fair["candidates"].items() for x in kv])
+            arrays["fair"] = np.array(
+                [sol.fair["komi"], sol.fair["p_first"]] + [x for kv in sol.fair["candidates"].items() for x in kv]
+            )
         save_arrays(key, arrays)
     return sol
 
@@ -577,11 +736,24 @@ def _from_arrays(rules: Ruleset, spec: Spec, a: dict) -> GameSolution:
     Lx, Leps, pbmin, pairs, calls, res, its, secs = a["meta"]
     R = a["R"]
     sol = GameSolution(rules, spec, a["W"], R, _suffix_max(R), int(Lx), int(Leps), float(pbmin))
-    sol.stats = {"pairs": int(pairs), "dp_calls": int(calls), "residual": float(res), "max_iterations": int(its),
-                 "sweeps": int(its) if sol.penalty else 0,
-                 "seconds": float(secs), "Lx": int(Lx), "Leps": int(Leps), "eps": EPS, "tol": TOL, "cached": True}
+    sol.stats = {
+        "pairs": int(pairs),
+        "dp_calls": int(calls),
+        "residual": float(res),
+        "max_iterations": int(its),
+        "sweeps": int(its) if sol.penalty else 0,
+        "seconds": float(secs),
+        "Lx": int(Lx),
+        "Leps": int(Leps),
+        "eps": EPS,
+        "tol": TOL,
+        "cached": True,
+    }
     if "fair" in a:
         f = a["fair"]
-        sol.fair = {"komi": int(f[0]), "p_first": float(f[1]),
-                    "candidates": {int(f[i]): float(f[i + 1]) for i in range(2, len(f), 2)}}
+        sol.fair = {
+            "komi": int(f[0]),
+            "p_first": float(f[1]),
+            "candidates": {int(f[i]): float(f[i + 1]) for i in range(2, len(f), 2)},
+        }
     return sol

@@ -47,17 +47,90 @@ NEG = -1e300
 
 
 @njit(cache=True)
-def turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-            choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB):
+def turn_dp(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    fa,
+    Tcap,
+    bv,
+    beta,
+    forf,
+    forf_is_beta,
+    choose_self,
+    cq_roll,
+    cq_bank,
+    cq_forf,
+    cq_Tcap,
+    V,
+    Q,
+    fA,
+    fB,
+):
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
     See :func:`turn_dp_radius`."""
-    turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, np.zeros(0), np.zeros(0))
+    turn_dp_radius(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        forf_is_beta,
+        choose_self,
+        cq_roll,
+        cq_bank,
+        cq_forf,
+        cq_Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+        np.zeros(0),
+        np.zeros(0),
+    )
 
 
 @njit(cache=True)
-def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                   choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv):
+def turn_dp_radius(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    fa,
+    Tcap,
+    bv,
+    beta,
+    forf,
+    forf_is_beta,
+    choose_self,
+    cq_roll,
+    cq_bank,
+    cq_forf,
+    cq_Tcap,
+    V,
+    Q,
+    fA,
+    fB,
+    rad,
+    rv,
+):
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
 
     ``bv`` must cover totals up to ``Tcap + max_step``. ``V[0, N, 0]`` is the turn's value.
@@ -80,13 +153,60 @@ def turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     if choose_self:
         shape = (1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS], prm[P_N], Tcap + _max_keep(o_p) + 1)
         AR = np.empty(shape if rad.shape[0] > 0 else (0, 0, 0))
-        rho = _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                       fA, fB, rv, V, Q, np.empty(shape), np.empty(shape), AR)
+        rho = _self_dp(
+            prm,
+            cstart,
+            c_prob,
+            c_kind,
+            c_os,
+            c_oe,
+            o_p,
+            o_d,
+            fa,
+            Tcap,
+            bv,
+            beta,
+            forf,
+            forf_is_beta,
+            fA,
+            fB,
+            rv,
+            V,
+            Q,
+            np.empty(shape),
+            np.empty(shape),
+            AR,
+        )
         if rad.shape[0] > 0:
             rad[0] = rho
         return
-    _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv)
+    _general_dp(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        forf_is_beta,
+        choose_self,
+        cq_roll,
+        cq_bank,
+        cq_forf,
+        cq_Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+        rad,
+        rv,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -113,8 +233,33 @@ def _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB
 
 
 @njit(cache=True)
-def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta,
-                choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB, rad, rv):
+def _general_dp(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    fa,
+    Tcap,
+    bv,
+    beta,
+    forf,
+    forf_is_beta,
+    choose_self,
+    cq_roll,
+    cq_bank,
+    cq_forf,
+    cq_Tcap,
+    V,
+    Q,
+    fA,
+    fB,
+    rad,
+    rv,
+):
     """:func:`turn_dp_radius` for any chooser, each keep's best action worked out where it is
     met. With ``choose_self`` it is the reference :func:`_self_dp` is tested against."""
     N = prm[P_N]
@@ -162,8 +307,7 @@ def _general_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv,
                                 n2 = N
                             # The best action after this keep as (chooser's value, value, slope),
                             # written out: a helper call here costs more than the work itself.
-                            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank
-                                        and not (hot and hotmand and can_roll))
+                            can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
                             cv = NEG
                             ev = 0.0
                             eq = 0.0
@@ -226,8 +370,30 @@ def _max_keep(o_p):
 
 
 @njit(cache=True)
-def _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, forf_is_beta, fA, fB, rv,
-             V, Q, A, AQ, AR):
+def _self_dp(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    fa,
+    Tcap,
+    bv,
+    beta,
+    forf,
+    forf_is_beta,
+    fA,
+    fB,
+    rv,
+    V,
+    Q,
+    A,
+    AQ,
+    AR,
+):
     """:func:`turn_dp_radius` choosing by its own values: the values and slopes of
     :func:`_general_dp` bit for bit (the same sums in the same order), at a third of its cost.
     Returns the radius when ``AR`` is given (size 0: not wanted).
@@ -475,31 +641,156 @@ def sure_bank_score(prm, Rsup, bound, b, fb):
 
 
 @njit(cache=True)
-def state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
-                a, b, fa, fb, beta, V, Q, bv, fA, fB):
+def state_value(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    a,
+    b,
+    fa,
+    fb,
+    beta,
+    V,
+    Q,
+    bv,
+    fA,
+    fB,
+):
     """Optimal value and bust slope of the mover's turn at (a, b, fa, fb) given the bust value
     (statuses fa, fb: :func:`bust_target`; a forfeit counts as a bust, as it does without a
     bust penalty)."""
-    return state_value_f(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
-                         a, b, fa, fb, beta, beta, True, V, Q, bv, fA, fB)
+    return state_value_f(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        W,
+        R,
+        Rsup,
+        pbmin,
+        eps,
+        Lx,
+        max_step,
+        a,
+        b,
+        fa,
+        fb,
+        beta,
+        beta,
+        True,
+        V,
+        Q,
+        bv,
+        fA,
+        fB,
+    )
 
 
 @njit(cache=True)
-def state_value_f(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step,
-                  a, b, fa, fb, beta, forf, forf_is_beta, V, Q, bv, fA, fB):
+def state_value_f(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    a,
+    b,
+    fa,
+    fb,
+    beta,
+    forf,
+    forf_is_beta,
+    V,
+    Q,
+    bv,
+    fA,
+    fB,
+):
     """:func:`state_value` with the value of a forfeited total given apart (under a bust
     penalty a forfeit is not a bust: it starts the count again)."""
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
     game_bank_values(prm, W, R, a, b, fb, Tcap + max_step + 1, bv)
     N = prm[P_N]
-    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa & 1, Tcap, bv, beta, forf, forf_is_beta,
-            True, V, bv, forf, Tcap, V, Q, fA, fB)
+    turn_dp(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        fa & 1,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        forf_is_beta,
+        True,
+        V,
+        bv,
+        forf,
+        Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+    )
     return V[0, N, 0], Q[0, N, 0], Tcap
 
 
 @njit(cache=True)
-def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-               tol, V, Q, bv, stats, k_hi, k_lo):
+def solve_game(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    mask,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    tol,
+    V,
+    Q,
+    bv,
+    stats,
+    k_hi,
+    k_lo,
+):
     """Win probabilities W[fa, fb, a, b] of the player to move, for every masked state.
 
     States are solved by decreasing a + b: banking raises the sum, so only a bust (or a
@@ -537,8 +828,33 @@ def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
                     while not done:
                         it += 1
                         bA = 1.0 - y
-                        vA, qA, _ = state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup,
-                                                pbmin, eps, Lx, max_step, a, b, fa, fb, bA, V, Q, bv, fA, fB)
+                        vA, qA, _ = state_value(
+                            prm,
+                            cstart,
+                            c_prob,
+                            c_kind,
+                            c_os,
+                            c_oe,
+                            o_p,
+                            o_d,
+                            W,
+                            R,
+                            Rsup,
+                            pbmin,
+                            eps,
+                            Lx,
+                            max_step,
+                            a,
+                            b,
+                            fa,
+                            fb,
+                            bA,
+                            V,
+                            Q,
+                            bv,
+                            fA,
+                            fB,
+                        )
                         stats[1] += 1
                         if single:
                             res = abs(vA - x)
@@ -555,8 +871,33 @@ def solve_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
                                 y = vA
                         else:
                             bB = 1.0 - x
-                            vB, qB, _ = state_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup,
-                                                    pbmin, eps, Lx, max_step, b, a, fb, fa, bB, V, Q, bv, fA, fB)
+                            vB, qB, _ = state_value(
+                                prm,
+                                cstart,
+                                c_prob,
+                                c_kind,
+                                c_os,
+                                c_oe,
+                                o_p,
+                                o_d,
+                                W,
+                                R,
+                                Rsup,
+                                pbmin,
+                                eps,
+                                Lx,
+                                max_step,
+                                b,
+                                a,
+                                fb,
+                                fa,
+                                bB,
+                                V,
+                                Q,
+                                bv,
+                                fA,
+                                fB,
+                            )
                             stats[1] += 1
                             res = max(abs(vA - x), abs(vB - y))
                             if res < tol:
@@ -639,8 +980,37 @@ def free_cap(prm, Rsup, pb, a, b, fa, fb, beta):
 
 
 @njit(cache=True)
-def _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx, max_step, fA, fB,
-             a, b, sa, sb, beta, forf, V, Q, bv, free, pb_free, rv):
+def _turn_of(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    fA,
+    fB,
+    a,
+    b,
+    sa,
+    sb,
+    beta,
+    forf,
+    V,
+    Q,
+    bv,
+    free,
+    pb_free,
+    rv,
+):
     """Value of the optimal turn at (a, b, sa, sb); ``free``: past the cap, rolls of all dice
     take their values from the table ``free`` (see :func:`free_roll_values`; size 0: not used)."""
     if free.shape[0] > 0:
@@ -648,19 +1018,67 @@ def _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmi
         top = free.shape[1] - 1
         for T in range(Tcap + 1, Tcap + max_step + 2):
             rv[T] = free[sb & 1, min(a + T - b, top)]
-        past = rv[:Tcap + max_step + 2]
+        past = rv[: Tcap + max_step + 2]
     else:
         Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, sa, sb, beta)
         past = rv[:0]
     game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
-    turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sa & 1, Tcap, bv, beta, forf, False,
-                   True, V, bv, forf, Tcap, V, Q, fA, fB, rv[:0], past)
+    turn_dp_radius(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        sa & 1,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        False,
+        True,
+        V,
+        bv,
+        forf,
+        Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+        rv[:0],
+        past,
+    )
     return V[0, prm[P_N], 0]
 
 
 @njit(cache=True)
-def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-               t_len, free, pb_free, tol_off, stats, k_hi, k_lo):
+def sweep_game(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    mask,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    t_len,
+    free,
+    pb_free,
+    tol_off,
+    stats,
+    k_hi,
+    k_lo,
+):
     """One sweep of value iteration on W[sa, sb, a, b] under a bust penalty, levels a + b =
     k_hi down to k_lo (statuses: :func:`bust_target`).
 
@@ -689,13 +1107,63 @@ def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
     again = np.zeros((tu, 2))
     calls = 0.0
     for k in range(k_hi, k_lo - 1, -1):
-        _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-                     t_len, free, pb_free, fA, fB, k, False, out, acc)
+        _sweep_level(
+            prm,
+            cstart,
+            c_prob,
+            c_kind,
+            c_os,
+            c_oe,
+            o_p,
+            o_d,
+            W,
+            mask,
+            R,
+            Rsup,
+            pbmin,
+            eps,
+            Lx,
+            max_step,
+            t_len,
+            free,
+            pb_free,
+            fA,
+            fB,
+            k,
+            False,
+            out,
+            acc,
+        )
         if prm[P_ENTRY] > 0:
             for _ in range(100_000):
                 again[:] = 0.0
-                _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
-                             max_step, t_len, free, pb_free, fA, fB, k, True, out, again)
+                _sweep_level(
+                    prm,
+                    cstart,
+                    c_prob,
+                    c_kind,
+                    c_os,
+                    c_oe,
+                    o_p,
+                    o_d,
+                    W,
+                    mask,
+                    R,
+                    Rsup,
+                    pbmin,
+                    eps,
+                    Lx,
+                    max_step,
+                    t_len,
+                    free,
+                    pb_free,
+                    fA,
+                    fB,
+                    k,
+                    True,
+                    out,
+                    again,
+                )
                 calls += again[:, 1].sum()
                 if again[:, 0].max() < tol_off:
                     break
@@ -705,8 +1173,33 @@ def sweep_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rs
 
 
 @njit(cache=True, parallel=True)
-def _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-                 t_len, free, pb_free, fA, fB, k, off_only, out, acc):
+def _sweep_level(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    mask,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    t_len,
+    free,
+    pb_free,
+    fA,
+    fB,
+    k,
+    off_only,
+    out,
+    acc,
+):
     """One pass of :func:`sweep_game` over level k (``off_only``: its states where a player is
     not on the board)."""
     tu = prm[P_TARGET]
@@ -715,8 +1208,35 @@ def _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, 
     hi = min(k, tu - 1)
     for cs in range(2 * C - 2, -1, -1):
         for a in prange(lo, hi + 1):
-            _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx,
-                         max_step, t_len, free, pb_free, fA, fB, k, cs, a, off_only, out[a], acc[a])
+            _sweep_group(
+                prm,
+                cstart,
+                c_prob,
+                c_kind,
+                c_os,
+                c_oe,
+                o_p,
+                o_d,
+                W,
+                mask,
+                R,
+                Rsup,
+                pbmin,
+                eps,
+                Lx,
+                max_step,
+                t_len,
+                free,
+                pb_free,
+                fA,
+                fB,
+                k,
+                cs,
+                a,
+                off_only,
+                out[a],
+                acc[a],
+            )
         for a in range(lo, hi + 1):
             b = k - a
             for ca in range(max(0, cs - C + 1), min(cs, C - 1) + 1):
@@ -728,8 +1248,35 @@ def _sweep_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, 
 
 
 @njit(cache=True)
-def _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, Rsup, pbmin, eps, Lx, max_step,
-                 t_len, free, pb_free, fA, fB, k, cs, a, off_only, out, acc):
+def _sweep_group(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    W,
+    mask,
+    R,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    max_step,
+    t_len,
+    free,
+    pb_free,
+    fA,
+    fB,
+    k,
+    cs,
+    a,
+    off_only,
+    out,
+    acc,
+):
     """The states of :func:`sweep_game` at level k, bust-count total cs and mover score a
     (``off_only``: those where a player is not on the board), into out[ca, fa, fb]."""
     C = n_statuses(prm) // 2
@@ -749,17 +1296,65 @@ def _sweep_group(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, mask, R, 
                 if not mask[sa, sb, a, b] or (off_only and fa == 1 and fb == 1):
                     continue
                 a2, sa2 = bust_target(prm, a, sa)
-                v = _turn_of(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, W, R, Rsup, pbmin, eps, Lx,
-                             max_step, fA, fB, a, b, sa, sb, 1.0 - W[sb, sa2, b, a2], 1.0 - W[sb, fa, b, a], V, Q,
-                             bv, free, pb_free, rv)
+                v = _turn_of(
+                    prm,
+                    cstart,
+                    c_prob,
+                    c_kind,
+                    c_os,
+                    c_oe,
+                    o_p,
+                    o_d,
+                    W,
+                    R,
+                    Rsup,
+                    pbmin,
+                    eps,
+                    Lx,
+                    max_step,
+                    fA,
+                    fB,
+                    a,
+                    b,
+                    sa,
+                    sb,
+                    1.0 - W[sb, sa2, b, a2],
+                    1.0 - W[sb, fa, b, a],
+                    V,
+                    Q,
+                    bv,
+                    free,
+                    pb_free,
+                    rv,
+                )
                 out[ca, fa, fb] = v
                 acc[0] = max(acc[0], abs(v - W[sa, sb, a, b]))
                 acc[1] += 1
 
 
 @njit(cache=True)
-def final_turn_table(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, shared, eps, dmax,
-                     choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, ext, out, floor):
+def final_turn_table(
+    prm_f,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    fa,
+    shared,
+    eps,
+    dmax,
+    choose_self,
+    cq_roll,
+    cq_bank,
+    cq_forf,
+    cq_Tcap,
+    ext,
+    out,
+    floor,
+):
     """out[d] = the final-turn player's win chance when the leader is d units ahead.
 
     The final player wins by banking a turn total above d (a tie counts 1/2 when shared,
@@ -785,11 +1380,57 @@ def final_turn_table(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, sh
         for T in range(bv.shape[0]):
             bv[T] = 1.0 if T > d else (0.5 if (T == d and shared) else 0.0)
         if choose_self:
-            turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0, False,
-                    True, V, bv, 0.0, Tcap, V, Q, fA, fB)
+            turn_dp(
+                prm_f,
+                cstart,
+                c_prob,
+                c_kind,
+                c_os,
+                c_oe,
+                o_p,
+                o_d,
+                fa,
+                Tcap,
+                bv,
+                0.0,
+                0.0,
+                False,
+                True,
+                V,
+                bv,
+                0.0,
+                Tcap,
+                V,
+                Q,
+                fA,
+                fB,
+            )
         else:
-            turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0, False,
-                    False, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB)
+            turn_dp(
+                prm_f,
+                cstart,
+                c_prob,
+                c_kind,
+                c_os,
+                c_oe,
+                o_p,
+                o_d,
+                fa,
+                Tcap,
+                bv,
+                0.0,
+                0.0,
+                False,
+                False,
+                cq_roll,
+                cq_bank,
+                cq_forf,
+                cq_Tcap,
+                V,
+                Q,
+                fA,
+                fB,
+            )
         out[d] = V[0, N, 0]
         if out[d] <= floor + eps and d > 0:
             return d
@@ -798,8 +1439,41 @@ def final_turn_table(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, sh
 
 # ---------------------------------------------------------------------------- policy evaluation
 @njit(cache=True)
-def _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx, a, b, fa, fb, Wn, Rn,
-               kind, tab_roll, tab_bank, tab_forf, tab_all, Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2):
+def _eval_side(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    Leps,
+    Lx,
+    a,
+    b,
+    fa,
+    fb,
+    Wn,
+    Rn,
+    kind,
+    tab_roll,
+    tab_bank,
+    tab_forf,
+    tab_all,
+    Wopt,
+    Ropt,
+    Rsup,
+    pbmin,
+    eps,
+    V,
+    Q,
+    bv,
+    V2,
+    Q2,
+    bv2,
+):
     """(c, q): the mover's win chance is c + q * (its value after a bust), under its fixed policy."""
     tu = prm[P_TARGET]
     N = prm[P_N]
@@ -812,11 +1486,57 @@ def _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps
         bo = 1.0 - Wopt[fb, fa, b, a]
         Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, bo)
         game_bank_values(prm, Wopt, Ropt, a, b, fb, Tcap + max_step + 1, bv2)
-        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bo,
-                True, True, V2, bv2, bo, Tcap, V2, Q2, fA, fB)
+        turn_dp(
+            prm,
+            cstart,
+            c_prob,
+            c_kind,
+            c_os,
+            c_oe,
+            o_p,
+            o_d,
+            fa,
+            Tcap,
+            bv2,
+            bo,
+            bo,
+            True,
+            True,
+            V2,
+            bv2,
+            bo,
+            Tcap,
+            V2,
+            Q2,
+            fA,
+            fB,
+        )
         game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
-        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0,
-                True, False, V2, bv2, bo, Tcap, V, Q, fA, fB)
+        turn_dp(
+            prm,
+            cstart,
+            c_prob,
+            c_kind,
+            c_os,
+            c_oe,
+            o_p,
+            o_d,
+            fa,
+            Tcap,
+            bv,
+            0.0,
+            0.0,
+            True,
+            False,
+            V2,
+            bv2,
+            bo,
+            Tcap,
+            V,
+            Q,
+            fA,
+            fB,
+        )
     else:
         # A table policy banks whenever it may from tab_all on; past the target under a
         # final round, leads beyond Leps leave the opponent less than eps.
@@ -828,16 +1548,74 @@ def _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps
             # forced rolls past the cap take the closed form, exact once banking wins surely
             Tcap = max(Tcap, s_cap - a)
         game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
-        turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, 0.0,
-                True, False, tab_roll[fa], tab_bank, tab_forf, tab_roll.shape[3] - 1, V, Q, fA, fB)
+        turn_dp(
+            prm,
+            cstart,
+            c_prob,
+            c_kind,
+            c_os,
+            c_oe,
+            o_p,
+            o_d,
+            fa,
+            Tcap,
+            bv,
+            0.0,
+            0.0,
+            True,
+            False,
+            tab_roll[fa],
+            tab_bank,
+            tab_forf,
+            tab_roll.shape[3] - 1,
+            V,
+            Q,
+            fA,
+            fB,
+        )
     return V[0, N, 0], Q[0, N, 0]
 
 
 @njit(cache=True)
-def eval_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, mask, Leps, Lx,
-              WA, WB, RA, RB,
-              kindA, tabA_roll, tabA_bank, tabA_forf, tabA_all, kindB, tabB_roll, tabB_bank, tabB_forf, tabB_all,
-              Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2):
+def eval_game(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    mask,
+    Leps,
+    Lx,
+    WA,
+    WB,
+    RA,
+    RB,
+    kindA,
+    tabA_roll,
+    tabA_bank,
+    tabA_forf,
+    tabA_all,
+    kindB,
+    tabB_roll,
+    tabB_bank,
+    tabB_forf,
+    tabB_all,
+    Wopt,
+    Ropt,
+    Rsup,
+    pbmin,
+    eps,
+    V,
+    Q,
+    bv,
+    V2,
+    Q2,
+    bv2,
+):
     """Exact win probabilities of fixed policy A against fixed policy B.
 
     WA[fa, fb, a, b]: P(A wins) with A to move at score a against B at b; WB[...] the
@@ -856,12 +1634,76 @@ def eval_game(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, mask,
                 for fb in range(2):
                     if not (mask[fa, fb, a, b] or mask[fb, fa, b, a]):
                         continue
-                    cA, qA = _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx,
-                                        a, b, fa, fb, WB, RB, kindA, tabA_roll, tabA_bank, tabA_forf, tabA_all,
-                                        Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2)
-                    cB, qB = _eval_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, Leps, Lx,
-                                        b, a, fb, fa, WA, RA, kindB, tabB_roll, tabB_bank, tabB_forf, tabB_all,
-                                        Wopt, Ropt, Rsup, pbmin, eps, V, Q, bv, V2, Q2, bv2)
+                    cA, qA = _eval_side(
+                        prm,
+                        cstart,
+                        c_prob,
+                        c_kind,
+                        c_os,
+                        c_oe,
+                        o_p,
+                        o_d,
+                        max_step,
+                        Leps,
+                        Lx,
+                        a,
+                        b,
+                        fa,
+                        fb,
+                        WB,
+                        RB,
+                        kindA,
+                        tabA_roll,
+                        tabA_bank,
+                        tabA_forf,
+                        tabA_all,
+                        Wopt,
+                        Ropt,
+                        Rsup,
+                        pbmin,
+                        eps,
+                        V,
+                        Q,
+                        bv,
+                        V2,
+                        Q2,
+                        bv2,
+                    )
+                    cB, qB = _eval_side(
+                        prm,
+                        cstart,
+                        c_prob,
+                        c_kind,
+                        c_os,
+                        c_oe,
+                        o_p,
+                        o_d,
+                        max_step,
+                        Leps,
+                        Lx,
+                        b,
+                        a,
+                        fb,
+                        fa,
+                        WA,
+                        RA,
+                        kindB,
+                        tabB_roll,
+                        tabB_bank,
+                        tabB_forf,
+                        tabB_all,
+                        Wopt,
+                        Ropt,
+                        Rsup,
+                        pbmin,
+                        eps,
+                        V,
+                        Q,
+                        bv,
+                        V2,
+                        Q2,
+                        bv2,
+                    )
                     # x = cA + qA (1 - y), y = cB + qB (1 - x)
                     x = (cA + qA - qA * (cB + qB)) / (1.0 - qA * qB)
                     WA[fa, fb, a, b] = x
@@ -888,8 +1730,33 @@ def bank_values_rf(prm, W, RF, a, b, fb, length, bv):
 
 
 @njit(cache=True)
-def self_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b, fa, fb, Wn, RFn, Rsup, pbmin,
-               eps, Lx, beta, V, Q, bv, fA, fB):
+def self_value(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    a,
+    b,
+    fa,
+    fb,
+    Wn,
+    RFn,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    beta,
+    V,
+    Q,
+    bv,
+    fA,
+    fB,
+):
     """The best value and bust slope of the mover's turn against fixed opponent values Wn/RFn.
 
     The cap of :func:`opt_tcap` holds for any opponent, not only the optimal one: no final
@@ -897,8 +1764,31 @@ def self_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b
     """
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
     bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
-    turn_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
-            True, V, bv, beta, Tcap, V, Q, fA, fB)
+    turn_dp(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        beta,
+        True,
+        True,
+        V,
+        bv,
+        beta,
+        Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+    )
     N = prm[P_N]
     return V[0, N, 0], Q[0, N, 0], Tcap
 
@@ -940,8 +1830,7 @@ def tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T
             hot = True
             n2 = N
     if end:
-        if ((fa == 1 or T2 >= prm[P_ENTRY]) and T2 >= prm[P_MINBANK]
-                and not (hot and prm[P_HOTMAND] == 1 and can_roll)):
+        if (fa == 1 or T2 >= prm[P_ENTRY]) and T2 >= prm[P_MINBANK] and not (hot and prm[P_HOTMAND] == 1 and can_roll):
             return TAB_BANK, r2i, n2, T2
         return TAB_LOSE, r2i, n2, T2
     if T2 < rows.shape[2] and rows[r2i, n2, T2] >= 0:
@@ -1073,8 +1962,32 @@ def tab_entries(cnt, sel_n, cstart, c_kind, e_sel, e_c):
 
 
 @njit(cache=True)
-def tab_apply(T, cnt, sel_k, sel_r, sel_n, ne, e_sel, e_c, pts, nd, end, maxr_k, z, cstart, c_prob, c_kind, c_os,
-              c_oe, o_p, o_d, mass, rows, row0, dec):
+def tab_apply(
+    T,
+    cnt,
+    sel_k,
+    sel_r,
+    sel_n,
+    ne,
+    e_sel,
+    e_c,
+    pts,
+    nd,
+    end,
+    maxr_k,
+    z,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    mass,
+    rows,
+    row0,
+    dec,
+):
     """Store the decisions of the selected states (rows row0.. of dec) and carry their
     probability forward. Returns the highest total reached, or -1 - e when decision e is
     not one of its roll's keeps."""
@@ -1150,7 +2063,7 @@ def table_decide(prm, cstart, c_os, c_oe, o_p, o_d, maxr_k, fa_k, k, r, n, T, c,
             hot = n2 == 0
             if hot:
                 n2 = N
-            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll))
+            can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
             cv = NEG
             end = 0
             if can_roll and T2 <= cq_Tcap:
@@ -1238,8 +2151,7 @@ def self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
                             hot = n2 == 0
                             if hot:
                                 n2 = N
-                            can_bank = ((fa == 1 or T2 >= entry) and T2 >= minbank
-                                        and not (hot and hotmand and can_roll))
+                            can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
                             cv = NEG
                             cq = 0.0
                             ev = 0.0
@@ -1287,8 +2199,37 @@ def self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
 
 
 @njit(cache=True)
-def self_side(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, a, b, fa, fb, Wv, RFv, Wn, RFn, Rsup,
-              pbmin, eps, Lx, V, Q, bv, V2, Q2, bv2, fA, fB):
+def self_side(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    a,
+    b,
+    fa,
+    fb,
+    Wv,
+    RFv,
+    Wn,
+    RFn,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    V,
+    Q,
+    bv,
+    V2,
+    Q2,
+    bv2,
+    fA,
+    fB,
+):
     """(c, q) of a self-valued player (optimal, a best response) in an evaluation: its moves
     come from its own values Wv/RFv, exactly as its agent picks them; they are then valued
     against the opponent being evaluated (Wn/RFn)."""
@@ -1317,13 +2258,34 @@ def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     the best action after a keep in roll r that leaves k dice (0 for hot dice) and the total
     T2, from which the agents read their moves. ``A`` must cover totals up to
     ``Tcap + max_step``, ``bv`` the same."""
-    _self_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, False, fA, fB, bv[:0],
-             V, np.empty_like(V), A, np.empty_like(A), np.empty((0, 0, 0)))
+    _self_dp(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        False,
+        fA,
+        fB,
+        bv[:0],
+        V,
+        np.empty_like(V),
+        A,
+        np.empty_like(A),
+        np.empty((0, 0, 0)),
+    )
 
 
 @njit(cache=True)
-def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, A, mass, fA, fB,
-                 out):
+def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, A, mass, fA, fB, out):
     """The turn of a self-valued player played forward: ``out[T]`` = P(it banks T). Returns
     (instant win, bust, forfeit) chances.
 
@@ -1442,8 +2404,31 @@ def _settle_row(prm, x, y, sy, out, RFn, D, i):
 
 
 @njit(cache=True, parallel=True)
-def self_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, states, Wv, RFv, RFn, Rsup, pbmin,
-                  eps, Lx, fA, fB, D, C, QB, QF):
+def self_outcomes(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    states,
+    Wv,
+    RFv,
+    RFn,
+    Rsup,
+    pbmin,
+    eps,
+    Lx,
+    fA,
+    fB,
+    D,
+    C,
+    QB,
+    QF,
+):
     """The outcome of a self-valued player's turn at every state i = (x, y, sx, sy) of
     ``states`` (own score, opponent's, statuses): its moves chosen on its own values Wv/RFv
     (the opponent's win chance with the opponent to move; its final turns), exactly as
@@ -1468,8 +2453,9 @@ def self_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, s
         optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, fA, fB, V, A)
         out = np.zeros(Tcap + max_step + 2)
         mass = np.empty((nr, N + 1, Tcap + 1))
-        w, qb, qf = self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf,
-                                 V, A, mass, fA, fB, out)
+        w, qb, qf = self_forward(
+            prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, V, A, mass, fA, fB, out
+        )
         C[i] = w + _settle_row(prm, x, y, sy, out, RFn, D, i)
         QB[i] = qb
         QF[i] = qf

@@ -54,8 +54,19 @@ from tenk_env.solve.game import (
 )
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
-__all__ = ["MultiEval", "MultiBestResponse", "evaluate_multi", "best_response_multi", "check_multi_rules",
-           "setup_players", "multi_estimate", "turn_tables", "final_turn_values", "MULTI_VERSION", "MAX_BYTES"]
+__all__ = [
+    "MultiEval",
+    "MultiBestResponse",
+    "evaluate_multi",
+    "best_response_multi",
+    "check_multi_rules",
+    "setup_players",
+    "multi_estimate",
+    "turn_tables",
+    "final_turn_values",
+    "MULTI_VERSION",
+    "MAX_BYTES",
+]
 
 #: bump when results change, to invalidate cached ones
 MULTI_VERSION = 1
@@ -66,27 +77,37 @@ MAX_BYTES = 10 * 2**30
 def check_multi_rules(rules: Ruleset, n_players: int) -> None:
     """Raise :class:`SolverError` unless the N-player solver covers ``rules`` at ``n_players``."""
     if not 2 <= n_players <= 4:
-        raise SolverError(f"the N-player exact solver covers 2 to 4 players (got {n_players}): each more player "
-                          "multiplies the states by the target in units")
+        raise SolverError(
+            f"the N-player exact solver covers 2 to 4 players (got {n_players}): each more player "
+            "multiplies the states by the target in units"
+        )
     check_exact_rules(rules)
     name = f"ruleset {rules.name!r}"
     if rules.bust_penalty:
-        raise SolverError(f"{name}: the N-player solver does not model a bust penalty (bust_penalty "
-                          f"{rules.bust_penalty}: each player's busts in a row would join the state, and a penalty "
-                          "lowers a score, which breaks its order of solving); the 2-player evaluator and best "
-                          "response do (tenk solve eval / best-response with one opponent); set bust_penalty: 0 here")
+        raise SolverError(
+            f"{name}: the N-player solver does not model a bust penalty (bust_penalty "
+            f"{rules.bust_penalty}: each player's busts in a row would join the state, and a penalty "
+            "lowers a score, which breaks its order of solving); the 2-player evaluator and best "
+            "response do (tenk solve eval / best-response with one opponent); set bust_penalty: 0 here"
+        )
     if rules.komi:
-        raise SolverError(f"{name}: komi {rules.komi} is a 2-player handicap; the N-player solver starts every "
-                          "score at 0 (set komi: 0, or use the 2-player solver)")
+        raise SolverError(
+            f"{name}: komi {rules.komi} is a 2-player handicap; the N-player solver starts every "
+            "score at 0 (set komi: 0, or use the 2-player solver)"
+        )
     if rules.tie == "shared":
-        raise SolverError(f"{name}: tie: shared splits a win among tied leaders, which the N-player solver does "
-                          "not model (set tie: first_to_target)")
+        raise SolverError(
+            f"{name}: tie: shared splits a win among tied leaders, which the N-player solver does "
+            "not model (set tie: first_to_target)"
+        )
     mem = multi_estimate(rules, n_players)
     if mem > MAX_BYTES:
         tu = -(-rules.target // build_spec(rules, for_game=True).unit)
-        raise SolverError(f"{name} at {n_players} players: {tu}^{n_players} score vectors would need about "
-                          f"{mem / 2**30:.0f} GB (limit {MAX_BYTES / 2**30:.0f} GB); lower the target "
-                          "(tenk solve ... --target 2000) or the number of players")
+        raise SolverError(
+            f"{name} at {n_players} players: {tu}^{n_players} score vectors would need about "
+            f"{mem / 2**30:.0f} GB (limit {MAX_BYTES / 2**30:.0f} GB); lower the target "
+            "(tenk solve ... --target 2000) or the number of players"
+        )
 
 
 def _code() -> str:
@@ -97,14 +118,14 @@ def _code() -> str:
 class _Fixed:
     """A fixed player's turns as outcome tables (units; see :func:`_regular_tables`, :func:`_final_tables`)."""
 
-    KID: np.ndarray   # [own, leader] -> row of DIST (regular turns)
+    KID: np.ndarray  # [own, leader] -> row of DIST (regular turns)
     DIST: np.ndarray  # [row, T]: P(bank T)
-    DW: np.ndarray    # instant win
-    DQ: np.ndarray    # bust or forfeit
+    DW: np.ndarray  # instant win
+    DQ: np.ndarray  # bust or forfeit
     FKID: np.ndarray  # [own, bar - target] -> row of FDIST (final turns); -1: no chance
     FDIST: np.ndarray
     FW: np.ndarray
-    FB: np.ndarray    # [own, bar - target]: P(the final turn beats the bar or wins at once)
+    FB: np.ndarray  # [own, bar - target]: P(the final turn beats the bar or wins at once)
     pruned: float
     tabulations: int
 
@@ -183,7 +204,7 @@ def _final_tables(pol: Tabulated, spec: Spec, J: int, R: np.ndarray, theta: floa
         for j in range(J):
             k = FKID[a, j]
             if k >= 0:
-                FB[a, j] = FW[k] + FDIST[k, max(1, tu + j - a + 1):].sum()
+                FB[a, j] = FW[k] + FDIST[k, max(1, tu + j - a + 1) :].sum()
     return FKID, FDIST, FW, FB, pruned
 
 
@@ -213,7 +234,7 @@ class _Setup:
     tu: int
     J: int
     J1: int
-    fixed: list          # _Fixed or None (the responder) per player
+    fixed: list  # _Fixed or None (the responder) per player
     prm_f: np.ndarray
     pbmin: float
     fA: float
@@ -244,8 +265,10 @@ def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
     pols = [p for p in players if p is not None]
     for p in pols:
         p.prepare(spec)
-    regular = {id(p): _memo(("regular", rules.hash, p.cache_key(), theta), lambda p=p: _regular_tables(p, spec, theta))
-               for p in pols}
+    regular = {
+        id(p): _memo(("regular", rules.hash, p.cache_key(), theta), lambda p=p: _regular_tables(p, spec, theta))
+        for p in pols
+    }
     # Bars: a fixed trigger's bank (past J1 with chance <= EPS), raised by at most one keep
     # per later final turn (the bots' banks stop once they beat the bar), or the responder's
     # bank, which goes as far as optimal play: past L units above anyone's score a bar is
@@ -258,14 +281,30 @@ def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
             fixed.append(None)
             continue
         KID, DIST, DW, DQ, pruned, n = regular[id(p)]
-        FKID, FDIST, FW, FB, pruned_f = _memo(("final", rules.hash, p.cache_key(), J, theta),
-                                              lambda p=p: _final_tables(p, spec, J, R, theta))
+        FKID, FDIST, FW, FB, pruned_f = _memo(
+            ("final", rules.hash, p.cache_key(), J, theta), lambda p=p: _final_tables(p, spec, J, R, theta)
+        )
         fixed.append(_Fixed(KID, DIST, DW, DQ, FKID, FDIST, FW, FB, max(pruned, pruned_f), n))
     fA, fB = forced_extension(spec.prm, spec)
     prm_f = final_prm(spec)
     fAf, fBf = forced_extension(prm_f, spec)
-    return _Setup(rules, spec, N, tu, J, J1, fixed, prm_f, min_bust_chance(spec), fA, fB, fAf, fBf,
-                  _stack(fixed, tu, J), _levels(tu, N))
+    return _Setup(
+        rules,
+        spec,
+        N,
+        tu,
+        J,
+        J1,
+        fixed,
+        prm_f,
+        min_bust_chance(spec),
+        fA,
+        fB,
+        fAf,
+        fBf,
+        _stack(fixed, tu, J),
+        _levels(tu, N),
+    )
 
 
 def _stack(fixed: list, tu: int, J: int):
@@ -287,7 +326,7 @@ def _stack(fixed: list, tu: int, J: int):
         FB[i] = f.FB
         KID[i] = f.KID + off
         d = np.zeros((f.DIST.shape[0], width))
-        d[:, :f.DIST.shape[1]] = f.DIST
+        d[:, : f.DIST.shape[1]] = f.DIST
         rows.append(d)
         DW.append(f.DW)
         DQ.append(f.DQ)
@@ -312,8 +351,27 @@ def _final_chain(st: _Setup, x: int, t: int) -> list:
         out = np.zeros((2, Jk, Pk))
         f = st.fixed[i]
         if f is None:
-            MK.final_responder(st.prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu,
-                               Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, np.zeros((0, 0)))
+            MK.final_responder(
+                st.prm_f,
+                s.cstart,
+                s.c_prob,
+                s.c_kind,
+                s.c_os,
+                s.c_oe,
+                s.o_p,
+                s.o_d,
+                s.max_step,
+                tu,
+                Jk,
+                Pk // tu,
+                phi,
+                st.pbmin,
+                EPS,
+                st.fAf,
+                st.fBf,
+                out,
+                np.zeros((0, 0)),
+            )
         else:
             FKID = f.FKID
             MK.final_fixed(tu, N, int(i == x), Jk, Pk, FKID, f.FDIST, f.FW, phi, out)
@@ -323,8 +381,8 @@ def _final_chain(st: _Setup, x: int, t: int) -> list:
 
 
 def _levels(tu: int, N: int):
-    idx = np.arange(tu ** N, dtype=np.int64)
-    lev = np.zeros(tu ** N, np.int64)
+    idx = np.arange(tu**N, dtype=np.int64)
+    lev = np.zeros(tu**N, np.int64)
     rem = idx.copy()
     for _ in range(N):
         lev += rem % tu
@@ -349,7 +407,7 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
                 TRIG[t] = chains[t][1][0]
     KID, DIST, DWa, DQa, FB = st.stacked
     order, bounds = st.levels
-    U = np.zeros((N, tu ** N))
+    U = np.zeros((N, tu**N))
     res = np.zeros(order.shape[0])
     its = np.zeros(order.shape[0], np.int64)
     total = float(order.shape[0])
@@ -357,9 +415,36 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
-        MK.regular_level(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, N, x,
-                         resp, order[lo:hi], KID, DIST, DWa, DQa, FB, TRIG, U, st.pbmin, EPS, TOL, st.fA, st.fB,
-                         res[lo:hi], its[lo:hi])
+        MK.regular_level(
+            s.prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            s.max_step,
+            tu,
+            N,
+            x,
+            resp,
+            order[lo:hi],
+            KID,
+            DIST,
+            DWa,
+            DQa,
+            FB,
+            TRIG,
+            U,
+            st.pbmin,
+            EPS,
+            TOL,
+            st.fA,
+            st.fB,
+            res[lo:hi],
+            its[lo:hi],
+        )
         if progress is not None:
             progress(done + weight * hi / total)
     stats = {"residual": float(res.max()), "max_iterations": int(its.max()), "dp_calls": int(its.sum())}
@@ -399,8 +484,15 @@ def _cache_keys(kind: str, rules: Ruleset, keys: list, theta: float) -> str:
     return f"multi{kind}-v{MULTI_VERSION}-{rules.hash}-{_code()}-{'-'.join(keys)}-{theta:g}"
 
 
-def evaluate_multi(rules: Ruleset | str, policies: list, *, cache: bool = True, theta: float = THETA,
-                   progress=None, cached_only: bool = False) -> MultiEval | None:
+def evaluate_multi(
+    rules: Ruleset | str,
+    policies: list,
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> MultiEval | None:
     """Exact P(win) of every one of N fixed :class:`~tenk_env.solve.evaluate.Tabulated`
     policies sitting in the given cyclic order, for every player to move first.
     Cached on disk by ruleset hash, the policies' content keys and this solver's code;
@@ -426,9 +518,18 @@ def evaluate_multi(rules: Ruleset | str, policies: list, *, cache: bool = True, 
         P[:, x] = U[:, 0]
     pruned = max(f.pruned for f in st.fixed)
     secs = time.perf_counter() - t0
-    res = MultiEval(rules, names, P, secs, {"cached": False, "pruned": pruned,
-                                            "tabulations": sum(f.tabulations for f in st.fixed),
-                                            "sum_error": float(np.abs(P.sum(axis=1) - 1).max())})
+    res = MultiEval(
+        rules,
+        names,
+        P,
+        secs,
+        {
+            "cached": False,
+            "pruned": pruned,
+            "tabulations": sum(f.tabulations for f in st.fixed),
+            "sum_error": float(np.abs(P.sum(axis=1) - 1).max()),
+        },
+    )
     if disk:
         save_arrays(disk, {"P": P, "meta": np.array([secs, pruned])})
     return res
@@ -483,8 +584,11 @@ class MultiBestResponse:
         beta = float(self.U1[idx])
         fa = int(not s.rules.entry_threshold or sv[0] > 0)
         bv = np.zeros(tu - int(sv[0]) + self.FB.shape[2] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
-        Tcap = int(MK.br_turn_inputs(s.prm, tu, N, 0, idx, sv, self.U1, self.FB, pw, min_bust_chance(s), EPS, beta,
-                                     s.max_step, bv))
+        Tcap = int(
+            MK.br_turn_inputs(
+                s.prm, tu, N, 0, idx, sv, self.U1, self.FB, pw, min_bust_chance(s), EPS, beta, s.max_step, bv
+            )
+        )
         return turn_tables(s, s.prm, fa, Tcap, bv, beta)
 
     def final_values(self, scores, trigger: int, bar: int):
@@ -509,8 +613,31 @@ def turn_tables(spec: Spec, prm: np.ndarray, fa: int, Tcap: int, bv: np.ndarray,
     V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
     Q = np.zeros_like(V)
     fA, fB = forced_extension(prm, s)
-    K.turn_dp(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, fa, Tcap, bv, beta, beta, True,
-              True, V, bv, beta, Tcap, V, Q, fA, fB)
+    K.turn_dp(
+        prm,
+        s.cstart,
+        s.c_prob,
+        s.c_kind,
+        s.c_os,
+        s.c_oe,
+        s.o_p,
+        s.o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        beta,
+        True,
+        True,
+        V,
+        bv,
+        beta,
+        Tcap,
+        V,
+        Q,
+        fA,
+        fB,
+    )
     return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
 
@@ -543,8 +670,15 @@ def _chains_from(arrays: dict) -> dict:
     return chains
 
 
-def best_response_multi(rules: Ruleset | str, opponents: list, *, cache: bool = True, theta: float = THETA,
-                        progress=None, cached_only: bool = False) -> MultiBestResponse | None:
+def best_response_multi(
+    rules: Ruleset | str,
+    opponents: list,
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+) -> MultiBestResponse | None:
     """The policy that maximises its win probability against N-1 fixed
     :class:`~tenk_env.solve.evaluate.Tabulated` policies seated after it in the given order,
     and its exact win probability from every seat. Cached on disk like :func:`evaluate_multi`."""
@@ -558,9 +692,23 @@ def best_response_multi(rules: Ruleset | str, opponents: list, *, cache: bool = 
         got = load_arrays(disk)
         if got is not None:
             secs, pruned, res, its, calls = got["meta"]
-            return MultiBestResponse(rules, spec, names, got["p_seat"], got["U1"], got["FB"], _chains_from(got),
-                                     float(secs), {"cached": True, "pruned": float(pruned), "residual": float(res),
-                                                   "max_iterations": int(its), "dp_calls": int(calls)})
+            return MultiBestResponse(
+                rules,
+                spec,
+                names,
+                got["p_seat"],
+                got["U1"],
+                got["FB"],
+                _chains_from(got),
+                float(secs),
+                {
+                    "cached": True,
+                    "pruned": float(pruned),
+                    "residual": float(res),
+                    "max_iterations": int(its),
+                    "dp_calls": int(calls),
+                },
+            )
     if cached_only:
         return None
     t0 = time.perf_counter()
@@ -568,15 +716,24 @@ def best_response_multi(rules: Ruleset | str, opponents: list, *, cache: bool = 
     N = st.N
     U, chains, FB, stats = _pass(st, 0, progress)
     if stats["residual"] > 1e3 * TOL:
-        raise SolverError(f"ruleset {rules.name!r}: the best response to {', '.join(names)} did not converge "
-                          f"(residual {stats['residual']:.2g}); please report this ruleset")
+        raise SolverError(
+            f"ruleset {rules.name!r}: the best response to {', '.join(names)} did not converge "
+            f"(residual {stats['residual']:.2g}); please report this ruleset"
+        )
     p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
     pruned = max(f.pruned for f in st.fixed if f is not None)
     secs = time.perf_counter() - t0
     stats.update({"cached": False, "pruned": pruned, "tabulations": sum(f.tabulations for f in st.fixed if f)})
     br = MultiBestResponse(rules, st.spec, names, p_seat, U[1 % N].copy(), FB, chains, secs, stats)
     if disk:
-        save_arrays(disk, {"p_seat": p_seat, "U1": br.U1, "FB": FB, **_chain_arrays(chains),
-                           "meta": np.array([secs, pruned, stats["residual"], stats["max_iterations"],
-                                             stats["dp_calls"]])})
+        save_arrays(
+            disk,
+            {
+                "p_seat": p_seat,
+                "U1": br.U1,
+                "FB": FB,
+                **_chain_arrays(chains),
+                "meta": np.array([secs, pruned, stats["residual"], stats["max_iterations"], stats["dp_calls"]]),
+            },
+        )
     return br

@@ -116,8 +116,36 @@ def br_turn_inputs(prm, tu, N, x, idx, s, Unext, FB, pw, pbmin, eps, beta, max_s
 
 
 @njit(cache=True, parallel=True)
-def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, x, resp, states, KID, DIST,
-                  DW, DQ, FB, TRIG, U, pbmin, eps, tol, fA, fB, res, its):
+def regular_level(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    tu,
+    N,
+    x,
+    resp,
+    states,
+    KID,
+    DIST,
+    DW,
+    DQ,
+    FB,
+    TRIG,
+    U,
+    pbmin,
+    eps,
+    tol,
+    fA,
+    fB,
+    res,
+    its,
+):
     """Solve the turn-start states ``states`` (one level: equal score sums) for the focus player x.
 
     ``U[m, idx]`` is x's win chance with player m to move at scores idx. Fixed players'
@@ -208,8 +236,33 @@ def regular_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, t
             if V.shape[2] < Tcap + 1:
                 V = np.empty((nr, Nd + 1, Tcap + 1))
                 Qa = np.empty((nr, Nd + 1, Tcap + 1))
-            turn_dp_radius(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
-                           True, V, bv, beta, Tcap, V, Qa, fA, fB, rad, rad[:0])
+            turn_dp_radius(
+                prm,
+                cstart,
+                c_prob,
+                c_kind,
+                c_os,
+                c_oe,
+                o_p,
+                o_d,
+                fa,
+                Tcap,
+                bv,
+                beta,
+                beta,
+                True,
+                True,
+                V,
+                bv,
+                beta,
+                Tcap,
+                V,
+                Qa,
+                fA,
+                fB,
+                rad,
+                rad[:0],
+            )
             v = V[0, Nd, 0]
             qv = Qa[0, Nd, 0]
             r = abs(v - xv)
@@ -308,8 +361,9 @@ def final_bank_values(tu, M, a0, PHI1, r1, beta, bv):
 
 
 @njit(cache=True, parallel=True)
-def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, PHI1, pbmin,
-                    eps, fA, fB, out, beat):
+def final_responder(
+    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB, out, beat
+):
     """The responder's final turn: ``out[0, j, a + tu * rest]`` for every own score a, against
     a bar of target + j held by another player, ``PHI1`` the table of the players after it.
     ``beat`` (shape (Jk, tu * P1); size 0: not wanted) receives the chance that the turn so
@@ -356,11 +410,35 @@ def final_responder(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_ste
                     bb[T] = 1.0 if a0 + T > M else 0.0
                 Vb = np.empty((nr, N + 1, Tcap + 1))
                 Qb = np.empty((nr, N + 1, Tcap + 1))
-                self_eval_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, bb, V, Qa, Vb,
-                             Qb, fA, fB)
+                self_eval_dp(
+                    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, bb, V, Qa, Vb, Qb, fA, fB
+                )
             else:
-                turn_dp(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, beta, True,
-                        True, V, bv, beta, Tcap, V, Qa, fA, fB)
+                turn_dp(
+                    prm_f,
+                    cstart,
+                    c_prob,
+                    c_kind,
+                    c_os,
+                    c_oe,
+                    o_p,
+                    o_d,
+                    fa,
+                    Tcap,
+                    bv,
+                    beta,
+                    beta,
+                    True,
+                    True,
+                    V,
+                    bv,
+                    beta,
+                    Tcap,
+                    V,
+                    Qa,
+                    fA,
+                    fB,
+                )
             if minbank != 0:
                 out[0, j, a0 + tu * r1] = V[0, N, 0]
                 if track:
@@ -437,8 +515,35 @@ def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx):
 
 
 @njit(cache=True)
-def eq_turn(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, d, E, TW, XT, pbmin, eps, fA, fB,
-            bo, bx, bv2, bv, V2, Q2, V, Q):
+def eq_turn(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    tu,
+    N,
+    d,
+    E,
+    TW,
+    XT,
+    pbmin,
+    eps,
+    fA,
+    fB,
+    bo,
+    bx,
+    bv2,
+    bv,
+    V2,
+    Q2,
+    V,
+    Q,
+):
     """The mover's turn at scores d, its own bust value ``bo``: (own chance, X, bust chance)
     of the turn it chooses, with X's bust value ``bx``. ``bv2``/``bv`` must cover
     ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``."""
@@ -469,13 +574,64 @@ def eq_cycle(N, A, qk, out):
 
 
 @njit(cache=True)
-def _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA,
-              fB, bo, bufs, A, qk):
+def _eq_parts(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    tu,
+    N,
+    D,
+    k,
+    E,
+    TW,
+    XT,
+    pbmin,
+    eps,
+    fA,
+    fB,
+    bo,
+    bufs,
+    A,
+    qk,
+):
     """Mover k's turn chosen at own bust value bo: fills A[k] (each place's chance from the
     turn's banks and wins) and qk[k] (its bust chance); returns the mover's value at bo."""
     bv2, bv, V2, Q2, V, Q = bufs
-    own, x, q = eq_turn(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D[k], E, TW, XT, pbmin,
-                        eps, fA, fB, bo, 0.0, bv2, bv, V2, Q2, V, Q)
+    own, x, q = eq_turn(
+        prm,
+        cstart,
+        c_prob,
+        c_kind,
+        c_os,
+        c_oe,
+        o_p,
+        o_d,
+        max_step,
+        tu,
+        N,
+        D[k],
+        E,
+        TW,
+        XT,
+        pbmin,
+        eps,
+        fA,
+        fB,
+        bo,
+        0.0,
+        bv2,
+        bv,
+        V2,
+        Q2,
+        V,
+        Q,
+    )
     cown = own - q * bo
     A[k, 0] = cown
     if N == 3:
@@ -486,8 +642,32 @@ def _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N
 
 
 @njit(cache=True, parallel=True)
-def eq_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol,
-             maxit, fA, fB, res, its, gain):
+def eq_level(
+    prm,
+    cstart,
+    c_prob,
+    c_kind,
+    c_os,
+    c_oe,
+    o_p,
+    o_d,
+    max_step,
+    tu,
+    N,
+    reps,
+    E,
+    TW,
+    XT,
+    pbmin,
+    eps,
+    tol,
+    maxit,
+    fA,
+    fB,
+    res,
+    its,
+    gain,
+):
     """Solve the equilibrium at the score vectors ``reps`` (one level, one per cycle of turns).
 
     A turn without a bank hands the same scores to the next player, so the N rotations of a
@@ -526,16 +706,46 @@ def eq_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N,
         qk = np.empty(N)
         new = np.empty((N, N))
         size = tu + J + max_step + 4 + bankable_from(prm, 0)
-        bufs = (np.empty(size), np.empty(size), np.empty((nr, Nd + 1, size)), np.empty((nr, Nd + 1, size)),
-                np.empty((nr, Nd + 1, size)), np.empty((nr, Nd + 1, size)))
+        bufs = (
+            np.empty(size),
+            np.empty(size),
+            np.empty((nr, Nd + 1, size)),
+            np.empty((nr, Nd + 1, size)),
+            np.empty((nr, Nd + 1, size)),
+            np.empty((nr, Nd + 1, size)),
+        )
         it = 0
         r = 0.0
         while True:
             it += 1
             for k in range(N):
                 # the mover of R_k is last in R_{k+1}
-                _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D, k, E, TW, XT,
-                          pbmin, eps, fA, fB, Ev[(k + 1) % N, N - 1], bufs, A, qk)
+                _eq_parts(
+                    prm,
+                    cstart,
+                    c_prob,
+                    c_kind,
+                    c_os,
+                    c_oe,
+                    o_p,
+                    o_d,
+                    max_step,
+                    tu,
+                    N,
+                    D,
+                    k,
+                    E,
+                    TW,
+                    XT,
+                    pbmin,
+                    eps,
+                    fA,
+                    fB,
+                    Ev[(k + 1) % N, N - 1],
+                    bufs,
+                    A,
+                    qk,
+                )
             eq_cycle(N, A, qk, new)
             r = 0.0
             for k in range(N):
@@ -554,8 +764,32 @@ def eq_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N,
             for _ in range(4 * MC):
                 for k in range(N):
                     bo = Ev[(k + 1) % N, N - 1]
-                    _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D, k, E, TW,
-                              XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
+                    _eq_parts(
+                        prm,
+                        cstart,
+                        c_prob,
+                        c_kind,
+                        c_os,
+                        c_oe,
+                        o_p,
+                        o_d,
+                        max_step,
+                        tu,
+                        N,
+                        D,
+                        k,
+                        E,
+                        TW,
+                        XT,
+                        pbmin,
+                        eps,
+                        fA,
+                        fB,
+                        bo,
+                        bufs,
+                        A,
+                        qk,
+                    )
                     seen = False
                     for m in range(nc[k]):
                         seen = seen or cq[k, m] == qk[k]
@@ -575,14 +809,62 @@ def eq_level(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N,
                 for k in range(N):
                     m = rest % nc[k]
                     rest //= nc[k]
-                    _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D, k, E, TW,
-                              XT, pbmin, eps, fA, fB, cb[k, m], bufs, A, qk)
+                    _eq_parts(
+                        prm,
+                        cstart,
+                        c_prob,
+                        c_kind,
+                        c_os,
+                        c_oe,
+                        o_p,
+                        o_d,
+                        max_step,
+                        tu,
+                        N,
+                        D,
+                        k,
+                        E,
+                        TW,
+                        XT,
+                        pbmin,
+                        eps,
+                        fA,
+                        fB,
+                        cb[k, m],
+                        bufs,
+                        A,
+                        qk,
+                    )
                 eq_cycle(N, A, qk, new)
                 worst = 0.0
                 for k in range(N):
                     bo = new[(k + 1) % N, N - 1]
-                    v = _eq_parts(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, N, D, k, E,
-                                  TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
+                    v = _eq_parts(
+                        prm,
+                        cstart,
+                        c_prob,
+                        c_kind,
+                        c_os,
+                        c_oe,
+                        o_p,
+                        o_d,
+                        max_step,
+                        tu,
+                        N,
+                        D,
+                        k,
+                        E,
+                        TW,
+                        XT,
+                        pbmin,
+                        eps,
+                        fA,
+                        fB,
+                        bo,
+                        bufs,
+                        A,
+                        qk,
+                    )
                     worst = max(worst, v - new[k, 0])
                 if worst < g:
                     g = worst

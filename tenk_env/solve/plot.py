@@ -31,7 +31,7 @@ def bank_thresholds(sol: GameSolution, step: int | None = None):
             V, bv, Tcap, _, _ = sol.turn_values(int(a), int(b), 1, 1)
             T = np.arange(Tcap + 1)
             for n in range(1, N + 1):
-                roll = (V[r, n, :] > bv[:Tcap + 1]) | (T < max(1, minbank))
+                roll = (V[r, n, :] > bv[: Tcap + 1]) | (T < max(1, minbank))
                 idx = np.nonzero(roll)[0]
                 thr[n, i, j] = (idx.max() + 1 if idx.size else 0) * sol.unit
     return grid * sol.unit, thr

@@ -25,10 +25,18 @@ def roll_index(max_rolls: int, rolls_used: int) -> tuple[bool, int]:
     return can_roll, (0 if max_rolls == 0 else (rolls_used if can_roll else 0))
 
 
-def move_values(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref, forfeit_pref: float,
-                max_rolls: int, self_valued: bool, forced_pref: float | None = None,
-                past_cap: Callable[[int, int, int], float] | None = None) -> list[tuple[Keep, float | None,
-                                                                                     float | None]]:
+def move_values(
+    game: Game,
+    unit: int,
+    roll_pref: np.ndarray,
+    roll_cap: int,
+    bank_pref,
+    forfeit_pref: float,
+    max_rolls: int,
+    self_valued: bool,
+    forced_pref: float | None = None,
+    past_cap: Callable[[int, int, int], float] | None = None,
+) -> list[tuple[Keep, float | None, float | None]]:
     """Every keep of the roll, in the kernel's tie order (points descending, then dice
     ascending), as ``(keep, roll, end)``: the value of setting it aside and rolling on, and
     of setting it aside and ending the turn; None where that move is illegal. Ending is
@@ -86,8 +94,17 @@ def choose(rows: list[tuple[Keep, float | None, float | None]]) -> tuple[Keep, b
     return best
 
 
-def pick(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref, forfeit_pref: float,
-         max_rolls: int, self_valued: bool, forced_pref: float | None = None) -> tuple[Keep, bool]:
+def pick(
+    game: Game,
+    unit: int,
+    roll_pref: np.ndarray,
+    roll_cap: int,
+    bank_pref,
+    forfeit_pref: float,
+    max_rolls: int,
+    self_valued: bool,
+    forced_pref: float | None = None,
+) -> tuple[Keep, bool]:
     """The move preferred by value tables, among ``game.legal_moves()``.
 
     ``roll_pref[r, n, T]`` is the preference for rolling n dice at total T (units) up to
@@ -96,5 +113,6 @@ def pick(game: Game, unit: int, roll_pref: np.ndarray, roll_cap: int, bank_pref,
     as banking when ``self_valued`` (the solver's own values), else never preferred; a
     forced roll there (no banking allowed) is worth ``forced_pref`` when given.
     """
-    return choose(move_values(game, unit, roll_pref, roll_cap, bank_pref, forfeit_pref, max_rolls, self_valued,
-                              forced_pref))
+    return choose(
+        move_values(game, unit, roll_pref, roll_cap, bank_pref, forfeit_pref, max_rolls, self_valued, forced_pref)
+    )

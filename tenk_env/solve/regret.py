@@ -43,8 +43,16 @@ from tenk_env.solve.policy import choose, move_values, pick
 from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_SHARED, P_ZILCH, WIN, ZILCH
 from tenk_env.tables import Keep
 
-__all__ = ["TurnTables", "turn_tables", "state_key", "roll_past_cap", "MoveRegret", "regret_of", "regret_in",
-           "REGRET_TOL"]
+__all__ = [
+    "TurnTables",
+    "turn_tables",
+    "state_key",
+    "roll_past_cap",
+    "MoveRegret",
+    "regret_of",
+    "regret_in",
+    "REGRET_TOL",
+]
 
 #: regrets below this count as 0: the solver's values are exact to its truncation
 #: tolerance EPS, so a smaller difference between two moves is not a measured mistake
@@ -54,8 +62,7 @@ NEG = -1e300
 
 
 @njit(cache=True)
-def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr, n, T, bank_seg, beta, forf,
-                  fA, fB):
+def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr, n, T, bank_seg, beta, forf, fA, fB):
     """W* of rolling ``n`` dice at turn total ``T`` (units) past the DP's cap, with ``r``
     rolls used before this roll and ``maxr`` allowed (0: unlimited).
 
@@ -131,8 +138,26 @@ class TurnTables:
     (:meth:`GameSolution.status`).
     """
 
-    __slots__ = ("sol", "key", "V", "bv", "Tcap", "beta", "forf", "forced", "final", "a", "b", "fa", "fb", "d", "maxr",
-                 "fA", "fB", "_filled")
+    __slots__ = (
+        "sol",
+        "key",
+        "V",
+        "bv",
+        "Tcap",
+        "beta",
+        "forf",
+        "forced",
+        "final",
+        "a",
+        "b",
+        "fa",
+        "fb",
+        "d",
+        "maxr",
+        "fA",
+        "fB",
+        "_filled",
+    )
 
     def __init__(self, sol: GameSolution, key: tuple):
         self.sol, self.key = sol, key
@@ -168,8 +193,25 @@ class TurnTables:
         nr = max(1, self.maxr)
         self.V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + step + 1))
-        K.optimal_values(prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1, Tcap, self.bv,
-                       self.beta, self.forf, self.fA, self.fB, self.V, A)
+        K.optimal_values(
+            prm,
+            s.cstart,
+            s.c_prob,
+            s.c_kind,
+            s.c_os,
+            s.c_oe,
+            s.o_p,
+            s.o_d,
+            self.fa & 1,
+            Tcap,
+            self.bv,
+            self.beta,
+            self.forf,
+            self.fA,
+            self.fB,
+            self.V,
+            A,
+        )
         self.forced = self.fA + self.fB * self.beta if self.fA >= 0 else None
 
     # ------------------------------------------------------------------ the optimal agent
@@ -197,14 +239,44 @@ class TurnTables:
             return float(self.V[0 if self.maxr == 0 else rolls, n, T])
         s = self.sol.spec
         seg = np.array([self.bank(T + j) for j in range(s.max_step + 1)])
-        return float(roll_past_cap(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, self.fa & 1,
-                                   rolls, self.maxr, n, T, seg, self.beta, self.forf, self.fA, self.fB))
+        return float(
+            roll_past_cap(
+                s.prm,
+                s.cstart,
+                s.c_prob,
+                s.c_kind,
+                s.c_os,
+                s.c_oe,
+                s.o_p,
+                s.o_d,
+                self.fa & 1,
+                rolls,
+                self.maxr,
+                n,
+                T,
+                seg,
+                self.beta,
+                self.forf,
+                self.fA,
+                self.fB,
+            )
+        )
 
     def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:
         """W* of every legal move of ``game``'s current decision, as
         :func:`tenk_env.solve.policy.move_values` rows ``(keep, roll on, end the turn)``."""
-        return move_values(game, self.sol.unit, self.V, self.Tcap, self.bank, self.forf, game.max_rolls, True,
-                           self.forced, past_cap=self.roll)
+        return move_values(
+            game,
+            self.sol.unit,
+            self.V,
+            self.Tcap,
+            self.bank,
+            self.forf,
+            game.max_rolls,
+            True,
+            self.forced,
+            past_cap=self.roll,
+        )
 
 
 _FORCED: dict = {}
@@ -240,8 +312,9 @@ def regret_of(tables: TurnTables, game: Game, keep: Keep, end: bool) -> MoveRegr
     return regret_in(tables.values(game), game, keep, end)
 
 
-def regret_in(rows: list[tuple[Keep, float | None, float | None]], game: Game, keep: Keep, end: bool,
-              tol: float = REGRET_TOL) -> MoveRegret:
+def regret_in(
+    rows: list[tuple[Keep, float | None, float | None]], game: Game, keep: Keep, end: bool, tol: float = REGRET_TOL
+) -> MoveRegret:
     """Score the move (``keep``, ``end``) against value rows of ``game``'s current decision
     (:func:`tenk_env.solve.policy.move_values` rows, from any valuation); regrets below ``tol``
     count as 0."""

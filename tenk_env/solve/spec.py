@@ -82,7 +82,8 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     if rules.four_twos_lose_all:
         raise SolverError(
             f"ruleset {rules.name!r}: four_twos_lose_all wipes a banked score, so a turn's worth "
-            "depends on the whole score history; the exact solvers do not model it (set four_twos_lose_all: false)")
+            "depends on the whole score history; the exact solvers do not model it (set four_twos_lose_all: false)"
+        )
     tables = get_tables(rules)
     N = rules.num_dice
     raw: list[dict] = []
@@ -113,7 +114,7 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     c_prob, c_kind, c_os, c_oe, o_p, o_d = [], [], [], [], [], []
     p_bust = np.zeros(N + 1)
     for n, classes in enumerate(raw, start=1):
-        total = 6 ** n
+        total = 6**n
         for (kind, opts), w in sorted(classes.items()):
             c_prob.append(w / total)
             c_kind.append(kind)
@@ -139,6 +140,17 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     prm[P_PEN] = rules.bust_penalty // unit
     prm[P_PENAFTER] = rules.bust_penalty_after if rules.bust_penalty else 0
     max_step = max(max(o_p, default=1), prm[P_ZILCH])
-    return Spec(rules, unit, prm, np.array(cstart, dtype=np.int64), np.array(c_prob), np.array(c_kind, dtype=np.int64),
-                np.array(c_os, dtype=np.int64), np.array(c_oe, dtype=np.int64), np.array(o_p, dtype=np.int64),
-                np.array(o_d, dtype=np.int64), int(max_step), p_bust)
+    return Spec(
+        rules,
+        unit,
+        prm,
+        np.array(cstart, dtype=np.int64),
+        np.array(c_prob),
+        np.array(c_kind, dtype=np.int64),
+        np.array(c_os, dtype=np.int64),
+        np.array(c_oe, dtype=np.int64),
+        np.array(o_p, dtype=np.int64),
+        np.array(o_d, dtype=np.int64),
+        int(max_step),
+        p_bust,
+    )

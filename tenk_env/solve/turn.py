@@ -80,8 +80,31 @@ def _dp(spec: Spec, fa: int, beta: float, forf: float, Tcap: int):
     V = np.zeros((nr, N + 1, Tcap + 1))
     Q = np.zeros((nr, N + 1, Tcap + 1))
     bv = np.arange(Tcap + spec.max_step + 2, dtype=np.float64) * spec.unit
-    K.turn_dp(spec.prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d,
-              fa, Tcap, bv, beta, forf, False, True, V, bv, forf, Tcap, V, Q, -1.0, 0.0)
+    K.turn_dp(
+        spec.prm,
+        spec.cstart,
+        spec.c_prob,
+        spec.c_kind,
+        spec.c_os,
+        spec.c_oe,
+        spec.o_p,
+        spec.o_d,
+        fa,
+        Tcap,
+        bv,
+        beta,
+        forf,
+        False,
+        True,
+        V,
+        bv,
+        forf,
+        Tcap,
+        V,
+        Q,
+        -1.0,
+        0.0,
+    )
     return V
 
 
@@ -130,8 +153,11 @@ def solve_turn(rules: Ruleset | str, *, cache: bool = True, tol: float = 1e-9) -
 
     def betas(h):
         # bust with k in a row: k+1 in a row, or the penalty and a fresh count
-        return np.array([(-pen + h[0]) if k + 1 == Kn and pen else h[min(k + 1, Kn - 1)] for k in range(Kn)]) \
-            if pen else np.zeros(Kn)
+        return (
+            np.array([(-pen + h[0]) if k + 1 == Kn and pen else h[min(k + 1, Kn - 1)] for k in range(Kn)])
+            if pen
+            else np.zeros(Kn)
+        )
 
     it = 0
     if pen:
@@ -158,11 +184,13 @@ def solve_turn(rules: Ruleset | str, *, cache: bool = True, tol: float = 1e-9) -
     N = spec.n_dice
     g = float(values[0, 1, 0, N, 0])
     entry = float(values[0, 0, 0, N, 0])
-    sol = TurnSolution(rules, spec.unit, values, g, entry, h, beta, thresholds_of(spec, values[0, 1]),
-                       time.perf_counter() - t0, it)
+    sol = TurnSolution(
+        rules, spec.unit, values, g, entry, h, beta, thresholds_of(spec, values[0, 1]), time.perf_counter() - t0, it
+    )
     if cache:
-        save_arrays(key, {"values": values, "h": h, "beta": beta,
-                          "meta": np.array([spec.unit, g, entry, sol.seconds, it])})
+        save_arrays(
+            key, {"values": values, "h": h, "beta": beta, "meta": np.array([spec.unit, g, entry, sol.seconds, it])}
+        )
     return sol
 
 
@@ -170,5 +198,15 @@ def _from_arrays(rules: Ruleset, a: dict) -> TurnSolution:
     unit, g, entry, secs, it = a["meta"]
     spec = build_spec(rules, for_game=False)
     values = a["values"]
-    return TurnSolution(rules, int(unit), values, float(g), float(entry), a["h"], a["beta"],
-                        thresholds_of(spec, values[0, 1]), float(secs), int(it))
+    return TurnSolution(
+        rules,
+        int(unit),
+        values,
+        float(g),
+        float(entry),
+        a["h"],
+        a["beta"],
+        thresholds_of(spec, values[0, 1]),
+        float(secs),
+        int(it),
+    )

@@ -25,8 +25,21 @@ from tenk_env.training.config import ConfigError, TrainConfig, load_config, pars
 from tenk_env.training.rundir import RunError
 from tenk_env.training.trainer import RunResult, resume, train
 
-__all__ = ["ConfigError", "TrainConfig", "AfterstateConfig", "load_config", "parse_config", "RunError", "RunResult",
-           "AfterstateResult", "train", "resume", "algo_of", "train_file", "resume_run"]
+__all__ = [
+    "ConfigError",
+    "TrainConfig",
+    "AfterstateConfig",
+    "load_config",
+    "parse_config",
+    "RunError",
+    "RunResult",
+    "AfterstateResult",
+    "train",
+    "resume",
+    "algo_of",
+    "train_file",
+    "resume_run",
+]
 
 Result = RunResult | AfterstateResult
 
@@ -37,8 +50,14 @@ def algo_of(config: str | Path) -> str:
     return str(read_yaml(config).get("algo", "ppo"))
 
 
-def train_file(config: str | Path, overrides: list[str] = (), *, argv: list[str] | None = None,
-               force: str | Path | None = None, progress: bool = True) -> Result:
+def train_file(
+    config: str | Path,
+    overrides: list[str] = (),
+    *,
+    argv: list[str] | None = None,
+    force: str | Path | None = None,
+    progress: bool = True,
+) -> Result:
     """Start a new run of the config file ``config`` (a path or a shipped config's name) with
     ``overrides`` (``key=value``), in the trainer its ``algo`` names."""
     if algo_of(config) == ALGO:

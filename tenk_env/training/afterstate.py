@@ -95,8 +95,19 @@ __all__ = ["AfterstateConfig", "load_afterstate_config", "train_afterstate", "re
 ALGO = "afterstate"
 EVAL_FIELDS = ["turns", "opponent", "games", "win_rate", "ci_low", "ci_high", "seconds"]
 #: what an afterstate run directory holds (--force deletes only these)
-RUN_ENTRIES = {"config.yaml", "run.yaml", "tb", "eval.csv", "regret.csv", "best.npz", "last.npz", "state.pt",
-               "done.yaml", "paused.yaml", "evals"}
+RUN_ENTRIES = {
+    "config.yaml",
+    "run.yaml",
+    "tb",
+    "eval.csv",
+    "regret.csv",
+    "best.npz",
+    "last.npz",
+    "state.pt",
+    "done.yaml",
+    "paused.yaml",
+    "evals",
+}
 REGRET_FIELDS = ["turns", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate", "seconds"]
 #: significant digits of the floats in eval.csv and regret.csv
 DIGITS = 6
@@ -105,32 +116,54 @@ DIGITS = 6
 @dataclass
 class AfterstateEvalConfig:
     every: int = config_field("learner turns between evaluations (0: only at the end)", 20_000)
-    games: int = config_field("games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
-                       "learner against copies of the opponent)", 400)
+    games: int = config_field(
+        "games per evaluation opponent (2 players: seat-balanced; more: every seat rotation, the "
+        "learner against copies of the opponent)",
+        400,
+    )
     opponents: list[str] | None = config_field("agent specs (null: random, hold:300, dicenow)", None)
-    best_by: str | None = config_field("best.npz: the highest win rate against this opponent, or 'regret': the lowest "
-                                      "regret (null: regret where the game solver covers the game, else the last "
-                                      "opponent)", None)
-    regret_games: int = config_field("games analysed against optimal at each evaluation (2 players, rulesets the game "
-                              "solver plays; 0: off)", 200)
+    best_by: str | None = config_field(
+        "best.npz: the highest win rate against this opponent, or 'regret': the lowest "
+        "regret (null: regret where the game solver covers the game, else the last "
+        "opponent)",
+        None,
+    )
+    regret_games: int = config_field(
+        "games analysed against optimal at each evaluation (2 players, rulesets the game solver plays; 0: off)", 200
+    )
     seed: int = config_field("dice seed of the evaluation games (the same deals every time)", 2024)
-    keep: bool = config_field("also keep the net of every evaluation, as evals/turns_N.npz (for learning curves "
-                              "measured afterwards: tenk suite curve RUN)", False)
-    rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
-                                 "first ones; games per opponent on each)", 4)
+    keep: bool = config_field(
+        "also keep the net of every evaluation, as evals/turns_N.npz (for learning curves "
+        "measured afterwards: tenk suite curve RUN)",
+        False,
+    )
+    rulesets: int = config_field(
+        "with rules drawn from the suite: evaluate on this many of the training rulesets (the "
+        "first ones; games per opponent on each)",
+        4,
+    )
 
 
 @dataclass
 class AfterstateConfig(RunConfig):
-    algo: str = config_field("the learner family: afterstate selects this trainer and these keys; a config without "
-                      "algo trains PPO", ALGO)
+    algo: str = config_field(
+        "the learner family: afterstate selects this trainer and these keys; a config without algo trains PPO", ALGO
+    )
     seed: int = config_field("seed of the net, the dice, the seat and opponent draws and the exploration", 0)
     total_turns: int = config_field("learner turns to train for (one regression target each)", 300_000)
-    max_minutes: float = config_field("end this session after this much wall time (0: no limit); --resume continues", 0.0)
-    rules_obs: bool = config_field("the value net also reads the rules observation (tenk_env.rules_obs), so it can "
-                                   "play any ruleset; required with rules drawn from the suite", False)
-    opponents: Any = config_field("who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
-                           "agent specs, as a list or a mapping spec: weight", factory=lambda: [SELF])
+    max_minutes: float = config_field(
+        "end this session after this much wall time (0: no limit); --resume continues", 0.0
+    )
+    rules_obs: bool = config_field(
+        "the value net also reads the rules observation (tenk_env.rules_obs), so it can "
+        "play any ruleset; required with rules drawn from the suite",
+        False,
+    )
+    opponents: Any = config_field(
+        "who plays the other seats, drawn per seat per game: 'self' (the learner: self-play) or "
+        "agent specs, as a list or a mapping spec: weight",
+        factory=lambda: [SELF],
+    )
     hidden: list[int] = config_field("hidden layer sizes of the value MLP (SiLU)", factory=lambda: [64, 64])
     learning_rate: float = config_field("Adam step size", 1e-3)
     lr_end: float | None = config_field("anneal the step size linearly to this by total_turns (null: constant)", None)
@@ -138,16 +171,26 @@ class AfterstateConfig(RunConfig):
     train_every: int = config_field("new targets between training phases", 256)
     grad_steps: int = config_field("gradient steps per training phase", 8)
     buffer: int = config_field("replay buffer size (the newest targets)", 100_000)
-    lam: float = config_field("lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
-                       "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)", 0.7)
+    lam: float = config_field(
+        "lambda of the targets: (1 - lam) * the turn's expectimax backup + lam * the target of the "
+        "next turn start, back from the game's result (0: pure backups; 1: Monte-Carlo results)",
+        0.7,
+    )
     lam_end: float | None = config_field("anneal lam linearly to this by total_turns (null: constant)", 0.0)
-    other_seats: str = config_field("with 3 or more players, the backup of the seats not moving: plan (their chances under "
-                             "the mover's plan, one more turn evaluation per seat) or net (the net's own estimate, "
-                             "scaled to what the mover's backup leaves: one evaluation per turn in all)", "plan")
-    explore: float = config_field("chance that a learner decision is a uniformly random legal move (the target stays the "
-                           "planned value; this only widens the positions visited)", 0.02)
-    max_game_turns: int = config_field("a training game still running after this many turns is abandoned (an untrained "
-                                "net may never bank)", 400)
+    other_seats: str = config_field(
+        "with 3 or more players, the backup of the seats not moving: plan (their chances under "
+        "the mover's plan, one more turn evaluation per seat) or net (the net's own estimate, "
+        "scaled to what the mover's backup leaves: one evaluation per turn in all)",
+        "plan",
+    )
+    explore: float = config_field(
+        "chance that a learner decision is a uniformly random legal move (the target stays the "
+        "planned value; this only widens the positions visited)",
+        0.02,
+    )
+    max_game_turns: int = config_field(
+        "a training game still running after this many turns is abandoned (an untrained net may never bank)", 400
+    )
     torch_threads: int = config_field("torch threads for the gradient steps", 1)
     checkpoint_every: int = config_field("learner turns between saves of last.npz and state.pt", 20_000)
     eval: AfterstateEvalConfig = config_field("evaluation during training", factory=AfterstateEvalConfig)
@@ -175,8 +218,9 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     check_choice("algo", cfg.algo, (ALGO,))
     pool_rules, suite = training_rules(cfg.rules)
     if suite and not cfg.rules_obs:
-        raise ConfigError("rules: {suite: train}: a net trained on many rulesets must be told which one it plays; "
-                          "set rules_obs: true")
+        raise ConfigError(
+            "rules: {suite: train}: a net trained on many rulesets must be told which one it plays; set rules_obs: true"
+        )
     rules = pool_rules[0]
     try:
         for r in pool_rules:
@@ -186,8 +230,16 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
         raise ConfigError(f"n_players = {cfg.n_players}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
     check_seed("seed", cfg.seed)
-    for key in ("total_turns", "batch_size", "train_every", "grad_steps", "buffer", "max_game_turns",
-                "torch_threads", "checkpoint_every"):
+    for key in (
+        "total_turns",
+        "batch_size",
+        "train_every",
+        "grad_steps",
+        "buffer",
+        "max_game_turns",
+        "torch_threads",
+        "checkpoint_every",
+    ):
         check_positive(key, getattr(cfg, key))
     check_positive("max_minutes", cfg.max_minutes, zero_ok=True)
     check_positive("learning_rate", cfg.learning_rate)
@@ -202,12 +254,17 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
         raise ConfigError(f"hidden = {cfg.hidden!r}: give one or more positive layer sizes, e.g. [64, 64]")
     F, N = n_features(cfg.n_players, cfg.rules_obs), cfg.n_players
     params = mlp_parameters([F, *cfg.hidden, N])
-    check_memory("hidden", cfg.hidden, params * BYTES_PER_PARAMETER, f"the value net ({params:,} parameters)",
-                 "hidden=[64, 64]")
+    check_memory(
+        "hidden", cfg.hidden, params * BYTES_PER_PARAMETER, f"the value net ({params:,} parameters)", "hidden=[64, 64]"
+    )
     # float32 features and targets, and as much again while state.pt is written
-    check_memory("buffer", f"{cfg.buffer:,}", 2 * cfg.buffer * 4 * (F + N),
-                 f"the replay buffer ({cfg.buffer:,} targets of {4 * (F + N)} bytes, twice while it is saved)",
-                 "buffer=100000")
+    check_memory(
+        "buffer",
+        f"{cfg.buffer:,}",
+        2 * cfg.buffer * 4 * (F + N),
+        f"the replay buffer ({cfg.buffer:,} targets of {4 * (F + N)} bytes, twice while it is saved)",
+        "buffer=100000",
+    )
     pool = parse_pool(cfg.opponents)
     for spec, _ in pool:
         if spec != SELF:
@@ -225,14 +282,15 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
     if not opps:
         raise ConfigError("eval.opponents: give at least one agent spec, e.g. [dicenow]")
     for spec in opps:
-        for r in pool_rules[:ev.rulesets]:
+        for r in pool_rules[: ev.rulesets]:
             check_agent(f"eval.opponents: {spec!r}", spec, r, cfg.n_players)
     # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
     cfg._regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
     allowed = opps + (["regret"] if cfg._regret_on else [])
     if ev.best_by is not None and ev.best_by not in allowed:
-        raise ConfigError(f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, allowed)}: choose one of "
-                          f"{', '.join(allowed)}")
+        raise ConfigError(
+            f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, allowed)}: choose one of {', '.join(allowed)}"
+        )
     cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
     cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
     return cfg
@@ -342,9 +400,15 @@ class AfterstateTrainer:
     # ------------------------------------------------------------------ state
     def meta(self) -> dict[str, Any]:
         cfg = self.cfg
-        return checkpoint_meta(None if self.rules_obs else self.rules, cfg.n_players, hidden=cfg.hidden,
-                               opponents_learn=all(s == SELF for s, _ in cfg._pool), trained_on=cfg._trained_on,
-                               turns=self.turns, run=cfg.name)
+        return checkpoint_meta(
+            None if self.rules_obs else self.rules,
+            cfg.n_players,
+            hidden=cfg.hidden,
+            opponents_learn=all(s == SELF for s, _ in cfg._pool),
+            trained_on=cfg._trained_on,
+            turns=self.turns,
+            run=cfg.name,
+        )
 
     def _value_net(self) -> ValueNet:
         return ValueNet(self.net.weights(), FEATURES_VERSION, self.rules_obs)
@@ -355,13 +419,28 @@ class AfterstateTrainer:
     def save_state(self) -> None:
         torch = self.net.torch
         buf = io.BytesIO()
-        torch.save({"model": self.net.model.state_dict(), "opt": self.net.opt.state_dict(),
-                    "X": self.X[:self.size].copy(), "Y": self.Y[:self.size].copy(), "ptr": self.ptr,
-                    "turns": self.turns, "games": self.games, "abandoned": self.abandoned,
-                    "since_train": self.since_train, "seconds": self.seconds, "next_eval": self.next_eval,
-                    "next_ckpt": self.next_ckpt, "best": self.best, "finished": self.finished,
-                    "rng": self.rng.bit_generator.state,
-                    "torch_rng": torch.get_rng_state(), "meta": self.meta()}, buf)
+        torch.save(
+            {
+                "model": self.net.model.state_dict(),
+                "opt": self.net.opt.state_dict(),
+                "X": self.X[: self.size].copy(),
+                "Y": self.Y[: self.size].copy(),
+                "ptr": self.ptr,
+                "turns": self.turns,
+                "games": self.games,
+                "abandoned": self.abandoned,
+                "since_train": self.since_train,
+                "seconds": self.seconds,
+                "next_eval": self.next_eval,
+                "next_ckpt": self.next_ckpt,
+                "best": self.best,
+                "finished": self.finished,
+                "rng": self.rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "meta": self.meta(),
+            },
+            buf,
+        )
         atomic_write_bytes(self.run_dir / "state.pt", buf.getvalue())
         save_checkpoint(self.run_dir / "last.npz", self.net.weights(), self.meta())
 
@@ -371,26 +450,34 @@ class AfterstateTrainer:
         try:
             s = torch.load(path, weights_only=False)
         except Exception as e:
-            raise RunError(f"{path}: cannot read the training state ({type(e).__name__}: {e}); start over with "
-                           f"tenk train --config ... --force {self.run_dir}") from None
+            raise RunError(
+                f"{path}: cannot read the training state ({type(e).__name__}: {e}); start over with "
+                f"tenk train --config ... --force {self.run_dir}"
+            ) from None
         m, want = s["meta"], self.meta()
         if m.get("rules_obs", 0) != want.get("rules_obs", 0):
-            raise RunError(f"{path} was trained {'with' if m.get('rules_obs') else 'without'} the rules observation; "
-                           f"the config sets rules_obs: {str(bool(want.get('rules_obs'))).lower()}. A net's inputs "
-                           "cannot change mid-run: keep rules_obs as it was, or start a new run")
+            raise RunError(
+                f"{path} was trained {'with' if m.get('rules_obs') else 'without'} the rules observation; "
+                f"the config sets rules_obs: {str(bool(want.get('rules_obs'))).lower()}. A net's inputs "
+                "cannot change mid-run: keep rules_obs as it was, or start a new run"
+            )
         game = ("ruleset_hash", "trained_on", "n_players", "hidden")
         if any(m.get(k) != want.get(k) for k in game):
-            raise RunError(f"{path} was trained for {m.get('ruleset_name') or m.get('trained_on')!r} "
-                           f"({m.get('ruleset_hash', 'any ruleset')}), {m['n_players']} players, hidden {m['hidden']}; "
-                           "the config says otherwise. Keep the game and the net of a run when resuming it")
+            raise RunError(
+                f"{path} was trained for {m.get('ruleset_name') or m.get('trained_on')!r} "
+                f"({m.get('ruleset_hash', 'any ruleset')}), {m['n_players']} players, hidden {m['hidden']}; "
+                "the config says otherwise. Keep the game and the net of a run when resuming it"
+            )
         if m.get("features_version") != FEATURES_VERSION:
-            raise RunError(f"{path} was trained with afterstate features v{m.get('features_version')}; this tenk "
-                           f"trains v{FEATURES_VERSION}, and a net cannot change versions mid-run. Its checkpoints "
-                           f"still play; start the run over with tenk train --config ... --force {self.run_dir}")
+            raise RunError(
+                f"{path} was trained with afterstate features v{m.get('features_version')}; this tenk "
+                f"trains v{FEATURES_VERSION}, and a net cannot change versions mid-run. Its checkpoints "
+                f"still play; start the run over with tenk train --config ... --force {self.run_dir}"
+            )
         self.net.model.load_state_dict(s["model"])
         self.net.opt.load_state_dict(s["opt"])
         n = len(s["X"])
-        self.X[:n], self.Y[:n] = s["X"][-self.cfg.buffer:], s["Y"][-self.cfg.buffer:]
+        self.X[:n], self.Y[:n] = s["X"][-self.cfg.buffer :], s["Y"][-self.cfg.buffer :]
         self.size, self.ptr = min(n, self.cfg.buffer), s["ptr"] % self.cfg.buffer
         for k in ("turns", "games", "abandoned", "since_train", "seconds", "next_eval", "next_ckpt", "best"):
             setattr(self, k, s[k])
@@ -493,19 +580,34 @@ class AfterstateTrainer:
         cfg, N = self.cfg, self.cfg.n_players
         agent = self.agent()
         rows = []
-        rulesets = cfg._rulesets[:cfg.eval.rulesets]
+        rulesets = cfg._rulesets[: cfg.eval.rulesets]
         for opp in cfg._eval_opponents:
             # over several rulesets: the win rate of all their games, with the interval of that many
-            row = pooled_row([evaluate_agent(agent, rules, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
-                              for rules in rulesets])
+            row = pooled_row(
+                [
+                    evaluate_agent(agent, rules, N, opp, cfg.eval.games, cfg.eval.seed, backend="scalar")
+                    for rules in rulesets
+                ]
+            )
             games, wr, lo, hi = row.games, row.win_rate, row.ci_low, row.ci_high
-            rows.append({"turns": self.turns, "opponent": opp, "games": games, "win_rate": wr, "ci_low": lo,
-                         "ci_high": hi, "seconds": round(row.seconds, 2)})
+            rows.append(
+                {
+                    "turns": self.turns,
+                    "opponent": opp,
+                    "games": games,
+                    "win_rate": wr,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "seconds": round(row.seconds, 2),
+                }
+            )
             self.writer.add_scalar(f"eval/win_rate/{tag_name(opp)}", wr, self.turns)
             self.writer.add_scalar(f"eval/ci_low/{tag_name(opp)}", lo, self.turns)
             self.writer.add_scalar(f"eval/ci_high/{tag_name(opp)}", hi, self.turns)
-            self.log(f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {games} games"
-                     + (f" on {len(rulesets)} rulesets" if len(rulesets) > 1 else ""))
+            self.log(
+                f"  turns {self.turns:,}: vs {opp:<10} {wr:6.1%} [{lo:.1%}, {hi:.1%}] over {games} games"
+                + (f" on {len(rulesets)} rulesets" if len(rulesets) > 1 else "")
+            )
         append_rows(self.run_dir / "eval.csv", EVAL_FIELDS, rows, digits=DIGITS)
         if cfg.eval.keep:
             (self.run_dir / "evals").mkdir(exist_ok=True)
@@ -515,13 +617,26 @@ class AfterstateTrainer:
             t0 = time.perf_counter()
             rep = log_regret(self.writer, agent, self.rules, cfg.eval.regret_games, cfg.eval.seed, self.turns)
             regret = rep.regret_per_game
-            append_rows(self.run_dir / "regret.csv", REGRET_FIELDS, [{
-                "turns": self.turns, "games": rep.games, "regret": rep.regret_per_game,
-                "regret_ci_low": rep.regret_ci[0], "regret_ci_high": rep.regret_ci[1],
-                "implied_win_rate": rep.implied_win_rate, "seconds": round(time.perf_counter() - t0, 2)}])
-            self.log(f"  turns {self.turns:,}: regret "
-                     f"{regret_text(rep.regret_per_game, rep.regret_ci, note=rep.interval_notes.get('regret'))} "
-                     f"({rep.implied_win_rate:.2%} vs optimal)")
+            append_rows(
+                self.run_dir / "regret.csv",
+                REGRET_FIELDS,
+                [
+                    {
+                        "turns": self.turns,
+                        "games": rep.games,
+                        "regret": rep.regret_per_game,
+                        "regret_ci_low": rep.regret_ci[0],
+                        "regret_ci_high": rep.regret_ci[1],
+                        "implied_win_rate": rep.implied_win_rate,
+                        "seconds": round(time.perf_counter() - t0, 2),
+                    }
+                ],
+            )
+            self.log(
+                f"  turns {self.turns:,}: regret "
+                f"{regret_text(rep.regret_per_game, rep.regret_ci, note=rep.interval_notes.get('regret'))} "
+                f"({rep.implied_win_rate:.2%} vs optimal)"
+            )
         self.writer.flush()
         by = self.cfg.best_by
         score = -regret if by == "regret" else next(r["win_rate"] for r in rows if r["opponent"] == by)
@@ -559,13 +674,16 @@ class AfterstateTrainer:
                 now = time.perf_counter()
                 if now - t_last > 30:
                     self.writer.add_scalar("train/loss", float(np.mean(self.losses[-200:] or [0.0])), self.turns)
-                    self.writer.add_scalar("train/turns_per_second", (self.turns - turns_last) / (now - t_last),
-                                           self.turns)
+                    self.writer.add_scalar(
+                        "train/turns_per_second", (self.turns - turns_last) / (now - t_last), self.turns
+                    )
                     self.writer.add_scalar("train/games", self.games, self.turns)
                     self.writer.add_scalar("train/abandoned_games", self.abandoned, self.turns)
-                    self.log(f"turns {self.turns:,} games {self.games:,} loss "
-                             f"{np.mean(self.losses[-200:] or [0.0]):.4f} "
-                             f"{(self.turns - turns_last) / (now - t_last):.0f} turns/s")
+                    self.log(
+                        f"turns {self.turns:,} games {self.games:,} loss "
+                        f"{np.mean(self.losses[-200:] or [0.0]):.4f} "
+                        f"{(self.turns - turns_last) / (now - t_last):.0f} turns/s"
+                    )
                     t_last, turns_last = now, self.turns
         final = []
         if not interrupted:
@@ -579,8 +697,10 @@ class AfterstateTrainer:
         # the summary before the state it describes: a session killed between the two resumes
         # from the previous state and writes the summary again
         status, stale = ("done.yaml", "paused.yaml") if not interrupted else ("paused.yaml", "done.yaml")
-        atomic_write_text(self.run_dir / status,
-                          yaml.safe_dump({"turns": self.turns, "seconds": round(self.seconds, 1), "best": self.best}))
+        atomic_write_text(
+            self.run_dir / status,
+            yaml.safe_dump({"turns": self.turns, "seconds": round(self.seconds, 1), "best": self.best}),
+        )
         (self.run_dir / stale).unlink(missing_ok=True)
         self.writer.flush()
         self.save_state()
@@ -596,23 +716,40 @@ def _read_done(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def train_afterstate(cfg: AfterstateConfig, *, argv: list[str] | None = None, force: str | Path | None = None,
-                     log: Callable[[str], None] = print) -> AfterstateResult:
+def train_afterstate(
+    cfg: AfterstateConfig,
+    *,
+    argv: list[str] | None = None,
+    force: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> AfterstateResult:
     run_dir = Path(cfg.runs_dir) / cfg.name
 
     def setup() -> Callable[[], AfterstateResult]:
         atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
-        atomic_write_text(run_dir / "run.yaml", yaml.safe_dump({
-            "algo": ALGO, **({"ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash}
-                             if len(cfg._rulesets) == 1 else {"rulesets": cfg._trained_on}), **run_record(argv)},
-            sort_keys=False))
+        atomic_write_text(
+            run_dir / "run.yaml",
+            yaml.safe_dump(
+                {
+                    "algo": ALGO,
+                    **(
+                        {"ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash}
+                        if len(cfg._rulesets) == 1
+                        else {"rulesets": cfg._trained_on}
+                    ),
+                    **run_record(argv),
+                },
+                sort_keys=False,
+            ),
+        )
         return AfterstateTrainer(cfg, run_dir, log).run
 
     return start_run(run_dir, force, setup, entries=RUN_ENTRIES, log=log)
 
 
-def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
-                      log: Callable[[str], None] = print) -> AfterstateResult:
+def resume_afterstate(
+    run_dir: str | Path, overrides: list[str] = (), *, log: Callable[[str], None] = print
+) -> AfterstateResult:
     """Continue the run in ``run_dir`` from its state.pt (from turn 0 in place when it was
     killed before its first save). Evaluation rows and TensorBoard points past that state
     are a killed session's, and go: the resumed session plays those evaluations again."""
@@ -628,12 +765,16 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
         if saved:
             t.load_state()
             if t.finished and cfg.total_turns <= t.turns:
-                raise RunError(f"run {str(run_dir)!r} already finished at turn {t.turns:,}; train it further "
-                               f"with --set total_turns=N (N > {t.turns:,})")
+                raise RunError(
+                    f"run {str(run_dir)!r} already finished at turn {t.turns:,}; train it further "
+                    f"with --set total_turns=N (N > {t.turns:,})"
+                )
             head = f"resuming {run_dir} from turn {t.turns:,} (state.pt)"
         else:
-            head = (f"resuming {run_dir} from turn 0: it stopped before its first checkpoint, so training starts "
-                    "over in this directory (config.yaml kept)")
+            head = (
+                f"resuming {run_dir} from turn 0: it stopped before its first checkpoint, so training starts "
+                "over in this directory (config.yaml kept)"
+            )
         if overrides:
             head += f" with {', '.join(overrides)}"
         log(head)
@@ -643,7 +784,7 @@ def resume_afterstate(run_dir: str | Path, overrides: list[str] = (), *,
                 write_rows(path, fields, kept, digits=DIGITS)
         # the nets a killed session kept past the state go with its rows: the resumed one keeps its own
         for net in (run_dir / "evals").glob("turns_*.npz"):
-            turns = net.stem[len("turns_"):]
+            turns = net.stem[len("turns_") :]
             if not saved or (turns.isdigit() and int(turns) > t.turns):
                 net.unlink()
         t.resumed = True

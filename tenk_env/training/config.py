@@ -35,9 +35,25 @@ from tenk_env.schema import ConfigError, build_section, coerce, config_field, pu
 from tenk_env.schema import describe_fields as _describe_fields
 from tenk_env.solve.game import is_solvable
 
-__all__ = ["ConfigError", "RunConfig", "TrainConfig", "EnvConfig", "PPOConfig", "SelfPlayConfig", "EvalConfig",
-           "CheckpointConfig", "load_config", "parse_config", "apply_overrides", "config_to_dict",
-           "SELF", "DEFAULT_EVAL_OPPONENTS", "BACKENDS", "SUITE_KEYS", "training_rules"]
+__all__ = [
+    "ConfigError",
+    "RunConfig",
+    "TrainConfig",
+    "EnvConfig",
+    "PPOConfig",
+    "SelfPlayConfig",
+    "EvalConfig",
+    "CheckpointConfig",
+    "load_config",
+    "parse_config",
+    "apply_overrides",
+    "config_to_dict",
+    "SELF",
+    "DEFAULT_EVAL_OPPONENTS",
+    "BACKENDS",
+    "SUITE_KEYS",
+    "training_rules",
+]
 
 #: the opponent-pool entry that stands for frozen snapshots of the learner
 SELF = "self"
@@ -60,19 +76,32 @@ MAX_GAMES = 1_000_000
 @dataclass
 class EnvConfig:
     n_envs: int = config_field("games played in parallel (SB3's n_envs); a rollout is n_envs * ppo.n_steps steps", 16)
-    backend: str = config_field("auto: the batched engine's VecEnv when it can run this config, else dummy; vector: "
-                         "insist on it; dummy: gymnasium envs stepped in this process; subproc: one process "
-                         "per env (rarely worth it on 2 cores)", "auto")
-    reward: str = config_field("win: +1 win / -1 loss at the end only; shaped: plus banked points / target each step", "win")
+    backend: str = config_field(
+        "auto: the batched engine's VecEnv when it can run this config, else dummy; vector: "
+        "insist on it; dummy: gymnasium envs stepped in this process; subproc: one process "
+        "per env (rarely worth it on 2 cores)",
+        "auto",
+    )
+    reward: str = config_field(
+        "win: +1 win / -1 loss at the end only; shaped: plus banked points / target each step", "win"
+    )
     tie_reward: float = config_field("reward for a shared win (only under tie: shared)", 0.0)
-    shaping: float = config_field("potential-based reward shaping: each step also pays coef * (change of the potential); "
-                           "the best policy is unchanged (0: off)", 0.0)
-    shaping_potential: str = config_field("margin: (own - best other score) / target, any ruleset (the only potential: "
-                                   "none is read off the exact solver, which measures agents and never trains them)",
-                                   "margin")
-    shaping_end: float | None = config_field("anneal the shaping coefficient linearly to this by total_steps (null: "
-                                            "constant). Shaping speeds up learning what a turn is worth; ending at 0 "
-                                            "leaves the last stretch to the win reward alone", None)
+    shaping: float = config_field(
+        "potential-based reward shaping: each step also pays coef * (change of the potential); "
+        "the best policy is unchanged (0: off)",
+        0.0,
+    )
+    shaping_potential: str = config_field(
+        "margin: (own - best other score) / target, any ruleset (the only potential: "
+        "none is read off the exact solver, which measures agents and never trains them)",
+        "margin",
+    )
+    shaping_end: float | None = config_field(
+        "anneal the shaping coefficient linearly to this by total_steps (null: "
+        "constant). Shaping speeds up learning what a turn is worth; ending at 0 "
+        "leaves the last stretch to the win reward alone",
+        None,
+    )
     seat: int | str = config_field("the learner's seat, or random (a new seat every game)", "random")
 
 
@@ -91,11 +120,15 @@ class PPOConfig:
     max_grad_norm: float = config_field("gradient clipping", 0.5)
     target_kl: float | None = config_field("stop a rollout's epochs early past this KL (null: never)", None)
     normalize_advantage: bool = config_field("normalise advantages per minibatch", True)
-    net_arch: list[int] = config_field("hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128])
+    net_arch: list[int] = config_field(
+        "hidden layer sizes of the policy and the value MLPs", factory=lambda: [128, 128]
+    )
     activation: str = config_field("tanh or relu", "tanh")
-    policy: str = config_field("action head: keep_aware (SB3's linear head plus the points, banking and dice left of "
-                        "each action, from the scoring tables; see tenk_env/policies/ppo.py) or mlp (SB3's alone)",
-                        "keep_aware")
+    policy: str = config_field(
+        "action head: keep_aware (SB3's linear head plus the points, banking and dice left of "
+        "each action, from the scoring tables; see tenk_env/policies/ppo.py) or mlp (SB3's alone)",
+        "keep_aware",
+    )
 
 
 @dataclass
@@ -110,25 +143,37 @@ class EvalConfig:
     every: int = config_field("steps between evaluations (0: only at the end)", 100_000)
     games: int = config_field("games per evaluation opponent (seat-balanced: half in each seat)", 1000)
     opponents: list[str] | None = config_field(
-        "agent specs, weakest first (null: random, hold:300, dicenow, and optimal where it plays the ruleset)", None)
-    best_by: str | None = config_field("best.zip is the checkpoint with the highest win rate against this "
-                                      "opponent (null: the last, strongest, evaluation opponent)", None)
+        "agent specs, weakest first (null: random, hold:300, dicenow, and optimal where it plays the ruleset)", None
+    )
+    best_by: str | None = config_field(
+        "best.zip is the checkpoint with the highest win rate against this "
+        "opponent (null: the last, strongest, evaluation opponent)",
+        None,
+    )
     final_games: int = config_field("games per opponent in the evaluation after the last step (0: same as games)", 0)
     at_start: bool = config_field("evaluate the untrained policy too (the curves then start at step 0)", True)
     workers: int = config_field("processes playing the evaluation games on the scalar engine", 1)
-    backend: str = config_field("auto: the batched engine against opponents it has batched forms of (the bots, "
-                         "maxscore, random, PPO), the scalar engine against the rest; scalar / batched: force one. "
-                         "Both play the same games", "auto")
+    backend: str = config_field(
+        "auto: the batched engine against opponents it has batched forms of (the bots, "
+        "maxscore, random, PPO), the scalar engine against the rest; scalar / batched: force one. "
+        "Both play the same games",
+        "auto",
+    )
     seed: int = config_field("dice seed of the evaluation matches (the same deals every time, so curves compare)", 2024)
-    rulesets: int = config_field("with rules drawn from the suite: evaluate on this many of the training rulesets (the "
-                                 "win rate of all their games; the held-out splits are measured afterwards with tenk "
-                                 "suite evaluate)", 4)
+    rulesets: int = config_field(
+        "with rules drawn from the suite: evaluate on this many of the training rulesets (the "
+        "win rate of all their games; the held-out splits are measured afterwards with tenk "
+        "suite evaluate)",
+        4,
+    )
     regret_games: int = config_field(
         "games analysed against optimal at each evaluation (tenk analyze): eval/regret is the exact win probability "
         "the learner gives away per game, with a 95% interval, in regret.csv and TensorBoard as a probability (0.01 "
         "is the 1 pp/game the logs print); 0: off. Only where "
         "the game solver covers the ruleset (2 players); the first use solves the game once (about a minute on "
-        "classic, 40 on zilch, then cached)", 200)
+        "classic, 40 on zilch, then cached)",
+        200,
+    )
 
 
 @dataclass
@@ -150,13 +195,18 @@ class RunConfig:
 @dataclass
 class TrainConfig(RunConfig):
     seed: int = config_field("seed of the networks, the training dice and the opponent draws", 0)
-    rules_obs: bool = config_field("the policy also reads the rules observation (tenk_env.rules_obs), so it can play "
-                                   "any ruleset; required with rules drawn from the suite (rules: {suite: train, "
-                                   "count: N}); needs ppo.policy: mlp and env.backend dummy or subproc", False)
+    rules_obs: bool = config_field(
+        "the policy also reads the rules observation (tenk_env.rules_obs), so it can play "
+        "any ruleset; required with rules drawn from the suite (rules: {suite: train, "
+        "count: N}); needs ppo.policy: mlp and env.backend dummy or subproc",
+        False,
+    )
     total_steps: int = config_field("learner decisions to train for", 1_000_000)
-    opponents: Any = config_field("opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
-                           "spec: weight; 'self' draws a frozen snapshot of the learner (see selfplay)",
-                           factory=lambda: ["random"])
+    opponents: Any = config_field(
+        "opponent pool, drawn per game: a list of agent specs (equal weights) or a mapping "
+        "spec: weight; 'self' draws a frozen snapshot of the learner (see selfplay)",
+        factory=lambda: ["random"],
+    )
     torch_threads: int = config_field("torch threads for the gradient steps", 1)
     env: EnvConfig = config_field("training games", factory=EnvConfig)
     ppo: PPOConfig = config_field("MaskablePPO hyperparameters", factory=PPOConfig)
@@ -166,10 +216,10 @@ class TrainConfig(RunConfig):
 
     # resolved by parse_config, not read from YAML
     _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
-    parse_pool: list[tuple[str, float]] = field(default_factory=list, repr=False, compare=False,
-                                           metadata={"internal": True})
-    _eval_opponents: list[str] = field(default_factory=list, repr=False, compare=False,
-                                       metadata={"internal": True})
+    parse_pool: list[tuple[str, float]] = field(
+        default_factory=list, repr=False, compare=False, metadata={"internal": True}
+    )
+    _eval_opponents: list[str] = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
     _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
     #: the rulesets a game is drawn from (one: a game of ``_ruleset``), and their description
     _rulesets: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
@@ -242,8 +292,10 @@ def _size(n: float) -> str:
 def check_memory(key: str, value: Any, nbytes: float, what: str, example: str) -> None:
     """ConfigError when ``what`` (sized by ``key = value``) would take over MEMORY_LIMIT."""
     if nbytes > MEMORY_LIMIT:
-        raise ConfigError(f"{key} = {value}: {what} would take {_size(nbytes)} of memory, over the limit of "
-                          f"{_size(MEMORY_LIMIT)}; lower it, e.g. {example}")
+        raise ConfigError(
+            f"{key} = {value}: {what} would take {_size(nbytes)} of memory, over the limit of "
+            f"{_size(MEMORY_LIMIT)}; lower it, e.g. {example}"
+        )
 
 
 def mlp_parameters(sizes: list[int]) -> int:
@@ -272,13 +324,17 @@ def training_rules(spec: Any) -> tuple[list[Ruleset], str | None]:
         if extra:
             raise ConfigError(f"rules: {{suite: ...}} takes the keys {', '.join(SUITE_KEYS)}, not {', '.join(extra)}")
         if spec["suite"] != "train":
-            raise ConfigError(f"rules.suite = {spec['suite']!r}: training draws from the suite's train split only "
-                              "(test and presets are what the agent is measured on); use suite: train")
+            raise ConfigError(
+                f"rules.suite = {spec['suite']!r}: training draws from the suite's train split only "
+                "(test and presets are what the agent is measured on); use suite: train"
+            )
         count = spec.get("count", 100)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ConfigError(f"rules.count = {count!r}: give how many training rulesets to draw games from, e.g. 100")
-        return (variants.split("train", count),
-                f"the first {count} rulesets of the suite's train split (variant space v{variants.SPACE_VERSION})")
+        return (
+            variants.split("train", count),
+            f"the first {count} rulesets of the suite's train split (variant space v{variants.SPACE_VERSION})",
+        )
     try:
         return [load_ruleset(spec)], None
     except (RulesetError, FileNotFoundError) as e:
@@ -302,8 +358,9 @@ def parse_pool(value: Any) -> list[tuple[str, float]]:
         for i, v in enumerate(value):
             if isinstance(v, Mapping):
                 if set(v) - {"agent", "weight"} or "agent" not in v:
-                    raise ConfigError(f"opponents[{i}] = {dict(v)!r}: give an agent spec, or "
-                                      "{agent: SPEC, weight: W}")
+                    raise ConfigError(
+                        f"opponents[{i}] = {dict(v)!r}: give an agent spec, or {{agent: SPEC, weight: W}}"
+                    )
                 items.append((v["agent"], v.get("weight", 1.0)))
             else:
                 items.append((v, 1.0))
@@ -344,15 +401,21 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     pool_rules, suite = training_rules(cfg.rules)
     rules = pool_rules[0]
     if suite and not cfg.rules_obs:
-        raise ConfigError("rules: {suite: train}: a policy trained on many rulesets must be told which one it plays; "
-                          "set rules_obs: true")
+        raise ConfigError(
+            "rules: {suite: train}: a policy trained on many rulesets must be told which one it plays; "
+            "set rules_obs: true"
+        )
     if cfg.rules_obs:
         if cfg.ppo.policy == "keep_aware":
-            raise ConfigError("rules_obs: true with ppo.policy = keep_aware: the keep-aware head reads one ruleset's "
-                              "scoring tables, fixed when the policy is built; set ppo.policy: mlp")
+            raise ConfigError(
+                "rules_obs: true with ppo.policy = keep_aware: the keep-aware head reads one ruleset's "
+                "scoring tables, fixed when the policy is built; set ppo.policy: mlp"
+            )
         if cfg.env.backend == "vector":
-            raise ConfigError("rules_obs: true with env.backend = vector: the batched engine steps one ruleset, "
-                              "without the rules observation; set env.backend: dummy (or auto)")
+            raise ConfigError(
+                "rules_obs: true with env.backend = vector: the batched engine steps one ruleset, "
+                "without the rules observation; set env.backend: dummy (or auto)"
+            )
     if not MIN_PLAYERS <= cfg.n_players <= MAX_PLAYERS:
         raise ConfigError(f"n_players = {cfg.n_players}: choose {MIN_PLAYERS} to {MAX_PLAYERS}")
     if cfg.name is not None and (not cfg.name or "/" in cfg.name or cfg.name in (".", "..")):
@@ -368,9 +431,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     if e.shaping_end is not None:
         check_positive("env.shaping_end", e.shaping_end, zero_ok=True)
     if e.shaping_potential == "win_prob":
-        raise ConfigError("env.shaping_potential = win_prob is not offered: a potential read off the exact game "
-                          "solution would train agents on the solver's values, and the solver only measures them; "
-                          "use shaping_potential: margin")
+        raise ConfigError(
+            "env.shaping_potential = win_prob is not offered: a potential read off the exact game "
+            "solution would train agents on the solver's values, and the solver only measures them; "
+            "use shaping_potential: margin"
+        )
     check_choice("env.shaping_potential", e.shaping_potential, ("margin",))
     if isinstance(e.seat, str):
         check_choice("env.seat", e.seat, ("random",))
@@ -394,22 +459,35 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(f"ppo.net_arch = {p.net_arch!r}: give one or more positive layer sizes, e.g. [128, 128]")
     n_obs, n_act = obs_size(cfg.n_players) + (RULES_OBS_SIZE if cfg.rules_obs else 0), n_actions(rules)
     if any(n_actions(r) != n_act for r in pool_rules):
-        raise ConfigError("rules: the drawn rulesets differ in their action count (piggyback adds two actions); "
-                          "one policy needs one action space")
+        raise ConfigError(
+            "rules: the drawn rulesets differ in their action count (piggyback adds two actions); "
+            "one policy needs one action space"
+        )
     params = 2 * mlp_parameters([n_obs, *p.net_arch]) + p.net_arch[-1] * (n_act + 1)  # policy and value nets
-    check_memory("ppo.net_arch", p.net_arch, params * BYTES_PER_PARAMETER,
-                 f"the policy and value networks ({params:,} parameters)", "ppo.net_arch=[128, 128]")
+    check_memory(
+        "ppo.net_arch",
+        p.net_arch,
+        params * BYTES_PER_PARAMETER,
+        f"the policy and value networks ({params:,} parameters)",
+        "ppo.net_arch=[128, 128]",
+    )
     # SB3's rollout buffer: float32 observations and action masks, plus a few floats per step
     steps = e.n_envs * p.n_steps
-    check_memory("env.n_envs * ppo.n_steps", f"{steps:,}", steps * 4 * (n_obs + n_act + 8),
-                 f"the rollout buffer ({steps:,} steps of {4 * (n_obs + n_act + 8):,} bytes)",
-                 "env.n_envs=16 and ppo.n_steps=128")
+    check_memory(
+        "env.n_envs * ppo.n_steps",
+        f"{steps:,}",
+        steps * 4 * (n_obs + n_act + 8),
+        f"the rollout buffer ({steps:,} steps of {4 * (n_obs + n_act + 8):,} bytes)",
+        "env.n_envs=16 and ppo.n_steps=128",
+    )
     check_choice("ppo.activation", p.activation, ACTIVATIONS)
     check_choice("ppo.policy", p.policy, ("keep_aware", "mlp"))
     rollout = e.n_envs * p.n_steps
     if p.batch_size > rollout:
-        raise ConfigError(f"ppo.batch_size = {p.batch_size} exceeds the rollout (env.n_envs * ppo.n_steps = "
-                          f"{rollout}); lower it or raise ppo.n_steps")
+        raise ConfigError(
+            f"ppo.batch_size = {p.batch_size} exceeds the rollout (env.n_envs * ppo.n_steps = "
+            f"{rollout}); lower it or raise ppo.n_steps"
+        )
     check_positive("selfplay.snapshot_every", s.snapshot_every)
     check_positive("selfplay.league_size", s.league_size)
     check_positive("eval.every", ev.every, zero_ok=True)
@@ -432,7 +510,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         if spec != SELF:
             for r in pool_rules:
                 check_agent(f"opponents: {spec!r}", spec, r, cfg.n_players)
-    eval_rules = pool_rules[:ev.rulesets]
+    eval_rules = pool_rules[: ev.rulesets]
     if ev.opponents is None:
         # optimal would solve each evaluation ruleset first; the suite measures a generalist against it
         opps = list(DEFAULT_EVAL_OPPONENTS) if suite else default_eval_opponents(rules, cfg.n_players)
@@ -449,8 +527,10 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         if dup:
             raise ConfigError(f"eval.opponents: {dup!r} is listed twice")
     if ev.best_by is not None and ev.best_by not in opps:
-        raise ConfigError(f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, opps)}: it must be one of "
-                          f"the evaluation opponents ({', '.join(opps)})")
+        raise ConfigError(
+            f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, opps)}: it must be one of "
+            f"the evaluation opponents ({', '.join(opps)})"
+        )
     cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
     cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
     # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
@@ -471,8 +551,12 @@ def parse_config(data: Any, source: str = "config") -> TrainConfig:
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    return read_yaml_mapping(find_config(path), "config", ConfigError,
-                             f"give a file, or the name of a shipped config ({', '.join(shipped_configs())})")
+    return read_yaml_mapping(
+        find_config(path),
+        "config",
+        ConfigError,
+        f"give a file, or the name of a shipped config ({', '.join(shipped_configs())})",
+    )
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = TrainConfig) -> dict[str, Any]:
@@ -490,14 +574,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = Trai
             raise ConfigError(f"--set {item!r}: the value is not valid YAML ({e})") from None
         parts = key.split(".")
         if parts[0] not in sections:
-            raise ConfigError(f"--set {key}: unknown config key {parts[0]!r}{did_you_mean(parts[0], sections)}; "
-                              f"keys: {', '.join(sections)}")
+            raise ConfigError(
+                f"--set {key}: unknown config key {parts[0]!r}{did_you_mean(parts[0], sections)}; "
+                f"keys: {', '.join(sections)}"
+            )
         tp = sections[parts[0]]
         if dataclasses.is_dataclass(tp):
             if len(parts) != 2:
                 names = [f.name for f in public_fields(tp)]
-                raise ConfigError(f"--set {key}: {parts[0]} is a section; set one of its keys, e.g. "
-                                  f"--set {parts[0]}.{names[0]}=... ({', '.join(names)})")
+                raise ConfigError(
+                    f"--set {key}: {parts[0]} is a section; set one of its keys, e.g. "
+                    f"--set {parts[0]}.{names[0]}=... ({', '.join(names)})"
+                )
             sub = data.get(parts[0])
             if sub is None:
                 sub = data[parts[0]] = {}
@@ -532,6 +620,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:
 def config_to_dict(cfg: TrainConfig, *, expand_rules: bool = True) -> dict[str, Any]:
     """Plain data of the config (what the run directory's config.yaml holds). The ruleset is
     written out field by field, so the snapshot replays the run even if a preset changes."""
+
     def conv(obj):
         out = {}
         for f in public_fields(type(obj)):

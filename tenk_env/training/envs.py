@@ -42,8 +42,15 @@ from tenk_env.rules_obs import rules_obs, with_rules_space
 from tenk_env.training.config import SELF, TrainConfig
 from tenk_env.vector.sb3 import sb3_vec_env
 
-__all__ = ["League", "PoolEnv", "RulesPoolEnv", "FastDummyVecEnv", "ShapedVecEnv", "make_vec_env",
-           "vector_backend_available"]
+__all__ = [
+    "League",
+    "PoolEnv",
+    "RulesPoolEnv",
+    "FastDummyVecEnv",
+    "ShapedVecEnv",
+    "make_vec_env",
+    "vector_backend_available",
+]
 
 
 class League:
@@ -114,8 +121,10 @@ class RulesPoolEnv(gym.Env):
         if not rulesets:
             raise ValueError("rulesets is empty: give at least one ruleset to draw games from")
         if len({n_actions(r) for r in rulesets}) > 1:
-            raise ValueError("rulesets differ in their action count (piggyback adds two actions): one policy "
-                             "needs one action space; draw from rulesets that all have piggyback, or none")
+            raise ValueError(
+                "rulesets differ in their action count (piggyback adds two actions): one policy "
+                "needs one action space; draw from rulesets that all have piggyback, or none"
+            )
         self.rulesets = list(rulesets)
         self.n_players = n_players
         self._kwargs = env_kwargs
@@ -133,8 +142,9 @@ class RulesPoolEnv(gym.Env):
     def _env(self, i: int) -> TenThousandEnv:
         env = self._envs.get(i)
         if env is None:
-            env = self._envs[i] = TenThousandEnv(rules=self.rulesets[i], n_players=self.n_players,
-                                                 opponents=["random"], **self._kwargs)
+            env = self._envs[i] = TenThousandEnv(
+                rules=self.rulesets[i], n_players=self.n_players, opponents=["random"], **self._kwargs
+            )
         return env
 
     @property
@@ -152,7 +162,7 @@ class RulesPoolEnv(gym.Env):
         env.opponents = self.opponents
         self._rules_obs = rules_obs(env.rules)
         # a game env is seeded when first drawn after a seeded reset (or ever), then its dice stream runs on
-        inner = None if i in self._seeded else int(self._seeds.integers(2 ** 63))
+        inner = None if i in self._seeded else int(self._seeds.integers(2**63))
         self._seeded.add(i)
         obs, info = env.reset(seed=inner, options=options)
         info["rules"] = env.rules.name
@@ -284,8 +294,12 @@ def _env_factory(cfg: TrainConfig, i: int, seed: int, league: League | None):
         else:
             env = TenThousandEnv(rules=cfg.ruleset, n_players=cfg.n_players, opponents=["random"], **kw)
         # a subprocess builds its own league; in-process envs share one
-        return PoolEnv(env, cfg.pool, league if league is not None else League(cfg.ruleset, cfg.n_players),
-                       seed=seed + 7919 * (i + 1))
+        return PoolEnv(
+            env,
+            cfg.pool,
+            league if league is not None else League(cfg.ruleset, cfg.n_players),
+            seed=seed + 7919 * (i + 1),
+        )
 
     return make
 
@@ -376,8 +390,15 @@ class VectorPoolInfo(VecEnvWrapper):
 def _vector_env(cfg: TrainConfig, seed: int) -> VecEnv:
     league = League(cfg.ruleset, cfg.n_players)
     pool = [(LeagueAgent(league) if spec == SELF else spec, w) for spec, w in cfg.pool]
-    venv = sb3_vec_env(cfg.env.n_envs, cfg.ruleset, cfg.n_players, pool=pool, seat=cfg.env.seat,
-                       reward=cfg.env.reward, tie_reward=cfg.env.tie_reward)
+    venv = sb3_vec_env(
+        cfg.env.n_envs,
+        cfg.ruleset,
+        cfg.n_players,
+        pool=pool,
+        seat=cfg.env.seat,
+        reward=cfg.env.reward,
+        tie_reward=cfg.env.tie_reward,
+    )
     return VectorPoolInfo(venv, [s for s, _ in cfg.pool], league)
 
 

@@ -57,38 +57,47 @@ class _KeepHead(nn.Module):
         self.base = nn.Linear(hidden, n_actions)
         self.keep = nn.Linear(hidden, KEEP_FEATURES)
         key_to_row, table = keep_features(rules)
-        nz = [np.argwhere(t != 0) for t in table]                 # per roll: (action, feature) pairs
+        nz = [np.argwhere(t != 0) for t in table]  # per roll: (action, feature) pairs
         k = max(1, max(len(x) for x in nz))
         act = np.zeros((len(table), k), np.int64)
         feat = np.zeros((len(table), k), np.int64)
         val = np.zeros((len(table), k), np.float32)
         for r, x in enumerate(nz):
-            act[r, :len(x)], feat[r, :len(x)] = x[:, 0], x[:, 1]
-            val[r, :len(x)] = table[r, x[:, 0], x[:, 1]]
+            act[r, : len(x)], feat[r, : len(x)] = x[:, 0], x[:, 1]
+            val[r, : len(x)] = table[r, x[:, 0], x[:, 1]]
         # buffers, not parameters, and not saved: rebuilt from the ruleset
-        for name, arr in (("key_to_row", key_to_row.astype(np.int64)), ("act", act), ("feat", feat),
-                          ("val", val), ("bank_pts", table[:, 64:128, 1] * 1000.0), ("bank_ok", table[:, 64:128, 2]),
-                          ("pow7", POW7.astype(np.float32))):
+        for name, arr in (
+            ("key_to_row", key_to_row.astype(np.int64)),
+            ("act", act),
+            ("feat", feat),
+            ("val", val),
+            ("bank_pts", table[:, 64:128, 1] * 1000.0),
+            ("bank_ok", table[:, 64:128, 2]),
+            ("pow7", POW7.astype(np.float32)),
+        ):
             self.register_buffer(name, th.as_tensor(arr), persistent=False)
         self.num_dice = rules.num_dice
         self.target = float(rules.target)
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
-        h, obs = latent[:, :self.hidden], latent[:, self.hidden:]
+        h, obs = latent[:, : self.hidden], latent[:, self.hidden :]
         rows = self.key_to_row[(th.round(obs[:, 36:42] * self.num_dice) @ self.pow7).long()]
-        w = self.keep(h)                                                          # (B, KEEP_FEATURES)
+        w = self.keep(h)  # (B, KEEP_FEATURES)
         contrib = self.val[rows] * th.gather(w, 1, self.feat[rows])
         logits = self.base(h).scatter_add(1, self.act[rows], contrib)
         # the score features of tenk_env.policies.ppo.score_features, on the bank columns 64..127
-        total = (obs[:, 56] + obs[:, 43]) * self.target                           # own score + turn total
+        total = (obs[:, 56] + obs[:, 43]) * self.target  # own score + turn total
         lead = obs[:, 61::5].max(dim=1).values * self.target
         final = obs[:, 55:56]
         banked = total[:, None] + self.bank_pts[rows]
         ahead = (banked > lead[:, None] + 0.5).float()
         reach = (banked > self.target - 0.5).float()
         T = TABLE_FEATURES
-        dyn = self.bank_ok[rows] * (ahead * w[:, T:T + 1] + reach * (1 - final) * w[:, T + 1:T + 2]
-                                    + final * (1 - ahead) * w[:, T + 2:T + 3])
+        dyn = self.bank_ok[rows] * (
+            ahead * w[:, T : T + 1]
+            + reach * (1 - final) * w[:, T + 1 : T + 2]
+            + final * (1 - ahead) * w[:, T + 2 : T + 3]
+        )
         return th.cat([logits[:, :64], logits[:, 64:128] + dyn, logits[:, 128:]], dim=1)
 
 
@@ -104,8 +113,9 @@ class KeepAwarePolicy(MaskableActorCriticPolicy):
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = _ActorPassesObs(self.features_dim, net_arch=self.net_arch,
-                                             activation_fn=self.activation_fn, device=self.device)
+        self.mlp_extractor = _ActorPassesObs(
+            self.features_dim, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
+        )
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
@@ -122,4 +132,3 @@ class KeepAwarePolicy(MaskableActorCriticPolicy):
         data = super()._get_constructor_parameters()
         data["rules"] = self.rules_dict
         return data
-

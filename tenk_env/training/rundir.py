@@ -22,8 +22,19 @@ from typing import Any
 
 from tenk_env.io import DirLock, atomic_write_text, project_version
 
-__all__ = ["RunError", "StopRequest", "package_versions", "run_record", "check_run_dir", "start_run", "read_rows",
-           "write_rows", "append_rows", "say", "tb_writer"]
+__all__ = [
+    "RunError",
+    "StopRequest",
+    "package_versions",
+    "run_record",
+    "check_run_dir",
+    "start_run",
+    "read_rows",
+    "write_rows",
+    "append_rows",
+    "say",
+    "tb_writer",
+]
 
 
 class RunError(ValueError):
@@ -47,16 +58,22 @@ def package_versions() -> dict[str, str]:
 def run_record(argv: list[str] | None) -> dict[str, Any]:
     """What every run.yaml records of how the run was started: the command, when, on how many
     CPUs, and the versions of the packages it ran on."""
-    return {"created": time.strftime("%Y-%m-%d %H:%M:%S"), "command": "tenk " + " ".join(argv) if argv else "",
-            "cpus": os.cpu_count(), "versions": package_versions()}
+    return {
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": "tenk " + " ".join(argv) if argv else "",
+        "cpus": os.cpu_count(),
+        "versions": package_versions(),
+    }
 
 
 def check_run_dir(run_dir: str | Path) -> Path:
     """``run_dir`` as a Path, if it holds a run (its config.yaml), else RunError."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
-        raise RunError(f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
-                       "made by `tenk train --config FILE`")
+        raise RunError(
+            f"{str(run_dir)!r} is not a run directory (no config.yaml); runs are under runs/, "
+            "made by `tenk train --config FILE`"
+        )
     return run_dir
 
 
@@ -67,8 +84,9 @@ def _csv_text(fields: list[str], rows: list[dict[str, Any]], header: bool, digit
     if header:
         w.writeheader()
     for r in rows:
-        w.writerow(r if digits is None else {k: (f"{v:.{digits}g}" if isinstance(v, float) else v)
-                                             for k, v in r.items()})
+        w.writerow(
+            r if digits is None else {k: (f"{v:.{digits}g}" if isinstance(v, float) else v) for k, v in r.items()}
+        )
     return buf.getvalue()
 
 
@@ -89,8 +107,10 @@ def read_rows(path: Path, fields: list[str]) -> list[dict[str, Any]]:
     key = fields[0]
     if not path.is_file():
         return []
-    fix = (f"fix or delete the damaged lines by hand (the header is {','.join(fields)}), or move the file "
-           f"aside (mv {path} {path}.damaged) to resume without the earlier evaluation rows")
+    fix = (
+        f"fix or delete the damaged lines by hand (the header is {','.join(fields)}), or move the file "
+        f"aside (mv {path} {path}.damaged) to resume without the earlier evaluation rows"
+    )
     try:
         text = path.read_text()
     except UnicodeDecodeError:
@@ -129,8 +149,9 @@ def tb_writer(log_dir: Path, purge_step: int | None = None) -> Any:
     from torch.utils.tensorboard import SummaryWriter
 
     log_dir = Path(log_dir)
-    seconds = [int(m.group(1)) for q in (log_dir.iterdir() if log_dir.is_dir() else ())
-               if (m := _EVENT_FILE.match(q.name))]
+    seconds = [
+        int(m.group(1)) for q in (log_dir.iterdir() if log_dir.is_dir() else ()) if (m := _EVENT_FILE.match(q.name))
+    ]
     newest = max(seconds, default=-1)
     # a folder whose files are far ahead of this clock (copied from another machine) is not waited for
     if 0 < newest + 1 - time.time() <= 2.0:
@@ -152,8 +173,10 @@ class StopRequest:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        self._log(f"\n{signal.Signals(signum).name}: saving a checkpoint and stopping "
-                  "(press Ctrl-C again to quit without saving)")
+        self._log(
+            f"\n{signal.Signals(signum).name}: saving a checkpoint and stopping "
+            "(press Ctrl-C again to quit without saving)"
+        )
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -166,8 +189,9 @@ class StopRequest:
             signal.signal(s, h)
 
 
-def _clear_force(run_dir: Path, tell: Callable[[str], None], entries: Collection[str],
-                 where: Callable[[Path], str] | None) -> None:
+def _clear_force(
+    run_dir: Path, tell: Callable[[str], None], entries: Collection[str], where: Callable[[Path], str] | None
+) -> None:
     """--force: delete the run held in ``run_dir`` (the lock file stays: this process holds it),
     after saying what goes. A directory holding anything a run does not write (``entries``)
     is left alone."""
@@ -175,8 +199,10 @@ def _clear_force(run_dir: Path, tell: Callable[[str], None], entries: Collection
     strange = [q.name for q in held if q.name not in entries and not q.name.endswith((".tmp", ".damaged"))]
     if strange or not (run_dir / "config.yaml").is_file():
         what = f"holds {', '.join(strange[:5])}" if strange else "has no config.yaml"
-        raise RunError(f"--force {run_dir}: the directory {what}, so it is not (only) a tenk run; "
-                       "nothing was deleted. Move those files out, or pick another name with --set name=NEW")
+        raise RunError(
+            f"--force {run_dir}: the directory {what}, so it is not (only) a tenk run; "
+            "nothing was deleted. Move those files out, or pick another name with --set name=NEW"
+        )
     at = where(run_dir) if where else ""
     parts = []
     for q in held:
@@ -194,9 +220,15 @@ def _clear(paths: list[Path]) -> None:
             q.unlink(missing_ok=True)
 
 
-def start_run(run_dir: Path, force: str | Path | None, setup: Callable[[], Callable[[], Any]], *,
-              entries: Collection[str], log: Callable[[str], None] | None = None,
-              where: Callable[[Path], str] | None = None) -> Any:
+def start_run(
+    run_dir: Path,
+    force: str | Path | None,
+    setup: Callable[[], Callable[[], Any]],
+    *,
+    entries: Collection[str],
+    log: Callable[[str], None] | None = None,
+    where: Callable[[Path], str] | None = None,
+) -> Any:
     """The life of a new run directory, for every trainer: refuse one that holds a run (or,
     with ``force`` naming it exactly, delete that run first), then ``setup()`` (which writes
     the config and builds the learner, and returns the training loop), then the loop, all
@@ -206,14 +238,18 @@ def start_run(run_dir: Path, force: str | Path | None, setup: Callable[[], Calla
     deletes a directory holding only those); ``where(run_dir)``: how far the run got, for the
     line that lists what ``--force`` deletes (e.g. " at step 4,096")."""
     if force is not None and Path(force).resolve() != run_dir.resolve():
-        raise RunError(f"--force {force}: this config writes the run directory {str(run_dir)!r} (runs_dir/name), "
-                       f"not {str(force)!r}; nothing was deleted. --force deletes only the directory the run "
-                       "writes, named exactly")
+        raise RunError(
+            f"--force {force}: this config writes the run directory {str(run_dir)!r} (runs_dir/name), "
+            f"not {str(force)!r}; nothing was deleted. --force deletes only the directory the run "
+            "writes, named exactly"
+        )
     with DirLock(run_dir, "run directory"):
         if any(q.name != ".lock" for q in run_dir.iterdir()):
             if force is None:
-                raise RunError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
-                               f"`tenk train --resume {run_dir}`, or pick another name with `--set name=NEW`")
+                raise RunError(
+                    f"run directory {str(run_dir)!r} already holds a run: continue it with "
+                    f"`tenk train --resume {run_dir}`, or pick another name with `--set name=NEW`"
+                )
             _clear_force(run_dir, say(log), entries, where)
         try:
             loop = setup()

@@ -84,14 +84,49 @@ from tenk_env.training.rundir import (
 )
 from tenk_env.units import regret_text
 
-__all__ = ["train", "resume", "Trainer", "evaluate_agent", "pooled_row", "EvalRow", "tag_name", "LinearSchedule",
-           "log_regret"]
+__all__ = [
+    "train",
+    "resume",
+    "Trainer",
+    "evaluate_agent",
+    "pooled_row",
+    "EvalRow",
+    "tag_name",
+    "LinearSchedule",
+    "log_regret",
+]
 
-REGRET_FIELDS = ["step", "kind", "games", "regret", "regret_ci_low", "regret_ci_high", "implied_win_rate",
-                 "implied_ci_low", "implied_ci_high", "empirical_win_rate", "seconds"]
-CSV_FIELDS = ["step", "kind", "opponent", "games", "wins", "losses", "ties", "win_rate", "ci_low", "ci_high",
-              "mean_margin", "points_per_turn", "opp_points_per_turn", "bust_rate", "turns_per_game",
-              "seconds"]
+REGRET_FIELDS = [
+    "step",
+    "kind",
+    "games",
+    "regret",
+    "regret_ci_low",
+    "regret_ci_high",
+    "implied_win_rate",
+    "implied_ci_low",
+    "implied_ci_high",
+    "empirical_win_rate",
+    "seconds",
+]
+CSV_FIELDS = [
+    "step",
+    "kind",
+    "opponent",
+    "games",
+    "wins",
+    "losses",
+    "ties",
+    "win_rate",
+    "ci_low",
+    "ci_high",
+    "mean_margin",
+    "points_per_turn",
+    "opp_points_per_turn",
+    "bust_rate",
+    "turns_per_game",
+    "seconds",
+]
 
 
 def tag_name(spec: str) -> str:
@@ -135,24 +170,51 @@ class EvalRow:
         return {k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in d.items()}
 
 
-def evaluate_agent(agent: Any, rules, n_players: int, opponent: str, games: int, seed: int,
-                   workers: int = 1, backend: str = "auto") -> EvalRow:
+def evaluate_agent(
+    agent: Any, rules, n_players: int, opponent: str, games: int, seed: int, workers: int = 1, backend: str = "auto"
+) -> EvalRow:
     """A seat-balanced match (2 players) or a rotated table (more) of ``agent`` against
     ``opponent``, on the engine ``backend`` picks (as ``eval.backend``; see
     :func:`tenk_env.evaluation.match.task_engines`)."""
     t0 = time.perf_counter()
     if n_players == 2:
         r = play_match(rules, agent, opponent, games, seed, workers=workers, backend=backend)
-        return EvalRow(opponent, r.games, r.wins_a, r.wins_b, r.ties, r.win_rate_a, r.ci_low, r.ci_high,
-                       r.mean_margin, r.points_per_turn_a, r.points_per_turn_b, r.bust_rate_a, r.mean_turns,
-                       time.perf_counter() - t0)
+        return EvalRow(
+            opponent,
+            r.games,
+            r.wins_a,
+            r.wins_b,
+            r.ties,
+            r.win_rate_a,
+            r.ci_low,
+            r.ci_high,
+            r.mean_margin,
+            r.points_per_turn_a,
+            r.points_per_turn_b,
+            r.bust_rate_a,
+            r.mean_turns,
+            time.perf_counter() - t0,
+        )
     # the learner against n - 1 copies of the opponent, in every rotation of seats
     t = play_table(rules, [agent] + [opponent] * (n_players - 1), games, seed, workers=workers, backend=backend)
     others = np.mean(t.points_per_turn[1:])
     wins = t.wins[0]
-    return EvalRow(opponent, t.games, wins, t.games - wins, 0, t.win_rate[0], t.ci_low[0], t.ci_high[0],
-                   float(t.mean_score[0] - np.mean(t.mean_score[1:])), t.points_per_turn[0], float(others),
-                   t.bust_rate[0], t.mean_turns, time.perf_counter() - t0)
+    return EvalRow(
+        opponent,
+        t.games,
+        wins,
+        t.games - wins,
+        0,
+        t.win_rate[0],
+        t.ci_low[0],
+        t.ci_high[0],
+        float(t.mean_score[0] - np.mean(t.mean_score[1:])),
+        t.points_per_turn[0],
+        float(others),
+        t.bust_rate[0],
+        t.mean_turns,
+        time.perf_counter() - t0,
+    )
 
 
 def pooled_row(rows: list[EvalRow]) -> EvalRow:
@@ -167,10 +229,22 @@ def pooled_row(rows: list[EvalRow]) -> EvalRow:
 
     win_rate = mean("win_rate")
     lo, hi = wilson(win_rate * n, n)
-    return EvalRow(rows[0].opponent, n, sum(r.wins for r in rows), sum(r.losses for r in rows),
-                   sum(r.ties for r in rows), win_rate, lo, hi, mean("mean_margin"), mean("points_per_turn"),
-                   mean("opp_points_per_turn"), mean("bust_rate"), mean("turns_per_game"),
-                   sum(r.seconds for r in rows))
+    return EvalRow(
+        rows[0].opponent,
+        n,
+        sum(r.wins for r in rows),
+        sum(r.losses for r in rows),
+        sum(r.ties for r in rows),
+        win_rate,
+        lo,
+        hi,
+        mean("mean_margin"),
+        mean("points_per_turn"),
+        mean("opp_points_per_turn"),
+        mean("bust_rate"),
+        mean("turns_per_game"),
+        sum(r.seconds for r in rows),
+    )
 
 
 def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int):
@@ -178,8 +252,12 @@ def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int)
     TensorBoard at ``step`` (``eval/regret`` with its interval, ``eval/implied_win_rate/optimal``);
     returns the analysis report."""
     r = analyse(agent, rules, games=games, seed=seed, workers=1, top=0).report
-    for tag, value in (("eval/regret", r.regret_per_game), ("eval/regret_ci_low", r.regret_ci[0]),
-                       ("eval/regret_ci_high", r.regret_ci[1]), ("eval/implied_win_rate/optimal", r.implied_win_rate)):
+    for tag, value in (
+        ("eval/regret", r.regret_per_game),
+        ("eval/regret_ci_low", r.regret_ci[0]),
+        ("eval/regret_ci_high", r.regret_ci[1]),
+        ("eval/implied_win_rate/optimal", r.implied_win_rate),
+    ):
         writer.add_scalar(tag, float(value), step)
     writer.flush()
     return r
@@ -199,9 +277,9 @@ class Eta:
         self.total = total
         self.step0: int | None = None
         self.t0 = 0.0
-        self.evals: list[float] = []          # seconds of each evaluation this session
-        self._since: float | None = None      # the evaluation in progress began then
-        self._busy = 0.0                      # evaluation seconds since start()
+        self.evals: list[float] = []  # seconds of each evaluation this session
+        self._since: float | None = None  # the evaluation in progress began then
+        self._busy = 0.0  # evaluation seconds since start()
 
     def start(self, step: int, now: float) -> None:
         """Measure from here (the first rollout is done: its kernels are compiled)."""
@@ -251,8 +329,16 @@ class RunResult:
 class Trainer:
     """One training run (new or resumed). Use :func:`train` / :func:`resume`."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, *, resuming: bool, progress: bool = True,
-                 log: Callable[[str], None] | None = None, start: Path | None = None):
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        run_dir: Path,
+        *,
+        resuming: bool,
+        progress: bool = True,
+        log: Callable[[str], None] | None = None,
+        start: Path | None = None,
+    ):
         self.cfg = cfg
         self.dir = Path(run_dir)
         # resuming: the directory holds an earlier session's files (rows and TensorBoard points
@@ -261,8 +347,14 @@ class Trainer:
         self.start = start
         self.progress = progress
         self._log = log
-        self.state: dict[str, Any] = {"step": 0, "best": None, "league": [], "finished": False,
-                                      "wall_seconds": 0.0, "evals": 0}
+        self.state: dict[str, Any] = {
+            "step": 0,
+            "best": None,
+            "league": [],
+            "finished": False,
+            "wall_seconds": 0.0,
+            "evals": 0,
+        }
         self.rows: list[dict[str, Any]] = []
         self.regret_rows: list[dict[str, Any]] = []
         self.latest: dict[str, EvalRow] = {}
@@ -292,16 +384,32 @@ class Trainer:
     @property
     def paths(self) -> dict[str, Path]:
         d = self.dir
-        return {"config": d / "config.yaml", "run": d / "run.yaml", "state": d / "state.json",
-                "csv": d / "eval.csv", "regret": d / "regret.csv", "tb": d / "tb", "ckpt": d / "checkpoints",
-                "league": d / "league",
-                "best": d / "best.zip", "last": d / "last.zip"}
+        return {
+            "config": d / "config.yaml",
+            "run": d / "run.yaml",
+            "state": d / "state.json",
+            "csv": d / "eval.csv",
+            "regret": d / "regret.csv",
+            "tb": d / "tb",
+            "ckpt": d / "checkpoints",
+            "league": d / "league",
+            "best": d / "best.zip",
+            "last": d / "last.zip",
+        }
 
     def meta(self, **extra: Any) -> dict[str, Any]:
         cfg = self.cfg
-        return checkpoint_meta(None if cfg.rules_obs else cfg.ruleset, cfg.n_players, activation=cfg.ppo.activation,
-                               n_actions=n_actions(cfg.ruleset), policy=cfg.ppo.policy, num_timesteps=self.step,
-                               trained_on=cfg._trained_on, run=cfg.name, **extra)
+        return checkpoint_meta(
+            None if cfg.rules_obs else cfg.ruleset,
+            cfg.n_players,
+            activation=cfg.ppo.activation,
+            n_actions=n_actions(cfg.ruleset),
+            policy=cfg.ppo.policy,
+            num_timesteps=self.step,
+            trained_on=cfg._trained_on,
+            run=cfg.name,
+            **extra,
+        )
 
     @property
     def step(self) -> int:
@@ -314,8 +422,14 @@ class Trainer:
         cfg, r = self.cfg, self.cfg.ruleset
         game = game_meta(None if cfg.rules_obs else r, cfg._trained_on)
         fields = game.pop("ruleset", None)  # written last: the long part
-        info = {"run": cfg.name, **game, "n_players": cfg.n_players, "obs_version": OBS_VERSION,
-                "n_actions": n_actions(r), **run_record(argv)}
+        info = {
+            "run": cfg.name,
+            **game,
+            "n_players": cfg.n_players,
+            "obs_version": OBS_VERSION,
+            "n_actions": n_actions(r),
+            **run_record(argv),
+        }
         if fields is not None:
             info["ruleset"] = fields
         atomic_write_text(p["run"], yaml.safe_dump(info, sort_keys=False))
@@ -325,8 +439,10 @@ class Trainer:
         atomic_write_text(self.paths["state"], json.dumps(self.state, indent=1))
 
     def _save_csv(self) -> None:
-        for path, fields, rows in ((self.paths["csv"], CSV_FIELDS, self.rows),
-                                   (self.paths["regret"], REGRET_FIELDS, self.regret_rows)):
+        for path, fields, rows in (
+            (self.paths["csv"], CSV_FIELDS, self.rows),
+            (self.paths["regret"], REGRET_FIELDS, self.regret_rows),
+        ):
             if rows or path.exists():
                 write_rows(path, fields, rows)
 
@@ -339,7 +455,7 @@ class Trainer:
         step = self.step
         path = self._save_model(p["ckpt"] / f"step_{step:010d}.zip")
         atomic_write_bytes(p["last"], path.read_bytes())
-        for old in sorted(p["ckpt"].glob("step_*.zip"))[:-self.cfg.checkpoint.keep]:
+        for old in sorted(p["ckpt"].glob("step_*.zip"))[: -self.cfg.checkpoint.keep]:
             old.unlink(missing_ok=True)
         self.state["checkpoint_step"] = step
         self._save_state()
@@ -358,7 +474,7 @@ class Trainer:
         name = f"step_{self.step:010d}.zip"
         self._save_model(p["league"] / name)
         kept = [x for x in self._league_names() if x != name]
-        kept = (kept + [name])[-self.cfg.selfplay.league_size:]
+        kept = (kept + [name])[-self.cfg.selfplay.league_size :]
         self.state["league"] = [f"league/{x}" for x in kept]
         self._prune_league()
         self._sync_league()
@@ -398,13 +514,26 @@ class Trainer:
         rows = []
         if cfg.regret_on or "optimal" in cfg.eval_opponents:
             self._game_solution("the exact regret" if cfg.regret_on else "the optimal opponent")
-        rulesets = cfg.rulesets[:cfg.eval.rulesets] if cfg.from_suite else [cfg.ruleset]
+        rulesets = cfg.rulesets[: cfg.eval.rulesets] if cfg.from_suite else [cfg.ruleset]
         for opp in cfg.eval_opponents:
             if stop is not None and stop.requested:
                 break
             self.phase(f"{'compiling kernels, ' if not self._evaluated else ''}evaluating vs {opp}")
-            row = pooled_row([evaluate_agent(agent, r, cfg.n_players, opp, games or cfg.eval.games, cfg.eval.seed,
-                                             workers=cfg.eval.workers, backend=cfg.eval.backend) for r in rulesets])
+            row = pooled_row(
+                [
+                    evaluate_agent(
+                        agent,
+                        r,
+                        cfg.n_players,
+                        opp,
+                        games or cfg.eval.games,
+                        cfg.eval.seed,
+                        workers=cfg.eval.workers,
+                        backend=cfg.eval.backend,
+                    )
+                    for r in rulesets
+                ]
+            )
             rows.append(row)
             self.latest[opp] = row
             self.rows.append(row.csv_row(step, kind))
@@ -417,14 +546,22 @@ class Trainer:
             regret = self._regret(agent, step, kind)
         self._save_csv()
         self.state["evals"] += 1
-        self.state["last_eval"] = {"step": step, "kind": kind,
-                                   "win_rate": {r.opponent: round(r.win_rate, 4) for r in rows}}
+        self.state["last_eval"] = {
+            "step": step,
+            "kind": kind,
+            "win_rate": {r.opponent: round(r.win_rate, 4) for r in rows},
+        }
         best_row = next((r for r in rows if r.opponent == cfg.best_by), None)
         best = self.state["best"]
         if best_row is not None and (best is None or best_row.win_rate > best["win_rate"]):
             self._save_model(self.paths["best"], eval={r.opponent: r.win_rate for r in rows})
-            self.state["best"] = {"step": step, "opponent": cfg.best_by, "win_rate": best_row.win_rate,
-                                  "ci_low": best_row.ci_low, "ci_high": best_row.ci_high}
+            self.state["best"] = {
+                "step": step,
+                "opponent": cfg.best_by,
+                "win_rate": best_row.win_rate,
+                "ci_low": best_row.ci_low,
+                "ci_high": best_row.ci_high,
+            }
             self._sync_league()
         self._save_state()
         text = "  ".join(f"{r.opponent} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]" for r in rows)
@@ -450,13 +587,20 @@ class Trainer:
             put(f"game/points_per_turn/{t}", r.points_per_turn)
             put(f"game/bust_rate/{t}", r.bust_rate)
             ow = self.opp_writer(r.opponent)
-            for tag, value in (("eval_win_rate", r.win_rate), ("points_per_turn", r.points_per_turn),
-                               ("bust_rate", r.bust_rate), ("turns_per_game", r.turns_per_game)):
+            for tag, value in (
+                ("eval_win_rate", r.win_rate),
+                ("points_per_turn", r.points_per_turn),
+                ("bust_rate", r.bust_rate),
+                ("turns_per_game", r.turns_per_game),
+            ):
                 ow.add_scalar(f"by_opponent/{tag}", float(value), step)
             ow.flush()
         # pooled over the evaluation opponents: one curve for the summary
-        for tag, attr in (("game/points_per_turn", "points_per_turn"), ("game/bust_rate", "bust_rate"),
-                          ("game/turns_per_game", "turns_per_game")):
+        for tag, attr in (
+            ("game/points_per_turn", "points_per_turn"),
+            ("game/bust_rate", "bust_rate"),
+            ("game/turns_per_game", "turns_per_game"),
+        ):
             if rows:
                 put(tag, float(np.average([getattr(r, attr) for r in rows], weights=[r.games for r in rows])))
         w.flush()
@@ -466,11 +610,24 @@ class Trainer:
         games (the same deals every time): logged, added to regret.csv, returned."""
         cfg = self.cfg
         r = log_regret(self.writer, agent, cfg.ruleset, cfg.eval.regret_games, cfg.eval.seed, step)
-        self.regret_rows.append({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in {
-            "step": step, "kind": kind, "games": r.games, "regret": r.regret_per_game,
-            "regret_ci_low": r.regret_ci[0], "regret_ci_high": r.regret_ci[1], "implied_win_rate": r.implied_win_rate,
-            "implied_ci_low": r.implied_ci[0], "implied_ci_high": r.implied_ci[1],
-            "empirical_win_rate": r.empirical_win_rate, "seconds": r.seconds}.items()})
+        self.regret_rows.append(
+            {
+                k: (f"{v:.6g}" if isinstance(v, float) else v)
+                for k, v in {
+                    "step": step,
+                    "kind": kind,
+                    "games": r.games,
+                    "regret": r.regret_per_game,
+                    "regret_ci_low": r.regret_ci[0],
+                    "regret_ci_high": r.regret_ci[1],
+                    "implied_win_rate": r.implied_win_rate,
+                    "implied_ci_low": r.implied_ci[0],
+                    "implied_ci_high": r.implied_ci[1],
+                    "empirical_win_rate": r.empirical_win_rate,
+                    "seconds": r.seconds,
+                }.items()
+            }
+        )
         return r
 
     def _anneal_shaping(self, step: int) -> None:
@@ -508,8 +665,10 @@ class Trainer:
 
         solve_game(rules, progress=progress)
         game_solution(rules)  # read back from the cache the solve just wrote
-        self.log(f"solved {rules.name!r} in {time.perf_counter() - t0:,.1f} s; cached in {cache_dir()}, "
-                 "so later runs skip this")
+        self.log(
+            f"solved {rules.name!r} in {time.perf_counter() - t0:,.1f} s; cached in {cache_dir()}, "
+            "so later runs skip this"
+        )
 
     # ------------------------------------------------------------------ progress bar
     def phase(self, what: str | None, log: bool = False) -> None:
@@ -545,10 +704,20 @@ class Trainer:
     def _ppo_kwargs(self) -> dict[str, Any]:
         p = self.cfg.ppo
         lr: Any = p.learning_rate if p.lr_end is None else LinearSchedule(p.learning_rate, p.lr_end)
-        return dict(learning_rate=lr, n_steps=p.n_steps, batch_size=p.batch_size, n_epochs=p.n_epochs,
-                    gamma=p.gamma, gae_lambda=p.gae_lambda, clip_range=p.clip_range, ent_coef=p.ent_coef,
-                    vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm, target_kl=p.target_kl,
-                    normalize_advantage=p.normalize_advantage)
+        return dict(
+            learning_rate=lr,
+            n_steps=p.n_steps,
+            batch_size=p.batch_size,
+            n_epochs=p.n_epochs,
+            gamma=p.gamma,
+            gae_lambda=p.gae_lambda,
+            clip_range=p.clip_range,
+            ent_coef=p.ent_coef,
+            vf_coef=p.vf_coef,
+            max_grad_norm=p.max_grad_norm,
+            target_kl=p.target_kl,
+            normalize_advantage=p.normalize_advantage,
+        )
 
     def _policy_kwargs(self) -> dict[str, Any]:
         import torch
@@ -578,8 +747,12 @@ class Trainer:
         if isinstance(policy, str):  # the data holds the class itself, not SB3's alias of it
             policy = MaskablePPO.policy_aliases[policy]
         # lr_schedule: SB3 rebuilds it from learning_rate when it sets the model up
-        return {"policy_class": policy, "learning_rate": self._ppo_kwargs()["learning_rate"], "lr_schedule": None,
-                "clip_range": self.cfg.ppo.clip_range}
+        return {
+            "policy_class": policy,
+            "learning_rate": self._ppo_kwargs()["learning_rate"],
+            "lr_schedule": None,
+            "clip_range": self.cfg.ppo.clip_range,
+        }
 
     def _setup_logger(self, purge_step: int | None) -> None:
         from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
@@ -622,21 +795,42 @@ class Trainer:
         layout = {
             "win rates": {
                 "eval win rate, every opponent": ["Multiline", lines("eval_win_rate")],
-                **{f"vs {o} (95% interval)": ["Margin", [f"eval/win_rate/{o}", f"eval/ci_low/{o}",
-                                                         f"eval/ci_high/{o}"]] for o in opps},
+                **{
+                    f"vs {o} (95% interval)": [
+                        "Margin",
+                        [f"eval/win_rate/{o}", f"eval/ci_low/{o}", f"eval/ci_high/{o}"],
+                    ]
+                    for o in opps
+                },
                 "training games won: each pool entry, and all (main run)": [
-                    "Multiline", lines("training_win_rate", "rollout/win_rate")],
-                **({"regret against perfect play, win probability given away per game as a probability "
-                    "(0.01 = 1 pp/game; 95% interval)": [
-                    "Margin", ["eval/regret", "eval/regret_ci_low", "eval/regret_ci_high"]]} if cfg.regret_on else {}),
+                    "Multiline",
+                    lines("training_win_rate", "rollout/win_rate"),
+                ],
+                **(
+                    {
+                        "regret against perfect play, win probability given away per game as a probability "
+                        "(0.01 = 1 pp/game; 95% interval)": [
+                            "Margin",
+                            ["eval/regret", "eval/regret_ci_low", "eval/regret_ci_high"],
+                        ]
+                    }
+                    if cfg.regret_on
+                    else {}
+                ),
             },
             "game": {
                 "points per turn: eval vs each opponent, and training games (main run)": [
-                    "Multiline", lines("points_per_turn", "rollout/points_per_turn")],
+                    "Multiline",
+                    lines("points_per_turn", "rollout/points_per_turn"),
+                ],
                 "bust rate: eval vs each opponent, and training games (main run)": [
-                    "Multiline", lines("bust_rate", "rollout/bust_rate")],
+                    "Multiline",
+                    lines("bust_rate", "rollout/bust_rate"),
+                ],
                 "turns per game: eval vs each opponent, and training games (main run)": [
-                    "Multiline", lines("turns_per_game", "rollout/turns_per_game")],
+                    "Multiline",
+                    lines("turns_per_game", "rollout/turns_per_game"),
+                ],
             },
         }
         self.writer.add_custom_scalars(layout)
@@ -644,8 +838,11 @@ class Trainer:
         if not cfg.from_suite:
             flat["rules"] = cfg.ruleset.name
             flat["ruleset_hash"] = cfg.ruleset.hash
-        hp = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in flat.items()
-              if v is not None}
+        hp = {
+            k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v))
+            for k, v in flat.items()
+            if v is not None
+        }
         metrics = {f"eval/win_rate/{o}": 0.0 for o in opps}
         if cfg.regret_on:
             metrics["eval/regret"] = 0.0
@@ -669,14 +866,22 @@ class Trainer:
         self.venv, self.backend = make_vec_env(cfg, cfg.seed + step0)
         if self.start is not None:
             try:
-                self.model = MaskablePPO.load(self.start, env=self.venv, device="cpu",
-                                              custom_objects=self._custom_objects(), **self._ppo_kwargs())
+                self.model = MaskablePPO.load(
+                    self.start, env=self.venv, device="cpu", custom_objects=self._custom_objects(), **self._ppo_kwargs()
+                )
             except Exception as e:  # resume() verified the file; this names it if SB3 still refuses
                 raise RunError(f"checkpoint {str(self.start)!r} cannot be loaded ({type(e).__name__}: {e})") from None
             self.model.set_random_seed(cfg.seed + step0)
         else:
-            self.model = MaskablePPO(self._policy_class(), self.venv, policy_kwargs=self._policy_kwargs(), seed=cfg.seed,
-                                     device="cpu", verbose=0, **self._ppo_kwargs())
+            self.model = MaskablePPO(
+                self._policy_class(),
+                self.venv,
+                policy_kwargs=self._policy_kwargs(),
+                seed=cfg.seed,
+                device="cpu",
+                verbose=0,
+                **self._ppo_kwargs(),
+            )
         step = self.step
         if self.resuming:
             # forget what a killed session did after the point this one starts from, and its
@@ -710,6 +915,7 @@ class Trainer:
             return every > 0 and step // every > last // every
 
         with StopRequest(self.log) as stop:
+
             class Callback(BaseCallback):
                 def __init__(self):
                     super().__init__(verbose=0)
@@ -783,25 +989,34 @@ class Trainer:
                 tty = sys.stderr.isatty()
                 # tqdm's own rate and ETA would count the one-off first evaluation (kernels
                 # compiled, the game solved) as training time: the postfix shows Eta's instead
-                self.bar = tqdm(total=cfg.total_steps, initial=self.step, unit="step", unit_scale=True,
-                                dynamic_ncols=True, mininterval=0.5 if tty else 60.0, desc=cfg.name,
-                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
-                                           "[{elapsed}{postfix}]")
+                self.bar = tqdm(
+                    total=cfg.total_steps,
+                    initial=self.step,
+                    unit="step",
+                    unit_scale=True,
+                    dynamic_ncols=True,
+                    mininterval=0.5 if tty else 60.0,
+                    desc=cfg.name,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]",
+                )
                 self.eta = Eta(cfg.total_steps)
                 self._bar_postfix()
             interrupted = hard_quit = False
             try:
                 remaining = cfg.total_steps - self.step
                 if remaining > 0:
-                    self.model.learn(remaining, callback=Callback(), reset_num_timesteps=self.start is None,
-                                     progress_bar=False)
+                    self.model.learn(
+                        remaining, callback=Callback(), reset_num_timesteps=self.start is None, progress_bar=False
+                    )
                 interrupted = stop.requested
                 if not interrupted and not self.state.get("finished"):
                     final_games = cfg.eval.final_games or cfg.eval.games
                     final = self.evaluate("final", games=final_games, stop=stop)
                     interrupted = stop.requested
-                    self.state["final"] = {r.opponent: {"games": r.games, "win_rate": r.win_rate, "ci_low": r.ci_low,
-                                                        "ci_high": r.ci_high} for r in final}
+                    self.state["final"] = {
+                        r.opponent: {"games": r.games, "win_rate": r.win_rate, "ci_low": r.ci_low, "ci_high": r.ci_high}
+                        for r in final
+                    }
                 if not interrupted:
                     self.state["finished"] = True
             except KeyboardInterrupt:
@@ -825,15 +1040,25 @@ class Trainer:
                 if self.venv is not None:
                     self.venv.close()
         final_rows = [self.latest[o] for o in cfg.eval_opponents if o in self.latest]
-        return RunResult(self.dir, self.step, bool(self.state.get("finished")), interrupted,
-                         dict(self.state.get("best") or {}), final_rows, float(self.state["wall_seconds"]),
-                         self.backend)
+        return RunResult(
+            self.dir,
+            self.step,
+            bool(self.state.get("finished")),
+            interrupted,
+            dict(self.state.get("best") or {}),
+            final_rows,
+            float(self.state["wall_seconds"]),
+            self.backend,
+        )
 
 
 def _solving_text(rules, why: str) -> str:
     """The line before a game solve that is not cached yet (silent, minutes on classic)."""
-    how = ("value iteration under its bust penalty: tens of minutes at a 10,000 target" if rules.bust_penalty
-           else "seconds at a small target, about a minute on classic")
+    how = (
+        "value iteration under its bust penalty: tens of minutes at a 10,000 target"
+        if rules.bust_penalty
+        else "seconds at a small target, about a minute on classic"
+    )
     return f"solving {rules.name!r} once for {why} ({how}; cached after)"
 
 
@@ -850,8 +1075,19 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- the run directory
 #: what a run directory holds; --force deletes nothing else
-RUN_ENTRIES = ("config.yaml", "run.yaml", "state.json", "eval.csv", "regret.csv", "tb", "checkpoints", "league",
-               "best.zip", "last.zip", ".lock")
+RUN_ENTRIES = (
+    "config.yaml",
+    "run.yaml",
+    "state.json",
+    "eval.csv",
+    "regret.csv",
+    "tb",
+    "checkpoints",
+    "league",
+    "best.zip",
+    "last.zip",
+    ".lock",
+)
 _STEP_FILE = re.compile(r"^step_(\d+)\.zip$")
 
 
@@ -875,8 +1111,7 @@ def _aside(path: Path) -> Path:
 
 def _new_run_hint(run_dir: Path) -> str:
     # a new name in this directory's parent: never a command that deletes anything
-    return (f"tenk train --config {run_dir / 'config.yaml'} --set runs_dir={_parent(run_dir)} "
-            "--set name=NEW_NAME")
+    return f"tenk train --config {run_dir / 'config.yaml'} --set runs_dir={_parent(run_dir)} --set name=NEW_NAME"
 
 
 def _name(run_dir: Path) -> str:
@@ -889,13 +1124,17 @@ def _parent(run_dir: Path) -> Path:
 
 def _state_problem(state: dict[str, Any]) -> str | None:
     """What is wrong with the fields of a state.json that parsed (None: nothing)."""
-    checks = {"step": lambda v: isinstance(v, int) and v >= 0,
-              "league": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-              "best": lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("step"), int)
-                                              and isinstance(v.get("win_rate"), (int, float))),
-              "finished": lambda v: isinstance(v, bool),
-              "wall_seconds": lambda v: isinstance(v, (int, float)),
-              "evals": lambda v: isinstance(v, int)}
+    checks = {
+        "step": lambda v: isinstance(v, int) and v >= 0,
+        "league": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "best": lambda v: (
+            v is None
+            or (isinstance(v, dict) and isinstance(v.get("step"), int) and isinstance(v.get("win_rate"), (int, float)))
+        ),
+        "finished": lambda v: isinstance(v, bool),
+        "wall_seconds": lambda v: isinstance(v, (int, float)),
+        "evals": lambda v: isinstance(v, int),
+    }
     for key, ok in checks.items():
         if key in state and not ok(state[key]):
             return f"field {key!r} holds {state[key]!r}"
@@ -958,8 +1197,14 @@ def _pick_checkpoint(run_dir: Path) -> _Start:
 
 def _rebuild_state(run_dir: Path, cfg: TrainConfig, step: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A state.json's content from what else the directory holds (its own copy was lost)."""
-    state: dict[str, Any] = {"step": step, "best": None, "league": [], "finished": False, "wall_seconds": 0.0,
-                             "evals": len({(r["step"], r["kind"]) for r in rows if int(r["step"]) <= step})}
+    state: dict[str, Any] = {
+        "step": step,
+        "best": None,
+        "league": [],
+        "finished": False,
+        "wall_seconds": 0.0,
+        "evals": len({(r["step"], r["kind"]) for r in rows if int(r["step"]) <= step}),
+    }
     best = run_dir / "best.zip"
     if best.is_file():
         try:
@@ -968,8 +1213,13 @@ def _rebuild_state(run_dir: Path, cfg: TrainConfig, step: int, rows: list[dict[s
             meta = {}
         rate = (meta.get("eval") or {}).get(cfg.best_by)
         if isinstance(rate, (int, float)) and isinstance(meta.get("num_timesteps"), int):
-            b = {"step": meta["num_timesteps"], "opponent": cfg.best_by, "win_rate": float(rate),
-                 "ci_low": float("nan"), "ci_high": float("nan")}
+            b = {
+                "step": meta["num_timesteps"],
+                "opponent": cfg.best_by,
+                "win_rate": float(rate),
+                "ci_low": float("nan"),
+                "ci_high": float("nan"),
+            }
             for r in rows:
                 if int(r["step"]) == b["step"] and r["opponent"] == cfg.best_by:
                     b["ci_low"], b["ci_high"] = float(r["ci_low"]), float(r["ci_high"])
@@ -987,14 +1237,22 @@ def _league_files(league_dir: Path, step: int, size: int) -> list[str]:
 
 
 def _config_text(cfg: TrainConfig, config_path: Path, note: str = "") -> str:
-    return (f"# tenk train: resolved config of run {cfg.name!r} (every key, the ruleset field by field){note}.\n"
-            f"# Replay it with: tenk train --config {config_path} --set name=NEW_NAME\n"
-            + yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
+    return (
+        f"# tenk train: resolved config of run {cfg.name!r} (every key, the ruleset field by field){note}.\n"
+        f"# Replay it with: tenk train --config {config_path} --set name=NEW_NAME\n"
+        + yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
+    )
 
 
 # --------------------------------------------------------------------------- entry points
-def train(cfg: TrainConfig, *, progress: bool = True, argv: list[str] | None = None,
-          log: Callable[[str], None] | None = None, force: str | Path | None = None) -> RunResult:
+def train(
+    cfg: TrainConfig,
+    *,
+    progress: bool = True,
+    argv: list[str] | None = None,
+    log: Callable[[str], None] | None = None,
+    force: str | Path | None = None,
+) -> RunResult:
     """Start a new run of ``cfg`` in ``cfg.runs_dir/cfg.name``. ``force``: the run directory the
     caller named to be started over (it must be that one); what it holds is deleted first."""
     run_dir = Path(cfg.runs_dir) / cfg.name
@@ -1013,8 +1271,9 @@ def _reached(run_dir: Path) -> str:
     return f" at step {state['step']:,}" if state and "step" in state else ""
 
 
-def resume(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True,
-           log: Callable[[str], None] | None = None) -> RunResult:
+def resume(
+    run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True, log: Callable[[str], None] | None = None
+) -> RunResult:
     """Continue the run in ``run_dir`` from its newest checkpoint that loads (``overrides`` may
     change, e.g., ``total_steps`` or PPO hyperparameters, never the game or the network).
     The run trains in ``run_dir`` whatever its config.yaml says (a copied or renamed run)."""
@@ -1030,8 +1289,10 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     new = apply_overrides(raw, overrides)
     for key in ("rules", "n_players", "name", "rules_obs"):
         if new.get(key) != raw.get(key):
-            raise RunError(f"--set {key}: a resumed run keeps its {key}; start a new run for another one "
-                           f"({_new_run_hint(run_dir)} --set {key}=...)")
+            raise RunError(
+                f"--set {key}: a resumed run keeps its {key}; start a new run for another one "
+                f"({_new_run_hint(run_dir)} --set {key}=...)"
+            )
     for key in ("net_arch", "activation", "policy"):
         if (new.get("ppo") or {}).get(key) != (raw.get("ppo") or {}).get(key):
             raise RunError(f"--set ppo.{key}: a resumed run keeps its network; start a new run")
@@ -1049,38 +1310,50 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
     if start.path is None:
         if start.damaged:
             listed = "; ".join(msg for _, msg in start.damaged)
-            raise RunError(f"run {str(run_dir)!r} has no checkpoint that loads ({listed}); nothing was changed. "
-                           f"Restore the checkpoints from a backup, or start a new run from its config: "
-                           f"{_new_run_hint(run_dir)}")
+            raise RunError(
+                f"run {str(run_dir)!r} has no checkpoint that loads ({listed}); nothing was changed. "
+                f"Restore the checkpoints from a backup, or start a new run from its config: "
+                f"{_new_run_hint(run_dir)}"
+            )
         if state is not None and state.get("checkpoint_step") is not None:
-            raise RunError(f"run {str(run_dir)!r}: state.json records a checkpoint at step "
-                           f"{state['checkpoint_step']:,}, but last.zip and checkpoints/ hold none "
-                           "(moved or deleted?); nothing was changed. Put them back, or start a new run from its config: "
-                           f"{_new_run_hint(run_dir)}")
+            raise RunError(
+                f"run {str(run_dir)!r}: state.json records a checkpoint at step "
+                f"{state['checkpoint_step']:,}, but last.zip and checkpoints/ hold none "
+                "(moved or deleted?); nothing was changed. Put them back, or start a new run from its config: "
+                f"{_new_run_hint(run_dir)}"
+            )
         step = 0
     else:
         meta = start.meta
         if reads_rules(meta) != cfg.rules_obs:
-            raise RunError(f"checkpoint {str(start.path)!r} was trained {'with' if reads_rules(meta) else 'without'} "
-                           f"the rules observation; the config sets rules_obs: {str(cfg.rules_obs).lower()}. A "
-                           "policy's inputs cannot change mid-run: keep rules_obs as it was, or start a new run "
-                           f"({_new_run_hint(run_dir)})")
+            raise RunError(
+                f"checkpoint {str(start.path)!r} was trained {'with' if reads_rules(meta) else 'without'} "
+                f"the rules observation; the config sets rules_obs: {str(cfg.rules_obs).lower()}. A "
+                "policy's inputs cannot change mid-run: keep rules_obs as it was, or start a new run "
+                f"({_new_run_hint(run_dir)})"
+            )
         check_meta(meta, cfg.ruleset, cfg.n_players, where=f"checkpoint {str(start.path)!r}")
         if meta.get("policy") == "keep_aware" and meta.get("keep_features_version") != KEEP_FEATURES_VERSION:
-            raise RunError(f"checkpoint {str(start.path)!r} has keep-aware features version "
-                           f"{meta.get('keep_features_version')}, this tenk builds version {KEEP_FEATURES_VERSION}: "
-                           f"the network's shape changed, so the run cannot continue; start a new one "
-                           f"({_new_run_hint(run_dir)})")
+            raise RunError(
+                f"checkpoint {str(start.path)!r} has keep-aware features version "
+                f"{meta.get('keep_features_version')}, this tenk builds version {KEEP_FEATURES_VERSION}: "
+                f"the network's shape changed, so the run cannot continue; start a new one "
+                f"({_new_run_hint(run_dir)})"
+            )
         step = int(meta["num_timesteps"])
     if state is not None and state.get("finished") and cfg.total_steps <= step:
-        raise RunError(f"run {str(run_dir)!r} already finished at step {step:,}; train it further "
-                       f"with --set total_steps=N (N > {step:,})")
+        raise RunError(
+            f"run {str(run_dir)!r} already finished at step {step:,}; train it further "
+            f"with --set total_steps=N (N > {step:,})"
+        )
     if state is None:
         if start.path is not None or state_path.exists():
             source = _rel(run_dir, start.path) if start.path else "scratch"
             kept = f"; the damaged file is kept as {_aside(state_path).name}" if state_path.exists() else ""
-            notes.append(f"note: {state_problem}; rebuilt it from {source} (step {step:,}), best.zip, league/ and "
-                         f"eval.csv; the time trained so far restarts at 0{kept}")
+            notes.append(
+                f"note: {state_problem}; rebuilt it from {source} (step {step:,}), best.zip, league/ and "
+                f"eval.csv; the time trained so far restarts at 0{kept}"
+            )
         state = _rebuild_state(run_dir, cfg, step, rows)
 
     # ---- now change things
@@ -1088,20 +1361,23 @@ def _resume(run_dir: Path, overrides: list[str], progress: bool, log: Callable[[
         extra = f"; {start.last_problem}" if start.last_problem else ""
         head = f"resuming {run_dir} from step {step:,} ({_rel(run_dir, start.path)}{extra})"
     else:
-        head = (f"resuming {run_dir} from step 0: it stopped before its first checkpoint, so training starts "
-                "over in this directory (config.yaml kept)")
+        head = (
+            f"resuming {run_dir} from step 0: it stopped before its first checkpoint, so training starts "
+            "over in this directory (config.yaml kept)"
+        )
     if overrides:
         head += f" with {', '.join(overrides)}"
     tell(head)
     if moved:
-        tell(f"note: config.yaml names this run {raw.get('name')!r} (under {raw.get('runs_dir')}); it trains here, "
-            f"in {run_dir}, as {cfg.name!r}, and its config.yaml now says so")
+        tell(
+            f"note: config.yaml names this run {raw.get('name')!r} (under {raw.get('runs_dir')}); it trains here, "
+            f"in {run_dir}, as {cfg.name!r}, and its config.yaml now says so"
+        )
     for path, msg in start.damaged:
         aside = _aside(path)
         path.replace(aside)
         notes.append(f"note: {msg}; moved it aside to {_rel(run_dir, aside)}")
-    stale = [q for d in (run_dir, run_dir / "checkpoints", run_dir / "league") if d.is_dir()
-             for q in d.glob(".*.tmp")]
+    stale = [q for d in (run_dir, run_dir / "checkpoints", run_dir / "league") if d.is_dir() for q in d.glob(".*.tmp")]
     for q in stale:  # half-written files of a killed session (every file is written atomically)
         q.unlink(missing_ok=True)
     if stale:

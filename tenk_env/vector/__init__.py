@@ -45,8 +45,20 @@ from tenk_env.vector.engine import (
 )
 from tenk_env.vector.layout import ACT_FRESH, ACT_TAKE, END_BIT, STAT_NAMES
 
-__all__ = ["BatchedGame", "IllegalActionError", "DiceSource", "BACKENDS", "numba_available", "game_state",
-           "ACT_TAKE", "ACT_FRESH", "END_BIT", "STAT_NAMES", "TenThousandVectorEnv", "encode_batch"]
+__all__ = [
+    "BatchedGame",
+    "IllegalActionError",
+    "DiceSource",
+    "BACKENDS",
+    "numba_available",
+    "game_state",
+    "ACT_TAKE",
+    "ACT_FRESH",
+    "END_BIT",
+    "STAT_NAMES",
+    "TenThousandVectorEnv",
+    "encode_batch",
+]
 
 _LAZY = {"TenThousandVectorEnv": "tenk_env.vector.envs", "encode_batch": "tenk_env.vector.obs"}
 

@@ -108,12 +108,25 @@ class BatchedGame:
         ``tenk bench engine --engine-threads 1,2``.
     """
 
-    def __init__(self, rules: Ruleset | str = "classic", n_players: int = 2, batch_size: int = 1024, *,
-                 seed: int | None = None, dice_keys=None, dice: DiceSource | None = None, auto_reset: bool = True,
-                 backend: str = "auto", threads: int | None = None):
+    def __init__(
+        self,
+        rules: Ruleset | str = "classic",
+        n_players: int = 2,
+        batch_size: int = 1024,
+        *,
+        seed: int | None = None,
+        dice_keys=None,
+        dice: DiceSource | None = None,
+        auto_reset: bool = True,
+        backend: str = "auto",
+        threads: int | None = None,
+    ):
         self.rules = rules = load_ruleset(rules)
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, (int, np.integer))
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
             raise ValueError(f"n_players = {n_players!r}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size = {batch_size!r}: give a positive integer (games stepped per call)")
@@ -124,8 +137,7 @@ class BatchedGame:
         if backend == "auto":
             backend = "numba" if numba_available() else "numpy"
         elif backend == "numba" and not numba_available():
-            raise ValueError("backend 'numba' needs the numba package: pip install numba "
-                             "(or use backend='numpy')")
+            raise ValueError("backend 'numba' needs the numba package: pip install numba (or use backend='numpy')")
         # The scalar game refuses rulesets it cannot play (e.g. an entry threshold out of reach
         # of the roll limit); building one here gives the same refusal and the same message.
         Game(rules, int(n_players), record=False)
@@ -193,14 +205,15 @@ class BatchedGame:
         ``dice_keys``) the dice restart too; without, the new games get new dice."""
         if seed is not None or not hasattr(self, "np_random"):
             self.np_random = np.random.default_rng(seed)
-            self._keys[:] = self.np_random.integers(0, 2**64 - 1, size=self.batch_size,
-                                                    dtype=np.uint64, endpoint=True)
+            self._keys[:] = self.np_random.integers(0, 2**64 - 1, size=self.batch_size, dtype=np.uint64, endpoint=True)
             self._S[F_GAME] = 0
         if dice_keys is not None:
             k = np.asarray(dice_keys)
             if k.shape != (self.batch_size,) or not np.issubdtype(k.dtype, np.integer):
-                raise ValueError(f"dice_keys: expected integers of shape ({self.batch_size},), one key per "
-                                 f"slot, got {k.dtype} {k.shape}")
+                raise ValueError(
+                    f"dice_keys: expected integers of shape ({self.batch_size},), one key per "
+                    f"slot, got {k.dtype} {k.shape}"
+                )
             self._keys[:] = k.astype(np.uint64)
             self._S[F_GAME] = 0
         self._totals[:] = 0
@@ -249,9 +262,11 @@ class BatchedGame:
             waiting = self.awaiting()[ix]
             if not waiting.all():
                 b = int(ix[np.argmin(waiting)])
-                raise IllegalActionError(f"game {b} is not waiting for an action (phase "
-                                         f"{Phase(int(self.phase[b])).name}); leave it out of `games`"
-                                         + (" or restart it with reset_games()" if self.phase[b] == PH_OVER else ""))
+                raise IllegalActionError(
+                    f"game {b} is not waiting for an action (phase "
+                    f"{Phase(int(self.phase[b])).name}); leave it out of `games`"
+                    + (" or restart it with reset_games()" if self.phase[b] == PH_OVER else "")
+                )
         bad = self._core.first_illegal(ix, a)
         if bad >= 0:
             b = int(ix[bad])
@@ -307,8 +322,10 @@ class BatchedGame:
             return keyed_faces(self._keys[ix], dice_counter(S[F_GAME, ix], turn, seat, roll), n, MAX_FACES)
         raw = np.asarray(self._dice(ix, n))
         if raw.ndim != 2 or raw.shape[0] != len(ix) or raw.shape[1] < int(n.max()):
-            raise ValueError(f"dice source returned shape {raw.shape}; expected ({len(ix)}, >= {int(n.max())}): "
-                             "one row per game asked for, with at least n[i] faces in row i")
+            raise ValueError(
+                f"dice source returned shape {raw.shape}; expected ({len(ix)}, >= {int(n.max())}): "
+                "one row per game asked for, with at least n[i] faces in row i"
+            )
         if not np.issubdtype(raw.dtype, np.integer):
             raise ValueError(f"dice source returned dtype {raw.dtype}; give integer faces 1 to 6")
         faces = np.zeros((len(ix), MAX_FACES), np.int64)
@@ -318,8 +335,9 @@ class BatchedGame:
         bad = used & ((faces[:, :w] < 1) | (faces[:, :w] > 6))
         if bad.any():
             i = int(np.argmax(bad.any(axis=1)))
-            raise ValueError(f"dice source gave game {int(ix[i])} the faces {raw[i, :int(n[i])].tolist()}; "
-                             "faces must be 1 to 6")
+            raise ValueError(
+                f"dice source gave game {int(ix[i])} the faces {raw[i, : int(n[i])].tolist()}; faces must be 1 to 6"
+            )
         return faces
 
     # ------------------------------------------------------------------ actions and masks
@@ -331,8 +349,10 @@ class BatchedGame:
                 self._mask_buf = np.zeros((self.batch_size, self.n_actions), bool)
             out = self._mask_buf
         elif out.shape != (self.batch_size, self.n_actions) or out.dtype != bool:
-            raise ValueError(f"legal_mask(out=...): expected a bool array of shape "
-                             f"({self.batch_size}, {self.n_actions}), got {out.dtype} {out.shape}")
+            raise ValueError(
+                f"legal_mask(out=...): expected a bool array of shape "
+                f"({self.batch_size}, {self.n_actions}), got {out.dtype} {out.shape}"
+            )
         self._core.legal_mask(out)
         return out
 
@@ -342,8 +362,10 @@ class BatchedGame:
         if out is None:
             out = np.zeros(self.batch_size, np.int64)
         elif out.shape != (self.batch_size,) or out.dtype != np.int64:
-            raise ValueError(f"random_actions(out=...): expected an int64 array of shape ({self.batch_size},), "
-                             f"got {out.dtype} {out.shape}")
+            raise ValueError(
+                f"random_actions(out=...): expected an int64 array of shape ({self.batch_size},), "
+                f"got {out.dtype} {out.shape}"
+            )
         if games is None:
             self._core.random_actions(rng.random(self.batch_size), out, None)
             return out
@@ -357,8 +379,10 @@ class BatchedGame:
     def _actions(self, actions) -> np.ndarray:
         a = np.asarray(actions)
         if a.shape != (self.batch_size,):
-            raise ValueError(f"actions: expected shape ({self.batch_size},), one action per game (entries of "
-                             f"games not stepped are ignored); got shape {a.shape}")
+            raise ValueError(
+                f"actions: expected shape ({self.batch_size},), one action per game (entries of "
+                f"games not stepped are ignored); got shape {a.shape}"
+            )
         if not np.issubdtype(a.dtype, np.integer):
             if a.dtype == bool or not np.issubdtype(a.dtype, np.number) or not np.all(a == np.round(a)):
                 raise ValueError(f"actions: expected integer actions 0..{self.n_actions - 1}, got dtype {a.dtype}")
@@ -371,8 +395,10 @@ class BatchedGame:
                 raise ValueError(f"{what}(games=...): a boolean mask needs shape ({self.batch_size},), got {g.shape}")
             return np.flatnonzero(g)
         if g.ndim != 1 or not np.issubdtype(g.dtype, np.integer):
-            raise ValueError(f"{what}(games=...): give a boolean mask of shape ({self.batch_size},) or a 1-d "
-                             f"integer index array, got {g.dtype} {g.shape}")
+            raise ValueError(
+                f"{what}(games=...): give a boolean mask of shape ({self.batch_size},) or a 1-d "
+                f"integer index array, got {g.dtype} {g.shape}"
+            )
         g = g.astype(np.int64, copy=False)
         if len(g) > 1 and not (g[1:] > g[:-1]).all():  # already sorted and unique: the usual case, O(n)
             g = np.unique(g)
@@ -385,22 +411,23 @@ class BatchedGame:
         ph = int(self.phase[b])
         n_act = self.n_actions
         if ph == PH_OVER:
-            return ("the game is over and waits for reset_games() (auto_reset=False); "
-                    "leave it out of `games`")
+            return "the game is over and waits for reset_games() (auto_reset=False); leave it out of `games`"
         if not 0 <= a < n_act:
             return f"action {a} is outside 0..{n_act - 1}"
         if ph == PH_PIGGY:
             if a in (ACT_TAKE, ACT_FRESH):
                 return "legal"
-            return (f"action {a}: the seat to move must first choose whether to piggyback: "
-                    f"{ACT_TAKE} (roll the {int(self.piggy_dice[b])} dice left and take over "
-                    f"{int(self.piggy_total[b])} points) or {ACT_FRESH} (start fresh)")
+            return (
+                f"action {a}: the seat to move must first choose whether to piggyback: "
+                f"{ACT_TAKE} (roll the {int(self.piggy_dice[b])} dice left and take over "
+                f"{int(self.piggy_total[b])} points) or {ACT_FRESH} (start fresh)"
+            )
         if ph != PH_DECIDE:
             return f"the game is in phase {Phase(ph).name}"
         if a >= 128:
             return f"action {a} is a piggyback choice, but the seat to move is choosing a keep"
         rid = int(self.roll_id[b])
-        dice = [int(d) for d in self.arrays.roll_dice[rid, :self.arrays.roll_n[rid]]]
+        dice = [int(d) for d in self.arrays.roll_dice[rid, : self.arrays.roll_n[rid]]]
         m, end = a & 63, bool(a & END_BIT)
         what = f"action {a} (keep mask {m:06b} over the sorted roll {dice}, {'end turn' if end else 'roll on'})"
         if m >> len(dice):
@@ -413,8 +440,10 @@ class BatchedGame:
         if canon is None:
             return f"{what}: {self.tables.why_not(kept)}"
         if canon.mask != m:
-            return (f"{what}: the keep {kept} is named only by its canonical mask {canon.mask:06b} "
-                    "(for each face, the lowest positions)")
+            return (
+                f"{what}: the keep {kept} is named only by its canonical mask {canon.mask:06b} "
+                "(for each face, the lowest positions)"
+            )
         g = self.to_game(b)
         can_roll, can_bank = g.options(canon)
         if end and not can_bank and can_roll:
@@ -436,7 +465,7 @@ class BatchedGame:
 
     def _stats_dict(self, v: np.ndarray) -> dict[str, Any]:
         d: dict[str, Any] = {k: int(x) for k, x in zip(STAT_NAMES, v)}
-        d["wins"] = v[len(STAT_NAMES):].copy()
+        d["wins"] = v[len(STAT_NAMES) :].copy()
         return d
 
     # ------------------------------------------------------------------ views of one game
@@ -444,7 +473,7 @@ class BatchedGame:
     def dice(self) -> np.ndarray:
         """(B, num_dice): the sorted roll each game shows (0: no die; all 0 outside DECIDE)."""
         rid = self.roll_id
-        return np.where(rid[:, None] >= 0, self.arrays.roll_dice[np.maximum(rid, 0), :self.rules.num_dice], 0)
+        return np.where(rid[:, None] >= 0, self.arrays.roll_dice[np.maximum(rid, 0), : self.rules.num_dice], 0)
 
     def state(self, b: int) -> dict[str, Any]:
         """The state of game ``b`` in plain Python, keyed like :func:`game_state`."""
@@ -463,7 +492,7 @@ class BatchedGame:
             "turn_total": int(self.turn_total[b]),
             "dice_left": int(self.dice_left[b]),
             "rolls": int(self.rolls[b]),
-            "dice": tuple(int(d) for d in self.arrays.roll_dice[rid, :self.arrays.roll_n[rid]]) if rid >= 0 else (),
+            "dice": tuple(int(d) for d in self.arrays.roll_dice[rid, : self.arrays.roll_n[rid]]) if rid >= 0 else (),
             "final_round": bool(self.final_round[b]),
             "final_turns_left": int(self.final_turns_left[b]),
             "trigger": None if self.trigger[b] < 0 else int(self.trigger[b]),
@@ -477,8 +506,19 @@ class BatchedGame:
         s = self.state(b)
         g = Game(self.rules, self.n_players, record=False)
         g.phase = Phase(s["phase"])
-        for k in ("current", "turn", "turn_total", "dice_left", "rolls", "dice", "final_round",
-                  "final_turns_left", "trigger", "piggy", "reached"):
+        for k in (
+            "current",
+            "turn",
+            "turn_total",
+            "dice_left",
+            "rolls",
+            "dice",
+            "final_round",
+            "final_turns_left",
+            "trigger",
+            "piggy",
+            "reached",
+        ):
             setattr(g, k, s[k])
         g.scores, g.on_board, g.busts_in_row = s["scores"], s["on_board"], s["busts_in_row"]
         g.info = self.tables.rolls[s["dice"]] if s["dice"] else None
@@ -489,8 +529,10 @@ class BatchedGame:
         return g
 
     def __repr__(self) -> str:
-        return (f"BatchedGame({self.rules.name!r}, players={self.n_players}, batch={self.batch_size}, "
-                f"backend={self.backend!r})")
+        return (
+            f"BatchedGame({self.rules.name!r}, players={self.n_players}, batch={self.batch_size}, "
+            f"backend={self.backend!r})"
+        )
 
 
 def game_state(g: Game) -> dict[str, Any]:

@@ -61,20 +61,37 @@ class TenThousandVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "obs_version": OBS_VERSION, "render_modes": []}
 
-    def __init__(self, num_envs: int = 256, rules: str | Ruleset | Any = "classic", n_players: int = 2,
-                 opponents: Any = None, seat: int | str = "random", reward: str = "win", tie_reward: float = 0.0,
-                 strict: bool = False, illegal_reward: float = -0.01, *,
-                 pool: Sequence[tuple[Any, float]] | None = None,
-                 backend: str = "auto", threads: int | None = None, dice: Any = None):
+    def __init__(
+        self,
+        num_envs: int = 256,
+        rules: str | Ruleset | Any = "classic",
+        n_players: int = 2,
+        opponents: Any = None,
+        seat: int | str = "random",
+        reward: str = "win",
+        tie_reward: float = 0.0,
+        strict: bool = False,
+        illegal_reward: float = -0.01,
+        *,
+        pool: Sequence[tuple[Any, float]] | None = None,
+        backend: str = "auto",
+        threads: int | None = None,
+        dice: Any = None,
+    ):
         self.rules = load_ruleset(rules)
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
-                MIN_PLAYERS <= n_players <= MAX_PLAYERS):
+        if (
+            isinstance(n_players, bool)
+            or not isinstance(n_players, (int, np.integer))
+            or not (MIN_PLAYERS <= n_players <= MAX_PLAYERS)
+        ):
             raise ValueError(f"n_players = {n_players!r}: give an integer {MIN_PLAYERS} to {MAX_PLAYERS}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r}: give a positive integer")
         if reward not in ("win", "shaped"):
-            raise ValueError(f"reward = {reward!r}: choose 'win' (+1 win, -1 loss, tie_reward on a shared win) "
-                             "or 'shaped' (that plus banked points / target every step)")
+            raise ValueError(
+                f"reward = {reward!r}: choose 'win' (+1 win, -1 loss, tie_reward on a shared win) "
+                "or 'shaped' (that plus banked points / target every step)"
+            )
         self.n_players = n = int(n_players)
         self.num_envs = B = int(num_envs)
         if isinstance(seat, str) and seat == "random":
@@ -137,10 +154,13 @@ class TenThousandVectorEnv(VectorEnv):
         obs = encode_batch(e, self.seat)
         e.legal_mask(out=self._mask)
         sl = np.arange(self.num_envs)
-        infos = {"action_mask": self._mask.astype(np.int8), "seat": self.seat.copy(),
-                 "banked": e.game_banked[sl, self.seat].astype(np.int64),
-                 "busts": e.game_busts[sl, self.seat].astype(np.int64),
-                 "illegal_action": np.zeros(self.num_envs, bool)}
+        infos = {
+            "action_mask": self._mask.astype(np.int8),
+            "seat": self.seat.copy(),
+            "banked": e.game_banked[sl, self.seat].astype(np.int64),
+            "busts": e.game_busts[sl, self.seat].astype(np.int64),
+            "illegal_action": np.zeros(self.num_envs, bool),
+        }
         return obs, self._with_masks(infos)
 
     def step(self, actions):
@@ -188,10 +208,16 @@ class TenThousandVectorEnv(VectorEnv):
                 final_obs[b] = fo[i]
             fmask = np.zeros((len(over), self.n_actions), np.int8)
             fi = {
-                "action_mask": fmask, "seat": seat[over], "banked": banked[over], "busts": busts[over],
-                "illegal_action": np.zeros(len(over), bool), "winners": w,
-                "winner": np.where(nw == 1, np.argmax(w, axis=1), -1), "won": won,
-                "final_scores": e.final_scores[over].astype(np.int64), "turns": e.turn[over].astype(np.int64),
+                "action_mask": fmask,
+                "seat": seat[over],
+                "banked": banked[over],
+                "busts": busts[over],
+                "illegal_action": np.zeros(len(over), bool),
+                "winners": w,
+                "winner": np.where(nw == 1, np.argmax(w, axis=1), -1),
+                "won": won,
+                "final_scores": e.final_scores[over].astype(np.int64),
+                "turns": e.turn[over].astype(np.int64),
                 "episode_busts": e.game_busts[over, seat[over]].astype(np.int64),
                 "episode_banked": e.game_banked[over, seat[over]].astype(np.int64),
             }
@@ -211,9 +237,15 @@ class TenThousandVectorEnv(VectorEnv):
             banked[over] = e.game_banked[over, self.seat[over]]
         obs = encode_batch(e, self.seat)
         e.legal_mask(out=self._mask)
-        infos.update({"action_mask": self._mask.astype(np.int8), "seat": self.seat.copy(),
-                      "banked": banked.astype(np.int64), "busts": busts.astype(np.int64),
-                      "illegal_action": ~legal})
+        infos.update(
+            {
+                "action_mask": self._mask.astype(np.int8),
+                "seat": self.seat.copy(),
+                "banked": banked.astype(np.int64),
+                "busts": busts.astype(np.int64),
+                "illegal_action": ~legal,
+            }
+        )
         return obs, rewards, terminated, np.zeros(B, bool), self._with_masks(infos)
 
     def action_masks(self) -> np.ndarray:
@@ -252,8 +284,10 @@ class TenThousandVectorEnv(VectorEnv):
             if len(opponents) == 1:
                 opponents = opponents * (n - 1)
             if len(opponents) != n - 1:
-                raise ValueError(f"opponents: {len(opponents)} given for {n - 1} other seat(s); give one agent spec "
-                                 "per other seat, in turn order after the learner, or a single spec for all")
+                raise ValueError(
+                    f"opponents: {len(opponents)} given for {n - 1} other seat(s); give one agent spec "
+                    "per other seat, in turn order after the learner, or a single spec for all"
+                )
             agents = [make_batched(a) for a in opponents]
             pool_p = None
         for i, a in enumerate(agents):
@@ -262,8 +296,10 @@ class TenThousandVectorEnv(VectorEnv):
             except ValueError as e:
                 raise type(e)(f"opponent {i}: {e}") from None
         if hasattr(self, "_agents") and len(agents) != len(self._agents) and not self._needs_reset:
-            raise ValueError(f"set_opponents: {len(agents)} agents replace {len(self._agents)}; games in progress "
-                             "index the old list, so keep its length or call reset() next")
+            raise ValueError(
+                f"set_opponents: {len(agents)} agents replace {len(self._agents)}; games in progress "
+                "index the old list, so keep its length or call reset() next"
+            )
         self._agents, self._pool_p = agents, pool_p
 
     def _with_masks(self, infos: dict[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,12 @@ from tenk_env.tables import Tables, get_tables
 try:
     from numba import njit
 except ImportError:  # without numba, the loops written for it run as plain Python (same results)
+
     def njit(*args, **kwargs):
         if args and callable(args[0]):
             return args[0]
         return lambda f: f
+
 
 # ---------------------------------------------------------------- phases (== tenk_env.game.Phase)
 PH_ORDER, PH_PIGGY, PH_ROLL, PH_DECIDE, PH_OVER = 0, 1, 2, 3, 4
@@ -37,8 +39,23 @@ END_BIT = 64  # keep-mask | END_BIT: set the keep aside and end the turn
 ACT_TAKE, ACT_FRESH = 128, 129  # piggyback choices (rulesets with piggyback only)
 
 # ---------------------------------------------------------------- per-game fields S[F, b]
-(F_PHASE, F_CURRENT, F_TURN, F_TT, F_DL, F_ROLLS, F_RID, F_FINAL, F_FLEFT, F_TRIGGER,
- F_PIGD, F_PIGT, F_NREACHED, F_GAME, F_ORDERN) = range(15)
+(
+    F_PHASE,
+    F_CURRENT,
+    F_TURN,
+    F_TT,
+    F_DL,
+    F_ROLLS,
+    F_RID,
+    F_FINAL,
+    F_FLEFT,
+    F_TRIGGER,
+    F_PIGD,
+    F_PIGT,
+    F_NREACHED,
+    F_GAME,
+    F_ORDERN,
+) = range(15)
 NF = 15
 # F_GAME: games started in the slot; F_ORDERN: turn-order rolls made in this game (dice keys)
 # ---------------------------------------------------------------- per-seat fields PS[P, b, q]
@@ -51,8 +68,25 @@ NPF = 10
 K_OK, K_INSTANT, K_LOSE_ALL, K_ZILCH, K_BUST = 0, 1, 2, 3, 4
 
 # ---------------------------------------------------------------- ruleset constants RC[...]
-(RC_ND, RC_P, RC_TARGET, RC_ENTRY, RC_MINBANK, RC_MAXROLLS, RC_MANDATORY, RC_END, RC_EXACT,
- RC_TIE, RC_PEN, RC_PENAFTER, RC_PIGGY, RC_HIGHEST, RC_KOMI, RC_ZILCH, RC_AUTORESET) = range(17)
+(
+    RC_ND,
+    RC_P,
+    RC_TARGET,
+    RC_ENTRY,
+    RC_MINBANK,
+    RC_MAXROLLS,
+    RC_MANDATORY,
+    RC_END,
+    RC_EXACT,
+    RC_TIE,
+    RC_PEN,
+    RC_PENAFTER,
+    RC_PIGGY,
+    RC_HIGHEST,
+    RC_KOMI,
+    RC_ZILCH,
+    RC_AUTORESET,
+) = range(17)
 NRC = 17
 END_CODES = {"final_round": 0, "one_more_roll": 1, "immediate": 2}
 EXACT_CODES = {"off": 0, "forfeit": 1, "to_lowest": 2}
@@ -60,24 +94,39 @@ TIE_CODES = {"first_to_target": 0, "shared": 1}
 
 # ---------------------------------------------------------------- statistics counters
 STAT_NAMES = (
-    "games",         # games finished
-    "decisions",     # actions applied (keeps and piggyback choices): the "steps"
-    "rolls",         # dice rolls in turns (not turn-order rolls)
-    "turns",         # turns started
+    "games",  # games finished
+    "decisions",  # actions applied (keeps and piggyback choices): the "steps"
+    "rolls",  # dice rolls in turns (not turn-order rolls)
+    "turns",  # turns started
     "busts",
     "banks",
     "points_banked",
-    "stops",         # turns ended with a total that could not be banked (forfeited)
-    "overshoots",    # exact-finish forfeits
-    "penalties",     # bust penalties applied
-    "zilch",         # zilch pay-outs
+    "stops",  # turns ended with a total that could not be banked (forfeited)
+    "overshoots",  # exact-finish forfeits
+    "penalties",  # bust penalties applied
+    "zilch",  # zilch pay-outs
     "lose_all",
     "instant_wins",
-    "piggybacks",    # piggybacks taken
-    "shared_wins",   # games won by more than one seat (tie: shared)
+    "piggybacks",  # piggybacks taken
+    "shared_wins",  # games won by more than one seat (tie: shared)
 )
-(S_GAMES, S_DECISIONS, S_ROLLS, S_TURNS, S_BUSTS, S_BANKS, S_POINTS, S_STOPS, S_OVERSHOOTS,
- S_PENALTIES, S_ZILCH, S_LOSE_ALL, S_INSTANT, S_PIGGY, S_SHARED) = range(len(STAT_NAMES))
+(
+    S_GAMES,
+    S_DECISIONS,
+    S_ROLLS,
+    S_TURNS,
+    S_BUSTS,
+    S_BANKS,
+    S_POINTS,
+    S_STOPS,
+    S_OVERSHOOTS,
+    S_PENALTIES,
+    S_ZILCH,
+    S_LOSE_ALL,
+    S_INSTANT,
+    S_PIGGY,
+    S_SHARED,
+) = range(len(STAT_NAMES))
 S_WINS = len(STAT_NAMES)  # then one counter per seat: wins
 
 # faces 1..6 -> 7 ** (face - 1); index 0 (no die) -> 0
@@ -104,7 +153,7 @@ class TableArrays:
         self.roll_kind = np.zeros(R, np.int32)
         #: points of keeping canonical mask m from roll r; -1: not a legal keep
         self.keep_pts = np.full((R, 64), -1, np.int32)
-        self.key_to_roll = np.full(7 ** 6, -1, np.int32)
+        self.key_to_roll = np.full(7**6, -1, np.int32)
         self.roll_index: dict[tuple[int, ...], int] = {}
         for r, info in enumerate(rolls):
             n = len(info.dice)
@@ -130,7 +179,7 @@ class TableArrays:
         self.keep_cnt = np.zeros(R, np.int64)
         for r in range(R):
             ms = np.flatnonzero(self.keep_legal[r])
-            self.keep_list[r, :len(ms)] = ms
+            self.keep_list[r, : len(ms)] = ms
             self.keep_cnt[r] = len(ms)
 
 
@@ -178,8 +227,12 @@ ORDER_T, ORDER_Q = (1 << 20) - 1, 7
 def dice_counter(game: np.ndarray, turn: np.ndarray, seat: np.ndarray, roll: np.ndarray) -> np.ndarray:
     """The counter of output 0 of a roll (uint64; see above). Fields wrap at their widths."""
     u = np.uint64
-    return ((game.astype(u) << u(37)) | ((turn.astype(u) & u(0xFFFFF)) << u(17))
-            | ((seat.astype(u) & u(7)) << u(14)) | ((roll.astype(u) & u(0xFFF)) << u(2)))
+    return (
+        (game.astype(u) << u(37))
+        | ((turn.astype(u) & u(0xFFFFF)) << u(17))
+        | ((seat.astype(u) & u(7)) << u(14))
+        | ((roll.astype(u) & u(0xFFF)) << u(2))
+    )
 
 
 def splitmix64(key: np.ndarray, i: np.ndarray) -> np.ndarray:

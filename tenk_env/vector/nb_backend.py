@@ -108,12 +108,12 @@ _S32 = np.uint64(32)
 # operations of the turn machine
 OP_ACT, OP_ADVANCE, OP_ROLL, OP_ORDER, OP_CLOSE, OP_OVERSHOOT, OP_END, OP_START, OP_FINISH, OP_RESET = range(10)
 # what a k_run call does to each game of its index array
-MODE_STEP = 0     # apply the action, roll on (own dice) to the next decision
+MODE_STEP = 0  # apply the action, roll on (own dice) to the next decision
 MODE_ADVANCE = 1  # roll on (own dice) to the next decision
-MODE_RESET = 2    # restart the game; stop at the first roll
-MODE_APPLY = 3    # apply the action; stop at the first roll (external dice)
-MODE_ROLL = 4     # apply the given roll (rids[i], or faces[i] for a turn-order roll); stop at the next
-MODE_STEP_STREAM = 5     # MODE_STEP with the dice taken in order from a stream (see k_run)
+MODE_RESET = 2  # restart the game; stop at the first roll
+MODE_APPLY = 3  # apply the action; stop at the first roll (external dice)
+MODE_ROLL = 4  # apply the given roll (rids[i], or faces[i] for a turn-order roll); stop at the next
+MODE_STEP_STREAM = 5  # MODE_STEP with the dice taken in order from a stream (see k_run)
 MODE_ADVANCE_STREAM = 6  # MODE_ADVANCE with the dice from a stream
 # the stream's cursor: random faces at stream[RPOS:REND], scripted faces at stream[SPOS:SEND]
 CUR_RPOS, CUR_REND, CUR_SPOS, CUR_SEND = range(4)
@@ -130,8 +130,12 @@ def _mix(s):
 def _counter(game, turn, seat, roll):
     """layout.dice_counter"""
     u = np.uint64
-    return ((u(game) << u(37)) | ((u(turn) & u(0xFFFFF)) << u(17)) | ((u(seat) & u(7)) << u(14))
-            | ((u(roll) & u(0xFFF)) << u(2)))
+    return (
+        (u(game) << u(37))
+        | ((u(turn) & u(0xFFFFF)) << u(17))
+        | ((u(seat) & u(7)) << u(14))
+        | ((u(roll) & u(0xFFF)) << u(2))
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -166,8 +170,7 @@ def _take(stream, cur, n):
     return at
 
 
-def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts, roll_kind, key_to_roll,
-          stream, cur):
+def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts, roll_kind, key_to_roll, stream, cur):
     """The turn machine over the games ``ix`` (``mode``: MODE_*).
 
     Stream modes take each roll's faces in order from ``stream`` (the single-game envs'
@@ -359,8 +362,15 @@ def k_run(ix, mode, actions, rids, faces_in, S, PS, rc, st2, done, rng, keep_pts
                     total = S[F_TT, b]
                     bust, pigd, pigt, trig = False, 0, 0, False
                     op = OP_END
-                    if _bankable(total, PS[P_ONBOARD, b, p], PS[P_SCORE, b, p], rc[RC_ENTRY], rc[RC_MINBANK],
-                                 rc[RC_EXACT], target):
+                    if _bankable(
+                        total,
+                        PS[P_ONBOARD, b, p],
+                        PS[P_SCORE, b, p],
+                        rc[RC_ENTRY],
+                        rc[RC_MINBANK],
+                        rc[RC_EXACT],
+                        target,
+                    ):
                         sc = PS[P_SCORE, b, p] + total
                         PS[P_SCORE, b, p] = sc
                         PS[P_ONBOARD, b, p] = 1
@@ -519,8 +529,14 @@ def k_first_illegal(ix, actions, S, PS, rc, keep_pts, C):
                     mr = _max_rolls(rc[RC_MAXROLLS], rc[RC_END], S[F_FINAL, b], p, S[F_TRIGGER, b])
                     can_roll = mr == 0 or S[F_ROLLS, b] < mr
                     if a & 64:
-                        ok = (not can_roll) or _can_bank(S[F_TT, b] + pts, PS[P_ONBOARD, b, p], PS[P_SCORE, b, p],
-                                                         POPCOUNT[m] == S[F_DL, b], can_roll, rc)
+                        ok = (not can_roll) or _can_bank(
+                            S[F_TT, b] + pts,
+                            PS[P_ONBOARD, b, p],
+                            PS[P_SCORE, b, p],
+                            POPCOUNT[m] == S[F_DL, b],
+                            can_roll,
+                            rc,
+                        )
                     else:
                         ok = can_roll
             if not ok:
@@ -581,12 +597,15 @@ class NumbaCore:
     fused = True
 
     def __init__(self, S, PS, ta: TableArrays, rc, stats, done, rng, threads: int | None):
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-                                    or threads < 1):
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
+        ):
             raise ValueError(f"threads = {threads!r}: give a positive integer (default 1)")
         if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"threads = {threads}: numba runs at most {numba.config.NUMBA_NUM_THREADS} threads "
-                             "here (set NUMBA_NUM_THREADS to allow more)")
+            raise ValueError(
+                f"threads = {threads}: numba runs at most {numba.config.NUMBA_NUM_THREADS} threads "
+                "here (set NUMBA_NUM_THREADS to allow more)"
+            )
         self.S, self.PS, self.rc, self.stats, self.done, self.rng = S, PS, rc, stats, done, rng
         self.chunks = int(threads or 1)
         self.k = SERIAL if self.chunks == 1 else PARALLEL
@@ -602,10 +621,24 @@ class NumbaCore:
         self._m0 = np.zeros((0, 0), np.bool_)
 
     def _run(self, ix, mode, actions=None, rids=None, faces=None, stream=None, cur=None):
-        self.k["k_run"](ix, mode, self._i0 if actions is None else actions, self._i0 if rids is None else rids,
-                        self._f0 if faces is None else faces, self.S, self.PS, self.rc, self.st2, self.done,
-                        self.rng, self.keep_pts, self.roll_kind, self.key_to_roll,
-                        self._i0 if stream is None else stream, self._i0 if cur is None else cur)
+        self.k["k_run"](
+            ix,
+            mode,
+            self._i0 if actions is None else actions,
+            self._i0 if rids is None else rids,
+            self._f0 if faces is None else faces,
+            self.S,
+            self.PS,
+            self.rc,
+            self.st2,
+            self.done,
+            self.rng,
+            self.keep_pts,
+            self.roll_kind,
+            self.key_to_roll,
+            self._i0 if stream is None else stream,
+            self._i0 if cur is None else cur,
+        )
         self.stats += self.st2.sum(axis=0)
         self.st2[:] = 0
 
@@ -635,9 +668,33 @@ class NumbaCore:
         return int(self.k["k_first_illegal"](ix, a, self.S, self.PS, self.rc, self.keep_pts, self.chunks))
 
     def legal_mask(self, out):
-        self.k["k_actions"](self._all, self.S, self.PS, self.rc, self.keep_pts, self.keep_list, self.keep_cnt,
-                            self._u0, out, self._i0, self.chunks, True)
+        self.k["k_actions"](
+            self._all,
+            self.S,
+            self.PS,
+            self.rc,
+            self.keep_pts,
+            self.keep_list,
+            self.keep_cnt,
+            self._u0,
+            out,
+            self._i0,
+            self.chunks,
+            True,
+        )
 
     def random_actions(self, u, out, ix=None):
-        self.k["k_actions"](self._all if ix is None else ix, self.S, self.PS, self.rc, self.keep_pts,
-                            self.keep_list, self.keep_cnt, u, self._m0, out, self.chunks, False)
+        self.k["k_actions"](
+            self._all if ix is None else ix,
+            self.S,
+            self.PS,
+            self.rc,
+            self.keep_pts,
+            self.keep_list,
+            self.keep_cnt,
+            u,
+            self._m0,
+            out,
+            self.chunks,
+            False,
+        )

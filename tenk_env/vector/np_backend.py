@@ -93,8 +93,9 @@ class NumpyCore:
     #: False: the engine drives the dice rounds (see BatchedGame._advance)
     fused = False
 
-    def __init__(self, S: np.ndarray, PS: np.ndarray, ta: TableArrays, rc: np.ndarray,
-                 stats: np.ndarray, done: np.ndarray):
+    def __init__(
+        self, S: np.ndarray, PS: np.ndarray, ta: TableArrays, rc: np.ndarray, stats: np.ndarray, done: np.ndarray
+    ):
         self.S, self.PS, self.ta, self.stats, self.done = S, PS, ta, stats, done
         self.nd = int(rc[RC_ND])
         self.P = int(rc[RC_P])
@@ -267,7 +268,7 @@ class NumpyCore:
         else:
             wins = self.seats[None, :] == winner[:, None]
         self.stats[S_GAMES] += len(ix)
-        self.stats[S_WINS:S_WINS + self.P] += wins.sum(axis=0)
+        self.stats[S_WINS : S_WINS + self.P] += wins.sum(axis=0)
         # A slot can finish twice in one call (an instant win on the new game's first roll):
         # the slot reports the first game, the one its actions went into.
         first = self.done[ix] == 0

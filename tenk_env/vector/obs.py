@@ -59,8 +59,7 @@ OC_TARGET, OC_NUM_DICE, OC_MAX_ROLLS, OC_ONE_MORE, OC_AFTER = range(5)
 def obs_consts(rules) -> np.ndarray:
     """The ruleset values the encoder reads, as float64 (all small integers: exact)."""
     after = rules.bust_penalty_after if rules.bust_penalty else 0
-    return np.array([rules.target, rules.num_dice, rules.max_rolls, rules.end == "one_more_roll", after],
-                    np.float64)
+    return np.array([rules.target, rules.num_dice, rules.max_rolls, rules.end == "one_more_roll", after], np.float64)
 
 
 @njit(cache=True, nogil=True)
@@ -133,8 +132,9 @@ def encode_batch(engine: BatchedGame, seats, games=None, out: np.ndarray | None 
     if out is None:
         out = np.empty((k, obs_size(n)), np.float32)
     elif out.shape != (k, obs_size(n)) or out.dtype != np.float32:
-        raise ValueError(f"encode_batch(out=...): expected float32 of shape ({k}, {obs_size(n)}), "
-                         f"got {out.dtype} {out.shape}")
+        raise ValueError(
+            f"encode_batch(out=...): expected float32 of shape ({k}, {obs_size(n)}), got {out.dtype} {out.shape}"
+        )
     seats = np.ascontiguousarray(np.broadcast_to(np.asarray(seats, np.int64), (k,)))
     oc = engine.tables.derived("vector.obs_consts", lambda t: obs_consts(t.rules))
     k_encode(ix, seats, engine._S, engine._PS, roll_features(engine), oc, out)

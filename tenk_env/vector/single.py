@@ -56,8 +56,31 @@ class SingleState(structref.StructRefProxy):
     than the game step itself."""
 
 
-_FIELDS = ("S", "PS", "rc", "st2", "done", "keys", "keep_pts", "roll_kind", "key_to_roll", "keep_list", "keep_cnt",
-           "faces", "cur", "feat", "oc", "obs", "mask", "ix0", "seats", "acts", "i0", "f0", "u0")
+_FIELDS = (
+    "S",
+    "PS",
+    "rc",
+    "st2",
+    "done",
+    "keys",
+    "keep_pts",
+    "roll_kind",
+    "key_to_roll",
+    "keep_list",
+    "keep_cnt",
+    "faces",
+    "cur",
+    "feat",
+    "oc",
+    "obs",
+    "mask",
+    "ix0",
+    "seats",
+    "acts",
+    "i0",
+    "f0",
+    "u0",
+)
 structref.define_proxy(SingleState, SingleStateType, list(_FIELDS))
 
 
@@ -68,8 +91,24 @@ def k_single(mode, action, seat, st):
     S, PS, mask, ix0, i0 = st.S, st.PS, st.mask, st.ix0, st.i0
     st.done[0] = 0  # k_run records a game's result only in a slot that has not finished in this call
     st.acts[0] = action
-    _k_run(ix0, mode, st.acts, i0, st.f0, S, PS, st.rc, st.st2, st.done, st.keys, st.keep_pts, st.roll_kind,
-           st.key_to_roll, st.faces, st.cur)
+    _k_run(
+        ix0,
+        mode,
+        st.acts,
+        i0,
+        st.f0,
+        S,
+        PS,
+        st.rc,
+        st.st2,
+        st.done,
+        st.keys,
+        st.keep_pts,
+        st.roll_kind,
+        st.key_to_roll,
+        st.faces,
+        st.cur,
+    )
     st.seats[0] = seat
     ph = S[F_PHASE, 0]
     if ph == PH_OVER:
@@ -135,10 +174,31 @@ class SingleGame:
         e, c = self.engine, self.engine._core
         self.dice = dice
         #: the arrays of the compiled step (k_single's last argument)
-        self.state = SingleState(e._S, e._PS, e._rc, c.st2, e.done, c.rng, c.keep_pts, c.roll_kind, c.key_to_roll,
-                                 c.keep_list, c.keep_cnt, dice.faces, dice.cursor, self._feat, self._oc, self.obs,
-                                 self.mask, self.ix0, np.zeros(1, np.int64), np.zeros(1, np.int64),
-                                 np.zeros(0, np.int64), np.zeros((0, MAX_FACES), np.int64), np.zeros(0, np.float64))
+        self.state = SingleState(
+            e._S,
+            e._PS,
+            e._rc,
+            c.st2,
+            e.done,
+            c.rng,
+            c.keep_pts,
+            c.roll_kind,
+            c.key_to_roll,
+            c.keep_list,
+            c.keep_cnt,
+            dice.faces,
+            dice.cursor,
+            self._feat,
+            self._oc,
+            self.obs,
+            self.mask,
+            self.ix0,
+            np.zeros(1, np.int64),
+            np.zeros(1, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros((0, MAX_FACES), np.int64),
+            np.zeros(0, np.float64),
+        )
         if self._k is k_single:
             # The game waits at a decision or is over (BatchedGame dealt it; run() always rolls
             # on to one), so this first call takes no dice: it only finds the compiled code.
@@ -185,8 +245,11 @@ class SingleGame:
     def result(self) -> tuple[list[int], list[int], int]:
         """The finished game's winners (seats), final scores and turns played."""
         e = self.engine
-        return ([q for q in range(self.n_players) if e.winners[0, q]], [int(x) for x in e.final_scores[0]],
-                int(e.turn[0]))
+        return (
+            [q for q in range(self.n_players) if e.winners[0, q]],
+            [int(x) for x in e.final_scores[0]],
+            int(e.turn[0]),
+        )
 
     @property
     def current(self) -> int:

@@ -69,8 +69,18 @@ __all__ = ["create_app", "STATIC"]
 STATIC = Path(str(resources.files("tenk_env.web") / "static"))
 
 #: agents offered in the page's menus (any spec may be typed)
-MENU_AGENTS = ["dicenow", "maxscore", "breakeven", "greedy", "hold:300", "hold:450", "random", "optimal",
-               "br:dicenow", "equilibrium"]
+MENU_AGENTS = [
+    "dicenow",
+    "maxscore",
+    "breakeven",
+    "greedy",
+    "hold:300",
+    "hold:450",
+    "random",
+    "optimal",
+    "br:dicenow",
+    "equilibrium",
+]
 
 
 class _Body(BaseModel):
@@ -83,8 +93,9 @@ class NewGame(_Body):
     seat: int = Field(1, ge=1, le=MAX_WEB_PLAYERS, description="your seat, 1 moves first")
     opponents: list[str] = Field(default_factory=lambda: ["dicenow"], max_length=MAX_WEB_PLAYERS - 1)
     seed: int | None = Field(None, ge=0, lt=2**63)
-    dice: list[list[int]] | None = Field(None, max_length=MAX_SCRIPTED_ROLLS,
-                                         description="scripted rolls, in order, instead of a seed")
+    dice: list[list[int]] | None = Field(
+        None, max_length=MAX_SCRIPTED_ROLLS, description="scripted rolls, in order, instead of a seed"
+    )
 
 
 class Act(_Body):
@@ -97,8 +108,7 @@ class Act(_Body):
 
 class Watch(_Body):
     rules: str = "classic"
-    agents: list[str] = Field(default_factory=lambda: ["dicenow", "maxscore"], min_length=2,
-                              max_length=MAX_WEB_PLAYERS)
+    agents: list[str] = Field(default_factory=lambda: ["dicenow", "maxscore"], min_length=2, max_length=MAX_WEB_PLAYERS)
     seed: int | None = Field(None, ge=0, lt=2**63)
 
 
@@ -111,10 +121,17 @@ def _field(loc: Sequence[Any]) -> str:
     return ".".join(str(x) for x in loc if x != "body") or "the request body"
 
 
-def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | Path] = (), *,
-               allow_cmd: bool = False, hosts: Sequence[str] = ("127.0.0.1", "localhost"),
-               solve_in_background: bool = True, max_games: int = 64, ttl: float = 3600.0,
-               max_body: int = MAX_BODY) -> FastAPI:
+def create_app(
+    rules_files: Sequence[str | Path] = (),
+    records: Sequence[str | Path] = (),
+    *,
+    allow_cmd: bool = False,
+    hosts: Sequence[str] = ("127.0.0.1", "localhost"),
+    solve_in_background: bool = True,
+    max_games: int = 64,
+    ttl: float = 3600.0,
+    max_body: int = MAX_BODY,
+) -> FastAPI:
     """The app. ``rules_files``: YAML rulesets offered beside the presets (by their name);
     ``records``: game records to open in the page (``/?record=ID``); ``hosts``: the Host
     names accepted (``"*"``: any); ``solve_in_background``: solve in the server's queue, a
@@ -122,14 +139,15 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
     in bytes."""
     user_rules: dict[str, tuple[Ruleset, str]] = {}
     for f in rules_files:
-        r = load_ruleset(str(f))          # RulesetError names the file and the field
+        r = load_ruleset(str(f))  # RulesetError names the file and the field
         if r.name in PRESETS or r.name in user_rules:
-            raise RulesetError(f"ruleset file {str(f)!r} is named {r.name!r}, as a preset or another file is: "
-                               "give it another `name:`")
+            raise RulesetError(
+                f"ruleset file {str(f)!r} is named {r.name!r}, as a preset or another file is: give it another `name:`"
+            )
         user_rules[r.name] = (r, str(f))
     saved: dict[str, tuple[str, str]] = {}
     for i, f in enumerate(records, 1):
-        load_jsonl(f)                      # ReplayError names the file and the line
+        load_jsonl(f)  # ReplayError names the file and the line
         saved[str(i)] = (Path(f).read_text(), Path(f).name)
 
     store = GameStore(max_games, ttl)
@@ -142,8 +160,13 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
             solver.stop()
         store.close()
 
-    app = FastAPI(title="tenk", description="Play, watch and analyse Ten Thousand, every move scored exactly.",
-                  docs_url=None, redoc_url=None, lifespan=lifespan)      # their pages load scripts from a CDN
+    app = FastAPI(
+        title="tenk",
+        description="Play, watch and analyse Ten Thousand, every move scored exactly.",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )  # their pages load scripts from a CDN
     app.add_middleware(Guard, hosts=list(hosts), max_body=max_body)
     app.state.store, app.state.solver = store, solver
 
@@ -153,8 +176,10 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
         if name in PRESETS:
             return PRESETS[name]
         offered = list(PRESETS) + list(user_rules)
-        raise WebError(f"unknown ruleset {name!r}: choose one of {', '.join(offered)} (files are offered with "
-                       "`tenk serve --rules FILE`)")
+        raise WebError(
+            f"unknown ruleset {name!r}: choose one of {', '.join(offered)} (files are offered with "
+            "`tenk serve --rules FILE`)"
+        )
 
     @app.exception_handler(WebError)
     async def _web_error(request: Request, e: WebError):
@@ -176,11 +201,15 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
     @app.get("/api/meta")
     def meta() -> dict[str, Any]:
         zoo = sorted(p.name for p in Path(ZOO_DIR).iterdir() if p.is_dir()) if Path(ZOO_DIR).is_dir() else []
-        return {"presets": [{"name": n, "target": r.target, "num_dice": r.num_dice} for n, r in PRESETS.items()],
-                "files": [{"name": n, "path": f} for n, (_, f) in user_rules.items()],
-                "agents": MENU_AGENTS + [f"zoo:{z}" for z in zoo], "registered": sorted(AGENTS),
-                "records": [{"id": k, "name": v[1]} for k, v in saved.items()],
-                "default_rules": next(iter(user_rules), "classic"), "max_players": MAX_WEB_PLAYERS}
+        return {
+            "presets": [{"name": n, "target": r.target, "num_dice": r.num_dice} for n, r in PRESETS.items()],
+            "files": [{"name": n, "path": f} for n, (_, f) in user_rules.items()],
+            "agents": MENU_AGENTS + [f"zoo:{z}" for z in zoo],
+            "registered": sorted(AGENTS),
+            "records": [{"id": k, "name": v[1]} for k, v in saved.items()],
+            "default_rules": next(iter(user_rules), "classic"),
+            "max_players": MAX_WEB_PLAYERS,
+        }
 
     @app.post("/api/games")
     def new_game(body: NewGame) -> dict[str, Any]:
@@ -189,8 +218,16 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
             raise WebError(f"seat {body.seat}: choose a seat from 1 to {body.players}")
         if body.dice is not None and body.seed is not None:
             raise WebError("give a seed or scripted dice, not both")
-        g = PlayGame(rules, body.players, body.seat - 1, body.opponents, seed=body.seed, dice=body.dice,
-                     solver=solver, allow_cmd=allow_cmd)
+        g = PlayGame(
+            rules,
+            body.players,
+            body.seat - 1,
+            body.opponents,
+            seed=body.seed,
+            dice=body.dice,
+            solver=solver,
+            allow_cmd=allow_cmd,
+        )
         store.add(g)
         with g.lock:
             return g.state()
@@ -213,8 +250,11 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
         g = store.get(gid)
         with g.lock:
             text = g.record()
-        return PlainTextResponse(text, media_type="application/x-ndjson",
-                                 headers={"Content-Disposition": f'attachment; filename="tenk-{gid}.jsonl"'})
+        return PlainTextResponse(
+            text,
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="tenk-{gid}.jsonl"'},
+        )
 
     @app.post("/api/watch")
     def watch_game(body: Watch) -> dict[str, Any]:
@@ -224,7 +264,7 @@ def create_app(rules_files: Sequence[str | Path] = (), records: Sequence[str | P
     def analyse_record(body: Analyse) -> dict[str, Any]:
         events = check_record(body.record)
         if events:
-            wait_for(solver, analysis_jobs(events))       # replays the start: its player count is checked
+            wait_for(solver, analysis_jobs(events))  # replays the start: its player count is checked
         if body.names is not None and events and len(body.names) != events[0]["players"]:
             raise WebError(f"names: {len(body.names)} names for a {events[0]['players']}-player game")
         return analyse(events, body.names)

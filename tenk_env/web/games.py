@@ -40,8 +40,23 @@ from tenk_env.rules import Ruleset, RulesetError
 from tenk_env.solve.game import is_cached, is_solvable, solve_game, solve_minutes
 from tenk_env.solve.spec import SolverError
 
-__all__ = ["WebError", "PlayGame", "GameStore", "Solver", "SolveJob", "Pending", "watch", "analyse", "check_record",
-           "analysis_jobs", "wait_for", "rules_json", "MAX_WEB_PLAYERS", "MAX_SCRIPTED_ROLLS", "ANALYSE_MAX_MINUTES"]
+__all__ = [
+    "WebError",
+    "PlayGame",
+    "GameStore",
+    "Solver",
+    "SolveJob",
+    "Pending",
+    "watch",
+    "analyse",
+    "check_record",
+    "analysis_jobs",
+    "wait_for",
+    "rules_json",
+    "MAX_WEB_PLAYERS",
+    "MAX_SCRIPTED_ROLLS",
+    "ANALYSE_MAX_MINUTES",
+]
 
 #: the page seats 2 to 4 players (the engine plays up to 8; a page of 8 boards is unreadable)
 MAX_WEB_PLAYERS = min(4, MAX_PLAYERS)
@@ -50,7 +65,7 @@ MAX_SCRIPTED_ROLLS = 5_000
 #: a record's ruleset is solved for its analysis only if the solver estimates at most this
 #: many minutes; larger ones are for `tenk solve game`, offline
 ANALYSE_MAX_MINUTES = 5.0
-_PR_SET_PDEATHSIG = 1      # linux/prctl.h
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 #: seconds a solve's child gets to end after SIGTERM before SIGKILL
 _SOLVE_GRACE = 5.0
 
@@ -64,9 +79,16 @@ class WebError(ValueError):
 
 
 def rules_json(rules: Ruleset) -> dict[str, Any]:
-    return {"name": rules.name, "hash": rules.hash, "target": rules.target, "num_dice": rules.num_dice,
-            "piggyback": rules.piggyback, "end": rules.end, "entry_threshold": rules.entry_threshold,
-            "fields": rules.to_dict()}
+    return {
+        "name": rules.name,
+        "hash": rules.hash,
+        "target": rules.target,
+        "num_dice": rules.num_dice,
+        "piggyback": rules.piggyback,
+        "end": rules.end,
+        "entry_threshold": rules.entry_threshold,
+        "fields": rules.to_dict(),
+    }
 
 
 def _end_with_parent(parent: int) -> None:
@@ -77,9 +99,9 @@ def _end_with_parent(parent: int) -> None:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):      # not Linux: the server's stop() and atexit still end it
+    except (OSError, AttributeError):  # not Linux: the server's stop() and atexit still end it
         pass
-    if os.getppid() != parent:             # the server died before the line above
+    if os.getppid() != parent:  # the server died before the line above
         os._exit(1)
 
 
@@ -101,7 +123,7 @@ class SolveJob:
     rules: Ruleset
     n_players: int = 2
     spec: str | None = None
-    wanted: float = 0.0                    # when a request last waited for it (monotonic)
+    wanted: float = 0.0  # when a request last waited for it (monotonic)
     proc: Any = None
     started: float | None = None
 
@@ -152,8 +174,12 @@ class Solver:
             queued.wanted = time.monotonic()
             pos = self._queue.index(queued)
             self._ensure_thread()
-            return {"title": queued.title, "position": pos, "state": "solving" if queued.proc else "queued",
-                    "seconds": round(time.monotonic() - queued.started, 1) if queued.started else 0.0}
+            return {
+                "title": queued.title,
+                "position": pos,
+                "state": "solving" if queued.proc else "queued",
+                "seconds": round(time.monotonic() - queued.started, 1) if queued.started else 0.0,
+            }
 
     # ------------------------------------------------------------------ the worker
     def _ensure_thread(self) -> None:
@@ -184,13 +210,16 @@ class Solver:
         if job.proc is None:
             # spawn, not fork: the server's threads must not be copied mid-flight
             job.proc = multiprocessing.get_context("spawn").Process(
-                target=_solve_in_child, args=(job.kind, job.rules.to_dict(), job.n_players, job.spec, os.getpid()),
-                daemon=True, name=f"tenk-solve-{job.rules.name}")
+                target=_solve_in_child,
+                args=(job.kind, job.rules.to_dict(), job.n_players, job.spec, os.getpid()),
+                daemon=True,
+                name=f"tenk-solve-{job.rules.name}",
+            )
             job.proc.start()
             job.started = now
             return
         if job.proc.is_alive():
-            if now - job.wanted > self.idle:       # nobody waits for it any more
+            if now - job.wanted > self.idle:  # nobody waits for it any more
                 end_processes([job.proc], _SOLVE_GRACE)
                 self._queue.pop(0)
             return
@@ -198,8 +227,10 @@ class Solver:
         if job.proc.exitcode == 0:
             self._done.add(job.key)
         else:
-            self._failed[job.key] = (f"solving {job.title} failed (the solver's process ended with status "
-                                     f"{job.proc.exitcode}); `tenk solve` on the same ruleset shows why")
+            self._failed[job.key] = (
+                f"solving {job.title} failed (the solver's process ended with status "
+                f"{job.proc.exitcode}); `tenk solve` on the same ruleset shows why"
+            )
         self._queue.pop(0)
 
     def stop(self) -> None:
@@ -213,8 +244,10 @@ class Solver:
 def wait_note(where: dict[str, Any]) -> str:
     """A solve's place in the queue, in words."""
     if where["state"] == "solving":
-        return f"solving {where['title']} ({where['seconds']:.0f} s so far; seconds at a small target, 1-2 minutes " \
-               "on classic, longer for some variants)"
+        return (
+            f"solving {where['title']} ({where['seconds']:.0f} s so far; seconds at a small target, 1-2 minutes "
+            "on classic, longer for some variants)"
+        )
     ahead = where["position"]
     if not ahead:
         return f"starting to solve {where['title']}"
@@ -237,22 +270,26 @@ def _agents(specs: Sequence[str], rules: Ruleset, n: int, allow_cmd: bool) -> li
             raise WebError(f"agent {spec!r}: give an agent spec such as 'dicenow', 'hold:300' or 'zoo:NAME'")
         spec = spec.strip()
         if spec.partition(":")[0] == "cmd" and not allow_cmd:
-            raise WebError(f"agent {spec!r}: programs as agents (cmd:) run commands on this machine; start the "
-                           "server with `tenk serve --allow-cmd` to allow them", 403)
+            raise WebError(
+                f"agent {spec!r}: programs as agents (cmd:) run commands on this machine; start the "
+                "server with `tenk serve --allow-cmd` to allow them",
+                403,
+            )
         try:
             a = make_agent(spec)
             a.check(rules, n)
         except (AgentError, RulesetError, SolverError, FileNotFoundError, ValueError) as e:
             raise WebError(f"agent {spec!r}: {e}") from None
         if getattr(a, "interactive", False):
-            raise WebError(f"agent {spec!r} answers at the server's terminal, which nobody watches: in the page you "
-                           "are the human player (Play), so give bots or trained agents here")
+            raise WebError(
+                f"agent {spec!r} answers at the server's terminal, which nobody watches: in the page you "
+                "are the human player (Play), so give bots or trained agents here"
+            )
         out.append(a)
     return out
 
 
-def _solve_jobs(agents: Sequence[Policy], specs: Sequence[str], rules: Ruleset, n: int,
-                scorer: bool) -> list[SolveJob]:
+def _solve_jobs(agents: Sequence[Policy], specs: Sequence[str], rules: Ruleset, n: int, scorer: bool) -> list[SolveJob]:
     """What a game needs solved before it can be played (agents that play from a solver's
     tables) or, with ``scorer``, scored (a 2-player game solution)."""
     jobs = []
@@ -293,16 +330,26 @@ class PlayGame:
     ``solver``: where an unsolved 2-player solution is solved (None: solved here, blocking).
     """
 
-    def __init__(self, rules: Ruleset, n_players: int, seat: int, opponents: Sequence[str], *,
-                 seed: int | None = None, dice: list[list[int]] | None = None, solver: Solver | None = None,
-                 allow_cmd: bool = False):
+    def __init__(
+        self,
+        rules: Ruleset,
+        n_players: int,
+        seat: int,
+        opponents: Sequence[str],
+        *,
+        seed: int | None = None,
+        dice: list[list[int]] | None = None,
+        solver: Solver | None = None,
+        allow_cmd: bool = False,
+    ):
         if not 2 <= n_players <= MAX_WEB_PLAYERS:
             raise WebError(f"players {n_players}: the page seats 2 to {MAX_WEB_PLAYERS} players")
         if not 0 <= seat < n_players:
             raise WebError(f"seat {seat + 1}: choose a seat from 1 to {n_players}")
         if len(opponents) != n_players - 1:
-            raise WebError(f"{len(opponents)} opponents for {n_players} players: give one agent per other seat "
-                           f"({n_players - 1})")
+            raise WebError(
+                f"{len(opponents)} opponents for {n_players} players: give one agent per other seat ({n_players - 1})"
+            )
         if dice is not None and len(dice) > MAX_SCRIPTED_ROLLS:
             raise WebError(f"dice: {len(dice):,} scripted rolls; a game may script at most {MAX_SCRIPTED_ROLLS:,}")
         self.rules, self.n, self.seat = rules, n_players, seat
@@ -312,7 +359,7 @@ class PlayGame:
             # the agents' own solves first: their moves are made in this request
             wait_for(solver, _solve_jobs(agents, self.specs, rules, n_players, scorer=False))
         except Pending:
-            close_agents(agents)          # the page asks again, with new agents
+            close_agents(agents)  # the page asks again, with new agents
             raise
         self.players: list[Policy | None] = [*agents[:seat], None, *agents[seat:]]
         self.names = [f"P{p + 1} " + ("you" if a is None else a.name) for p, a in enumerate(self.players)]
@@ -338,7 +385,7 @@ class PlayGame:
             return
         if self.n == 2 and self.solver is not None and is_solvable(self.rules):
             try:
-                self.waiting = self.solver.want(SolveJob("game", self.rules))    # the page's polls keep it wanted
+                self.waiting = self.solver.want(SolveJob("game", self.rules))  # the page's polls keep it wanted
             except WebError as e:
                 self.waiting, self.failed = None, str(e)
             if self.waiting is not None or self.failed is not None:
@@ -349,7 +396,7 @@ class PlayGame:
     def _feed(self) -> None:
         self._scorer_or_wait()
         if self.annotator is not None:
-            self.annotator.feed(self.game.events[self.annotator.fed:])
+            self.annotator.feed(self.game.events[self.annotator.fed :])
 
     # ------------------------------------------------------------------ play
     def _advance(self) -> None:
@@ -360,8 +407,14 @@ class PlayGame:
         except DiceRanOut as e:
             raise WebError(f"{e}: start a new game with more scripted rolls", 409) from None
 
-    def act(self, *, action: int | None = None, keep: list[int] | None = None, end: bool | None = None,
-            piggyback: bool | None = None) -> None:
+    def act(
+        self,
+        *,
+        action: int | None = None,
+        keep: list[int] | None = None,
+        end: bool | None = None,
+        piggyback: bool | None = None,
+    ) -> None:
         self.touched = time.monotonic()
         # the move and the agents' replies happen together or not at all: a refusal halfway
         # (scripted dice that run out) leaves the game where it was
@@ -372,8 +425,7 @@ class PlayGame:
             self.game, self.source, self.agent_rng = saved
             raise
 
-    def _act(self, *, action: int | None, keep: list[int] | None, end: bool | None,
-             piggyback: bool | None) -> None:
+    def _act(self, *, action: int | None, keep: list[int] | None, end: bool | None, piggyback: bool | None) -> None:
         g = self.game
         if g.over:
             raise WebError("the game is over: start a new one", 409)
@@ -385,8 +437,10 @@ class PlayGame:
                     raise WebError("no piggyback choice is due: choose a keep from the roll")
                 g.piggyback(bool(piggyback))
             elif g.phase == Phase.PIGGYBACK:
-                raise WebError("a piggyback choice is due: send {\"piggyback\": true} to take over the dice left, "
-                               "false to start fresh")
+                raise WebError(
+                    'a piggyback choice is due: send {"piggyback": true} to take over the dice left, '
+                    "false to start fresh"
+                )
             elif action is not None:
                 move = decode_action(g, action)
                 if not isinstance(move, tuple):
@@ -395,8 +449,10 @@ class PlayGame:
             elif keep is not None and end is not None:
                 g.act(keep, end)
             else:
-                raise WebError("give an action ({\"action\": A} from the legal list), a keep "
-                               "({\"keep\": [1, 5], \"end\": false}) or a piggyback choice ({\"piggyback\": true})")
+                raise WebError(
+                    'give an action ({"action": A} from the legal list), a keep '
+                    '({"keep": [1, 5], "end": false}) or a piggyback choice ({"piggyback": true})'
+                )
         except IllegalMoveError as e:
             raise WebError(f"illegal move: {e}") from None
         self._advance()
@@ -416,15 +472,30 @@ class PlayGame:
         if g.over and self.annotator is not None and self.scorer.mode != "off":
             summary = summarise(decisions, self.scorer, self.seat)
         return {
-            "id": self.id, "rules": rules_json(self.rules), "players": self.n, "names": self.names,
-            "seat": self.seat, "seed": self.seed, "phase": phase, "current": g.current, "turn": g.turn,
-            "scores": list(g.scores), "on_board": list(g.on_board), "turn_total": g.turn_total,
-            "dice": list(g.dice) if g.phase == Phase.DECIDE else [], "dice_left": g.dice_left, "rolls": g.rolls,
+            "id": self.id,
+            "rules": rules_json(self.rules),
+            "players": self.n,
+            "names": self.names,
+            "seat": self.seat,
+            "seed": self.seed,
+            "phase": phase,
+            "current": g.current,
+            "turn": g.turn,
+            "scores": list(g.scores),
+            "on_board": list(g.on_board),
+            "turn_total": g.turn_total,
+            "dice": list(g.dice) if g.phase == Phase.DECIDE else [],
+            "dice_left": g.dice_left,
+            "rolls": g.rolls,
             "final_round": g.final_round,
             "piggy": {"dice": g.piggy[0], "total": g.piggy[1]} if g.phase == Phase.PIGGYBACK and g.piggy else None,
             "legal": action_table(g) if mine else [],
-            "events": g.events, "feedback": fb, "values": values, "decisions": decisions,
-            "winners": list(g.winners) if g.over else None, "summary": summary,
+            "events": g.events,
+            "feedback": fb,
+            "values": values,
+            "decisions": decisions,
+            "winners": list(g.winners) if g.over else None,
+            "summary": summary,
         }
 
     def _feedback(self) -> dict[str, Any]:
@@ -433,8 +504,12 @@ class PlayGame:
             return self.scorer.feedback()
         if self.failed is not None:
             return {"mode": "off", "unit": None, "note": f"no feedback: {self.failed}"}
-        return {"mode": "solving", "unit": "win", "queue": self.waiting,
-                "note": f"{wait_note(self.waiting)}; your decisions are scored when it is ready"}
+        return {
+            "mode": "solving",
+            "unit": "win",
+            "queue": self.waiting,
+            "note": f"{wait_note(self.waiting)}; your decisions are scored when it is ready",
+        }
 
     def record(self) -> str:
         return dumps_jsonl(self.game.events)
@@ -480,9 +555,11 @@ class GameStore:
             self._expire()
             g = self._games.get(key)
             if g is None:
-                raise WebError(f"no game {key!r}: it ended more than {self.ttl / 60:.0f} minutes ago, was dropped "
-                               f"for newer ones (at most {self.limit} are kept) or never existed; start a new one",
-                               404)
+                raise WebError(
+                    f"no game {key!r}: it ended more than {self.ttl / 60:.0f} minutes ago, was dropped "
+                    f"for newer ones (at most {self.limit} are kept) or never existed; start a new one",
+                    404,
+                )
             self._games.move_to_end(key)
             g.touched = time.monotonic()
             return g
@@ -512,8 +589,10 @@ def check_record(record: Any) -> list[dict[str, Any]]:
     elif isinstance(record, list):
         events = record
     else:
-        raise WebError("record: give the JSON lines of a game record (as `tenk play --save` writes) as text, "
-                       "or its events as a list")
+        raise WebError(
+            "record: give the JSON lines of a game record (as `tenk play --save` writes) as text, "
+            "or its events as a list"
+        )
     for i, e in enumerate(events):
         problem = event_problem(e)
         if problem:
@@ -532,10 +611,13 @@ def analysis_jobs(events: list[dict[str, Any]]) -> list[SolveJob]:
         return []
     minutes = solve_minutes(rules)
     if minutes > ANALYSE_MAX_MINUTES:
-        raise WebError(f"the record's ruleset {rules.name!r} is not solved here, and the solver estimates about "
-                       f"{minutes:.0f} minutes for it (the server solves at most {ANALYSE_MAX_MINUTES:.0f} for an "
-                       "analysis): solve it once offline with `tenk solve game RULES` (RULES: a preset name, or "
-                       "the record's `rules` saved as YAML), then analyse again", 422)
+        raise WebError(
+            f"the record's ruleset {rules.name!r} is not solved here, and the solver estimates about "
+            f"{minutes:.0f} minutes for it (the server solves at most {ANALYSE_MAX_MINUTES:.0f} for an "
+            "analysis): solve it once offline with `tenk solve game RULES` (RULES: a preset name, or "
+            "the record's `rules` saved as YAML), then analyse again",
+            422,
+        )
     return [SolveJob("game", rules)]
 
 
@@ -554,14 +636,22 @@ def analyse(events: list[dict[str, Any]], names: list[str] | None = None) -> dic
     scorer = scorer_for(rules, n)
     ann = Annotator(rules, n, scorer)
     ann.feed(events)
-    return {"rules": rules_json(rules), "players": n, "names": names or [f"P{p + 1}" for p in range(n)],
-            "events": events, "feedback": scorer.feedback(), "decisions": ann.decisions, "chart": ann.chart,
-            "summary": [summarise(ann.decisions, scorer, p) for p in range(n)] if scorer.mode != "off" else [],
-            "winners": list(game.winners) if game.over else None}
+    return {
+        "rules": rules_json(rules),
+        "players": n,
+        "names": names or [f"P{p + 1}" for p in range(n)],
+        "events": events,
+        "feedback": scorer.feedback(),
+        "decisions": ann.decisions,
+        "chart": ann.chart,
+        "summary": [summarise(ann.decisions, scorer, p) for p in range(n)] if scorer.mode != "off" else [],
+        "winners": list(game.winners) if game.over else None,
+    }
 
 
-def watch(rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: bool = False,
-          solver: Solver | None = None) -> dict[str, Any]:
+def watch(
+    rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: bool = False, solver: Solver | None = None
+) -> dict[str, Any]:
     """Agents play one game; it comes back annotated, as :func:`analyse` gives it. With a
     ``solver``, what the game needs solved is solved there first (:class:`Pending` until then)."""
     n = len(specs)
@@ -575,7 +665,7 @@ def watch(rules: Ruleset, specs: Sequence[str], seed: int | None, allow_cmd: boo
     except (AgentError, GameTooLongError) as e:
         raise WebError(f"the game cannot go on: {e}", 409) from None
     finally:
-        close_agents(agents)              # a cmd: agent's program ends with its game
+        close_agents(agents)  # a cmd: agent's program ends with its game
     out = analyse(game.events, [f"P{p + 1} {a.name}" for p, a in enumerate(agents)])
     out["seed"] = seed
     return out

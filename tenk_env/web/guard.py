@@ -57,8 +57,13 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 async def _refuse(send: Send, status: int, message: str) -> None:
     body = json.dumps({"error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -78,26 +83,38 @@ class Guard:
             return
         host = _header(scope, b"host") or ""
         if not self.any_host and host_name(host) not in self.hosts:
-            await _refuse(send, 400, f"host {host!r} is not served here: open the address `tenk serve` printed "
-                                     f"({', '.join(sorted(self.hosts))})")
+            await _refuse(
+                send,
+                400,
+                f"host {host!r} is not served here: open the address `tenk serve` printed "
+                f"({', '.join(sorted(self.hosts))})",
+            )
             return
         origin = _header(scope, b"origin")
         if origin is not None and origin.rstrip("/").lower() != f"http://{host}".lower():
-            await _refuse(send, 403, f"origin {origin!r}: requests from other sites are refused (a page elsewhere "
-                                     "must not drive this server); open the page `tenk serve` serves")
+            await _refuse(
+                send,
+                403,
+                f"origin {origin!r}: requests from other sites are refused (a page elsewhere "
+                "must not drive this server); open the page `tenk serve` serves",
+            )
             return
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
             await self.app(scope, receive, send)
             return
         ctype = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
         if ctype != "application/json":
-            await _refuse(send, 415, f"content type {ctype or 'none'!r}: send the body as JSON with "
-                                     "`Content-Type: application/json`")
+            await _refuse(
+                send,
+                415,
+                f"content type {ctype or 'none'!r}: send the body as JSON with `Content-Type: application/json`",
+            )
             return
         length = _header(scope, b"content-length")
         if length is not None and length.strip().isdigit() and int(length) > self.max_body:
-            await _refuse(send, 413, f"request body of {int(length):,} bytes: the server takes at most "
-                                     f"{self.max_body:,} bytes")
+            await _refuse(
+                send, 413, f"request body of {int(length):,} bytes: the server takes at most {self.max_body:,} bytes"
+            )
             return
         # read the body here, counting, so that a body without a length is capped too
         chunks, size = [], 0
@@ -108,8 +125,11 @@ class Guard:
             chunk = msg.get("body", b"")
             size += len(chunk)
             if size > self.max_body:
-                await _refuse(send, 413, f"request body over {self.max_body:,} bytes: the server takes at most "
-                                         f"{self.max_body:,} bytes")
+                await _refuse(
+                    send,
+                    413,
+                    f"request body over {self.max_body:,} bytes: the server takes at most {self.max_body:,} bytes",
+                )
                 return
             chunks.append(chunk)
             if not msg.get("more_body", False):

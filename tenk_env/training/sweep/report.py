@@ -49,8 +49,20 @@ from tenk_env.training.sweep.config import MAX_REPS, REPS_WHY, SweepError
 
 __all__ = ["write_report", "Report", "SUMMARY_FIELDS", "load_trials"]
 
-SUMMARY_FIELDS = ["config", "metric", "seeds", "mean", "mean_ci_low", "mean_ci_high", "iqm", "iqm_ci_low",
-                  "iqm_ci_high", "min", "max", "values"]
+SUMMARY_FIELDS = [
+    "config",
+    "metric",
+    "seeds",
+    "mean",
+    "mean_ci_low",
+    "mean_ci_high",
+    "iqm",
+    "iqm_ci_low",
+    "iqm_ci_high",
+    "min",
+    "max",
+    "values",
+]
 
 
 def _taus(values: np.ndarray) -> np.ndarray:
@@ -84,7 +96,7 @@ class TrialData:
     status: str
     step: int = 0
     wall_seconds: float = math.nan
-    final: dict[str, float] = field(default_factory=dict)          #: metric -> final value
+    final: dict[str, float] = field(default_factory=dict)  #: metric -> final value
     curves: dict[str, dict[int, float]] = field(default_factory=dict)  #: metric -> step -> value
 
 
@@ -107,8 +119,9 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return []
 
 
-def _figures(rows: list[dict[str, str]], value: str, key: Callable[[dict[str, str]], str]
-             ) -> tuple[dict[str, float], dict[str, dict[int, float]]]:
+def _figures(
+    rows: list[dict[str, str]], value: str, key: Callable[[dict[str, str]], str]
+) -> tuple[dict[str, float], dict[str, dict[int, float]]]:
     """(final value per metric, curve per metric: step -> value) from eval.csv/regret.csv rows."""
     final: dict[str, float] = {}
     curves: dict[str, dict[int, float]] = {}
@@ -128,8 +141,9 @@ def load_trials(out: Path) -> tuple[dict[str, Any], list[TrialData]]:
     """(sweep.yaml's content, every trial's figures) of a sweep directory."""
     snap_path = out / "sweep.yaml"
     if not snap_path.is_file():
-        raise SweepError(f"{str(out)!r} is not a sweep directory (no sweep.yaml); sweeps are made by "
-                         "`tenk sweep --config FILE`")
+        raise SweepError(
+            f"{str(out)!r} is not a sweep directory (no sweep.yaml); sweeps are made by `tenk sweep --config FILE`"
+        )
     try:
         snap = yaml.safe_load(snap_path.read_text()) or {}
     except yaml.YAMLError as e:
@@ -156,8 +170,14 @@ def load_trials(out: Path) -> tuple[dict[str, Any], list[TrialData]]:
             status = "unfinished"
         else:
             status = "not started"
-        td = TrialData(t["name"], t["config"], int(t["seed"]), status, int(state.get("step", 0)),
-                       float(state.get("wall_seconds", math.nan)))
+        td = TrialData(
+            t["name"],
+            t["config"],
+            int(t["seed"]),
+            status,
+            int(state.get("step", 0)),
+            float(state.get("wall_seconds", math.nan)),
+        )
         final, curves = _figures(_rows(d / "eval.csv"), "win_rate", lambda r: f"win_rate/{r['opponent']}")
         rfinal, rcurves = _figures(_rows(d / "regret.csv"), "regret", lambda r: "regret")
         td.final, td.curves = {**final, **rfinal}, {**curves, **rcurves}
@@ -165,8 +185,14 @@ def load_trials(out: Path) -> tuple[dict[str, Any], list[TrialData]]:
     return snap, trials
 
 
-def _interval(library: Any, metrics: Any, scores: dict[str, np.ndarray], reps: int, seed: int,
-              func: Callable[[np.ndarray], np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _interval(
+    library: Any,
+    metrics: Any,
+    scores: dict[str, np.ndarray],
+    reps: int,
+    seed: int,
+    func: Callable[[np.ndarray], np.ndarray],
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """rliable's stratified-bootstrap interval estimates, seeded (a fresh generator per call,
     so a figure does not depend on what else the report computes)."""
     # rliable 1.2's StratifiedBootstrap draws its resamples from NumPy's global generator
@@ -179,8 +205,7 @@ def _interval(library: Any, metrics: Any, scores: dict[str, np.ndarray], reps: i
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
-            return library.get_interval_estimates(scores, func, reps=reps,
-                                                  random_state=np.random.RandomState(seed))
+            return library.get_interval_estimates(scores, func, reps=reps, random_state=np.random.RandomState(seed))
     finally:
         np.random.set_state(saved)
 
@@ -194,8 +219,14 @@ def _fmt(metric: str, x: float) -> str:
     return _pct(x)
 
 
-def write_report(out: str | Path, *, reps: int | None = None, seed: int | None = None,
-                 curve_reps: int | None = None, say: Callable[[str], None] | None = None) -> Report:
+def write_report(
+    out: str | Path,
+    *,
+    reps: int | None = None,
+    seed: int | None = None,
+    curve_reps: int | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Report:
     """Summarise a sweep directory across seeds (module docstring); writes ``out/report/``."""
     library, metrics, plot_utils = import_rliable()
     out = Path(out)
@@ -212,8 +243,11 @@ def write_report(out: str | Path, *, reps: int | None = None, seed: int | None =
     configs = list(snap.get("configs") or dict.fromkeys(t.config for t in trials))
     done = [t for t in trials if t.status == "finished"]
     found = list(dict.fromkeys(m for t in done for m in t.final))
-    metrics_list = ([lead] if lead in found else []) + [m for m in found if m != lead and m != "regret"] + \
-        (["regret"] if "regret" in found else [])
+    metrics_list = (
+        ([lead] if lead in found else [])
+        + [m for m in found if m != lead and m != "regret"]
+        + (["regret"] if "regret" in found else [])
+    )
 
     def iqm_mean(x: np.ndarray) -> np.ndarray:
         return np.array([metrics.aggregate_mean(x), metrics.aggregate_iqm(x)])
@@ -227,34 +261,63 @@ def write_report(out: str | Path, *, reps: int | None = None, seed: int | None =
             row: dict[str, Any] = {"config": c, "metric": m, "seeds": len(vals)}
             if len(vals):
                 point, ci = _interval(library, metrics, {c: vals[:, None]}, reps, seed, iqm_mean)
-                row.update(mean=float(point[c][0]), mean_ci_low=float(ci[c][0, 0]), mean_ci_high=float(ci[c][1, 0]),
-                           iqm=float(point[c][1]), iqm_ci_low=float(ci[c][0, 1]), iqm_ci_high=float(ci[c][1, 1]),
-                           min=float(vals.min()), max=float(vals.max()))
+                row.update(
+                    mean=float(point[c][0]),
+                    mean_ci_low=float(ci[c][0, 0]),
+                    mean_ci_high=float(ci[c][1, 0]),
+                    iqm=float(point[c][1]),
+                    iqm_ci_low=float(ci[c][0, 1]),
+                    iqm_ci_high=float(ci[c][1, 1]),
+                    min=float(vals.min()),
+                    max=float(vals.max()),
+                )
             else:
                 row.update({k: math.nan for k in SUMMARY_FIELDS[3:11]})
             row["values"] = " ".join(f"seed{t.seed}:{t.final[m]:.6g}" for t in have)
             rows.append(row)
 
     rep_dir = out / "report"
-    files = {"summary_csv": rep_dir / "summary.csv", "summary_md": rep_dir / "summary.md",
-             "trials_csv": rep_dir / "trials.csv", "profile": rep_dir / "profile.png", "curves": rep_dir / "curves.png"}
+    files = {
+        "summary_csv": rep_dir / "summary.csv",
+        "summary_md": rep_dir / "summary.md",
+        "trials_csv": rep_dir / "trials.csv",
+        "profile": rep_dir / "profile.png",
+        "curves": rep_dir / "curves.png",
+    }
     atomic_write_text(files["summary_csv"], _csv(rows, SUMMARY_FIELDS))
     trial_fields = ["trial", "config", "seed", "status", "step", "wall_seconds"] + metrics_list
-    atomic_write_text(files["trials_csv"], _csv([
-        {"trial": t.name, "config": t.config, "seed": t.seed, "status": t.status, "step": t.step,
-         "wall_seconds": t.wall_seconds, **{m: t.final.get(m, math.nan) for m in metrics_list}} for t in trials],
-        trial_fields))
+    atomic_write_text(
+        files["trials_csv"],
+        _csv(
+            [
+                {
+                    "trial": t.name,
+                    "config": t.config,
+                    "seed": t.seed,
+                    "status": t.status,
+                    "step": t.step,
+                    "wall_seconds": t.wall_seconds,
+                    **{m: t.final.get(m, math.nan) for m in metrics_list},
+                }
+                for t in trials
+            ],
+            trial_fields,
+        ),
+    )
     md = _markdown(out, snap, trials, rows, metrics_list, reps, seed)
     atomic_write_text(files["summary_md"], md)
     if lead in metrics_list:
         atomic_write_bytes(files["profile"], _profile_png(library, plot_utils, done, configs, lead, reps, seed, out))
     else:
         files.pop("profile")
-    atomic_write_bytes(files["curves"], _curves_png(library, metrics, done, configs, metrics_list, curve_reps, seed,
-                                                    out))
+    atomic_write_bytes(
+        files["curves"], _curves_png(library, metrics, done, configs, metrics_list, curve_reps, seed, out)
+    )
     if say:
-        say(f"report across seeds in {rep_dir}/ (summary.md, summary.csv, trials.csv, "
-            f"{'profile.png, ' if 'profile' in files else ''}curves.png)")
+        say(
+            f"report across seeds in {rep_dir}/ (summary.md, summary.csv, trials.csv, "
+            f"{'profile.png, ' if 'profile' in files else ''}curves.png)"
+        )
     return Report(out, rows, trials, metrics_list, files, md)
 
 
@@ -271,8 +334,15 @@ def _metric_title(m: str) -> str:
     return "regret (pp/game)" if m == "regret" else f"win rate vs {m.partition('/')[2]} (%)"
 
 
-def _markdown(out: Path, snap: dict[str, Any], trials: list[TrialData], rows: list[dict[str, Any]],
-              metrics_list: list[str], reps: int, seed: int) -> str:
+def _markdown(
+    out: Path,
+    snap: dict[str, Any],
+    trials: list[TrialData],
+    rows: list[dict[str, Any]],
+    metrics_list: list[str],
+    reps: int,
+    seed: int,
+) -> str:
     counts: dict[str, int] = {}
     for t in trials:
         key = "stopped by ASHA" if t.status.startswith("stopped") else t.status
@@ -282,33 +352,47 @@ def _markdown(out: Path, snap: dict[str, Any], trials: list[TrialData], rows: li
         sessions = json.loads((out / "sweep.json").read_text()).get("sessions", [])
     except (OSError, ValueError):
         sessions = []
-    lines = [f"# Sweep {out.name}: results across seeds", "",
-             f"Trials: {len(trials)} ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
-             f"configurations: {len(snap.get('configs') or [])}; seeds: {snap.get('seeds')}.",
-             ""]
+    lines = [
+        f"# Sweep {out.name}: results across seeds",
+        "",
+        f"Trials: {len(trials)} ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+        f"configurations: {len(snap.get('configs') or [])}; seeds: {snap.get('seeds')}.",
+        "",
+    ]
     if walls:
-        lines.append(f"Wall time: the sweep's sessions took {_dur(sum(s.get('wall_seconds', 0) for s in sessions))}; "
-                     f"the finished trials' own wall times add up to {_dur(sum(walls))} "
-                     f"(each {_dur(min(walls))} to {_dur(max(walls))}).")
+        lines.append(
+            f"Wall time: the sweep's sessions took {_dur(sum(s.get('wall_seconds', 0) for s in sessions))}; "
+            f"the finished trials' own wall times add up to {_dur(sum(walls))} "
+            f"(each {_dur(min(walls))} to {_dur(max(walls))})."
+        )
         lines.append("")
-    lines += [f"Final evaluation of each finished trial; over its seeds: mean and interquartile mean (IQM) with 95% "
-              f"stratified-bootstrap intervals (rliable, {reps:,} resamples, seed {seed}). Win rates and regret "
-              "(win probability given away per game against perfect play; lower is better) in percentage points (pp).",
-              "", "| configuration | figure | seeds | mean [95% CI] | IQM [95% CI] | min – max |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        f"Final evaluation of each finished trial; over its seeds: mean and interquartile mean (IQM) with 95% "
+        f"stratified-bootstrap intervals (rliable, {reps:,} resamples, seed {seed}). Win rates and regret "
+        "(win probability given away per game against perfect play; lower is better) in percentage points (pp).",
+        "",
+        "| configuration | figure | seeds | mean [95% CI] | IQM [95% CI] | min – max |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["seeds"]:
-            lines.append(f"| {r['config']} | {_metric_title(r['metric'])} | {r['seeds']} | "
-                         f"{_fmt(r['metric'], r['mean'])} [{_fmt(r['metric'], r['mean_ci_low'])}, "
-                         f"{_fmt(r['metric'], r['mean_ci_high'])}] | {_fmt(r['metric'], r['iqm'])} "
-                         f"[{_fmt(r['metric'], r['iqm_ci_low'])}, {_fmt(r['metric'], r['iqm_ci_high'])}] | "
-                         f"{_fmt(r['metric'], r['min'])} – {_fmt(r['metric'], r['max'])} |")
+            lines.append(
+                f"| {r['config']} | {_metric_title(r['metric'])} | {r['seeds']} | "
+                f"{_fmt(r['metric'], r['mean'])} [{_fmt(r['metric'], r['mean_ci_low'])}, "
+                f"{_fmt(r['metric'], r['mean_ci_high'])}] | {_fmt(r['metric'], r['iqm'])} "
+                f"[{_fmt(r['metric'], r['iqm_ci_low'])}, {_fmt(r['metric'], r['iqm_ci_high'])}] | "
+                f"{_fmt(r['metric'], r['min'])} – {_fmt(r['metric'], r['max'])} |"
+            )
         else:
             lines.append(f"| {r['config']} | {_metric_title(r['metric'])} | 0 | - | - | - |")
     unfinished = [t for t in trials if t.status != "finished"]
     if unfinished:
-        lines += ["", "Not in the figures (they did not finish): " + ", ".join(f"{t.name} ({t.status})"
-                                                                            for t in unfinished) + "."]
+        lines += [
+            "",
+            "Not in the figures (they did not finish): "
+            + ", ".join(f"{t.name} ({t.status})" for t in unfinished)
+            + ".",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -333,29 +417,48 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def _profile_png(library: Any, plot_utils: Any, done: list[TrialData], configs: list[str], lead: str, reps: int,
-                 seed: int, out: Path) -> bytes:
+def _profile_png(
+    library: Any, plot_utils: Any, done: list[TrialData], configs: list[str], lead: str, reps: int, seed: int, out: Path
+) -> bytes:
     plt = _pyplot()
-    scores = {c: np.array([[t.final[lead]] for t in done if t.config == c and lead in t.final], np.float64)
-              for c in configs}
+    scores = {
+        c: np.array([[t.final[lead]] for t in done if t.config == c and lead in t.final], np.float64) for c in configs
+    }
     scores = {c: s for c, s in scores.items() if len(s)}
     taus = _taus(np.concatenate(list(scores.values())))
     # rliable's create_performance_profile, with the bootstrap seeded (it takes no seed)
     profiles, cis = _interval(library, None, scores, reps, seed, lambda s: score_distribution(s, taus))
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    plot_utils.plot_performance_profiles(profiles, taus, performance_profile_cis=cis, ax=ax,
-                                         xlabel=f"{_metric_title(lead).replace(' (%)', '')} (tau)",
-                                         ylabel="fraction of runs above tau", legend=False)
+    plot_utils.plot_performance_profiles(
+        profiles,
+        taus,
+        performance_profile_cis=cis,
+        ax=ax,
+        xlabel=f"{_metric_title(lead).replace(' (%)', '')} (tau)",
+        ylabel="fraction of runs above tau",
+        legend=False,
+    )
     ax.legend(loc="lower left", fontsize=7)
     n = {c: len(s) for c, s in scores.items()}
-    ax.set_title(f"{out.name}: performance profiles over seeds ({', '.join(f'{c}: {k}' for c, k in n.items())} "
-                 f"runs)\n95% stratified-bootstrap bands, rliable", fontsize=8)
+    ax.set_title(
+        f"{out.name}: performance profiles over seeds ({', '.join(f'{c}: {k}' for c, k in n.items())} "
+        f"runs)\n95% stratified-bootstrap bands, rliable",
+        fontsize=8,
+    )
     fig.tight_layout()
     return _png(fig)
 
 
-def _curves_png(library: Any, metrics: Any, done: list[TrialData], configs: list[str], metrics_list: list[str],
-                reps: int, seed: int, out: Path) -> bytes:
+def _curves_png(
+    library: Any,
+    metrics: Any,
+    done: list[TrialData],
+    configs: list[str],
+    metrics_list: list[str],
+    reps: int,
+    seed: int,
+    out: Path,
+) -> bytes:
     plt = _pyplot()
     panels = metrics_list or ["win_rate"]
     cols = min(3, len(panels))

@@ -79,7 +79,7 @@ class SweepStateError(SweepError):
 @dataclass
 class SweepResult:
     out_dir: Path
-    status: dict[str, str]                   #: trial -> finished / stopped / unfinished / error / not started
+    status: dict[str, str]  #: trial -> finished / stopped / unfinished / error / not started
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
@@ -96,8 +96,9 @@ def read_state(out: Path) -> dict[str, Any]:
     try:
         state = read_json(path, "sweep state")
     except StateFileError as e:
-        raise SweepStateError(f"{e}; it records which trials ASHA stopped: fix it, or delete it to run those "
-                              "trials again") from None
+        raise SweepStateError(
+            f"{e}; it records which trials ASHA stopped: fix it, or delete it to run those trials again"
+        ) from None
     for k in ("stopped", "errors"):
         state.setdefault(k, {})
     state.setdefault("sessions", [])
@@ -129,30 +130,39 @@ def _check_snapshot(out: Path, sweep: SweepConfig, resuming: bool) -> None:
     path = out / "sweep.yaml"
     if not path.is_file():
         if any((out / t.name / "config.yaml").is_file() for t in sweep.trials):
-            raise SweepStateError(f"{out} holds run directories but no sweep.yaml: it is not a sweep this version "
-                                  "wrote; choose another name")
+            raise SweepStateError(
+                f"{out} holds run directories but no sweep.yaml: it is not a sweep this version "
+                "wrote; choose another name"
+            )
         return
     if not resuming:
-        raise SweepStateError(f"sweep directory {str(out)!r} already holds a sweep: continue it with --resume "
-                              "(finished trials are kept), or choose another name (name: in the sweep file)")
+        raise SweepStateError(
+            f"sweep directory {str(out)!r} already holds a sweep: continue it with --resume "
+            "(finished trials are kept), or choose another name (name: in the sweep file)"
+        )
     try:
         old = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
-        raise SweepStateError(f"{path} is damaged ({e}); it lists the sweep's trials: restore it, or start the "
-                              "sweep under another name") from None
+        raise SweepStateError(
+            f"{path} is damaged ({e}); it lists the sweep's trials: restore it, or start the sweep under another name"
+        ) from None
     was = {t["name"]: t for t in old.get("trials", [])}
     now = {t.name: t.to_json() for t in sweep.trials}
     if set(was) != set(now):
         gone, new = sorted(set(was) - set(now)), sorted(set(now) - set(was))
-        raise SweepStateError(f"{out} holds another sweep: its trials differ (only there: {', '.join(gone) or '-'}; "
-                              f"only in this file: {', '.join(new) or '-'}); resume it with the file it was started "
-                              "with, or choose another name")
+        raise SweepStateError(
+            f"{out} holds another sweep: its trials differ (only there: {', '.join(gone) or '-'}; "
+            f"only in this file: {', '.join(new) or '-'}); resume it with the file it was started "
+            "with, or choose another name"
+        )
     changed = [n for n in now if was[n].get("config_sha256") != now[n]["config_sha256"]]
     if changed:
-        raise SweepStateError(f"{out}: the training config of {len(changed)} trial(s) changed since the sweep started "
-                              f"(e.g. {changed[0]}: the base config, `set` or the space differ), so finished and new "
-                              "trials would not be comparable; resume with the files it was started with, or choose "
-                              "another name")
+        raise SweepStateError(
+            f"{out}: the training config of {len(changed)} trial(s) changed since the sweep started "
+            f"(e.g. {changed[0]}: the base config, `set` or the space differ), so finished and new "
+            "trials would not be comparable; resume with the files it was started with, or choose "
+            "another name"
+        )
 
 
 # --------------------------------------------------------------------------- the trial (in a Ray worker)
@@ -239,9 +249,11 @@ def check_resources(sweep: SweepConfig, offered: float, where: str, more: str = 
     """Refuse now a trial that asks for more CPUs than one node of the runtime has: Ray would
     keep it pending, silently, for ever. ``where`` names the runtime, ``more`` how to get more."""
     if sweep.cpus > offered:
-        raise SweepError(f"{sweep.source}: resources.cpus = {sweep.cpus:g}: every trial asks for {sweep.cpus:g} "
-                         f"CPUs and {where} has {offered:g}, so no trial could ever start; give resources.cpus at "
-                         f"most {offered:g}{more}")
+        raise SweepError(
+            f"{sweep.source}: resources.cpus = {sweep.cpus:g}: every trial asks for {sweep.cpus:g} "
+            f"CPUs and {where} has {offered:g}, so no trial could ever start; give resources.cpus at "
+            f"most {offered:g}{more}"
+        )
 
 
 def _largest_node_cpus(ray: Any) -> float:
@@ -281,13 +293,17 @@ def _scheduler(sweep: SweepConfig, on_stop: Callable[[str, int], None]) -> Any:
             return decision
 
     total = max(t.cfg.total_steps for t in sweep.trials)
-    return RecordingASHA(time_attr="step", metric="win_rate", mode="max", max_t=total,
-                         grace_period=sweep.scheduler["grace_steps"],
-                         reduction_factor=sweep.scheduler["reduction_factor"])
+    return RecordingASHA(
+        time_attr="step",
+        metric="win_rate",
+        mode="max",
+        max_t=total,
+        grace_period=sweep.scheduler["grace_steps"],
+        reduction_factor=sweep.scheduler["reduction_factor"],
+    )
 
 
-def _progress_callback(say: Callable[[str], None], metric: str, errors: dict[str, str],
-                       stopped: dict[str, Any]) -> Any:
+def _progress_callback(say: Callable[[str], None], metric: str, errors: dict[str, str], stopped: dict[str, Any]) -> Any:
     tune = import_tune()
 
     class Progress(tune.Callback):
@@ -296,8 +312,10 @@ def _progress_callback(say: Callable[[str], None], metric: str, errors: dict[str
 
         def on_trial_result(self, iteration, trials, trial, result, **info):
             extra = f", regret {100 * result['regret']:.2f} pp/game" if "regret" in result else ""
-            say(f"{trial.config['trial']['name']}: step {int(result['step']):,}, win rate vs {metric} "
-                f"{result['win_rate']:.1%}{extra}")
+            say(
+                f"{trial.config['trial']['name']}: step {int(result['step']):,}, win rate vs {metric} "
+                f"{result['win_rate']:.1%}{extra}"
+            )
 
         def on_trial_complete(self, iteration, trials, trial, **info):
             name = trial.config["trial"]["name"]
@@ -312,8 +330,15 @@ def _progress_callback(say: Callable[[str], None], metric: str, errors: dict[str
     return Progress()
 
 
-def run_sweep(sweep: SweepConfig, *, address: str | None = None, resume_: bool = False, cpus: int | None = None,
-              say: Callable[[str], None] = print, report: bool = True) -> SweepResult:
+def run_sweep(
+    sweep: SweepConfig,
+    *,
+    address: str | None = None,
+    resume_: bool = False,
+    cpus: int | None = None,
+    say: Callable[[str], None] = print,
+    report: bool = True,
+) -> SweepResult:
     """Run (or, with ``resume_``, continue) a sweep: its trials not yet done, on Ray Tune
     (a private local runtime of ``cpus`` CPUs, or the cluster at ``address``), then the
     report across seeds (``report``)."""
@@ -327,8 +352,12 @@ def run_sweep(sweep: SweepConfig, *, address: str | None = None, resume_: bool =
         check_address(resolved)
     if resolved is None and not import_ray().is_initialized():
         where = f"--ray-cpus {cpus}" if cpus else "every core of this machine"
-        check_resources(sweep, cpus or os.cpu_count() or 1, f"the private local Ray runtime ({where})",
-                        ", or run the sweep on a cluster with larger nodes (--ray-address)")
+        check_resources(
+            sweep,
+            cpus or os.cpu_count() or 1,
+            f"the private local Ray runtime ({where})",
+            ", or run the sweep on a cluster with larger nodes (--ray-address)",
+        )
     if resume_ and not (out / "sweep.yaml").is_file():
         say(f"note: {out} holds no sweep yet: starting it")
     made = [d for d in [out, *out.absolute().parents] if not d.exists()]
@@ -352,8 +381,15 @@ def run_sweep(sweep: SweepConfig, *, address: str | None = None, resume_: bool =
                     break
 
 
-def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: bool, cpus: int | None,
-                say: Callable[[str], None], report: bool) -> SweepResult:
+def _run_locked(
+    sweep: SweepConfig,
+    out: Path,
+    address: str | None,
+    resume_: bool,
+    cpus: int | None,
+    say: Callable[[str], None],
+    report: bool,
+) -> SweepResult:
     _check_snapshot(out, sweep, resume_)
     snapshot = yaml.safe_dump(sweep.snapshot(), sort_keys=False)
     if not (out / "sweep.yaml").is_file():
@@ -363,8 +399,7 @@ def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: boo
     todo = [t for t in sweep.trials if status[t.name] in ("new", "unfinished")]
     skipped = [t.name for t in sweep.trials if t not in todo]
     if skipped:
-        say(f"{len(skipped)} of {len(sweep.trials)} trials are done ({', '.join(sorted(skipped))}): "
-            "kept as they are")
+        say(f"{len(skipped)} of {len(sweep.trials)} trials are done ({', '.join(sorted(skipped))}): kept as they are")
     errors: dict[str, str] = {}
     t0 = time.perf_counter()
     interrupted = False
@@ -382,9 +417,15 @@ def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: boo
             status[name] = "error"
     state["errors"] = {**{k: v for k, v in state["errors"].items() if status.get(k) == "error"}, **errors}
     if todo:
-        state["sessions"].append({"started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
-                                  "wall_seconds": round(wall, 1), "trials": [t.name for t in todo],
-                                  "interrupted": interrupted, "cpus_per_trial": sweep.cpus})
+        state["sessions"].append(
+            {
+                "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
+                "wall_seconds": round(wall, 1),
+                "trials": [t.name for t in todo],
+                "interrupted": interrupted,
+                "cpus_per_trial": sweep.cpus,
+            }
+        )
     _write_state(out, state)
     res = SweepResult(out, status, [t.name for t in todo], skipped, errors, wall, interrupted)
     if report and any(s == "finished" for s in status.values()):
@@ -392,8 +433,15 @@ def _run_locked(sweep: SweepConfig, out: Path, address: str | None, resume_: boo
     return res
 
 
-def _run_tune(sweep: SweepConfig, todo: list, state: dict[str, Any], address: str | None, cpus: int | None,
-              say: Callable[[str], None], errors: dict[str, str]) -> bool:
+def _run_tune(
+    sweep: SweepConfig,
+    todo: list,
+    state: dict[str, Any],
+    address: str | None,
+    cpus: int | None,
+    say: Callable[[str], None],
+    errors: dict[str, str],
+) -> bool:
     """One Ray Tune experiment over ``todo``; True when it was interrupted."""
     tune = import_tune()
     out = sweep.out_dir.resolve()
@@ -411,31 +459,52 @@ def _run_tune(sweep: SweepConfig, todo: list, state: dict[str, Any], address: st
         data = t.data
         data["runs_dir"] = str(out)
         data["name"] = t.name
-        specs.append({"name": t.name, "run_dir": str(out / t.name), "log": str(out / "logs" / f"{t.name}.log"),
-                      "data": data, "metric": sweep.metric, "cwd": os.getcwd(),
-                      "argv": ["sweep", "--config", sweep.file or "?", f"(trial {t.name})"]})
+        specs.append(
+            {
+                "name": t.name,
+                "run_dir": str(out / t.name),
+                "log": str(out / "logs" / f"{t.name}.log"),
+                "data": data,
+                "metric": sweep.metric,
+                "cwd": os.getcwd(),
+                "argv": ["sweep", "--config", sweep.file or "?", f"(trial {t.name})"],
+            }
+        )
     trainable = tune.with_resources(run_trial, {"cpu": sweep.cpus})
     tuner = tune.Tuner(
         trainable,
         param_space={"trial": tune.grid_search(specs)},
         tune_config=tune.TuneConfig(
-            scheduler=_scheduler(sweep, on_stop), max_concurrent_trials=sweep.max_concurrent, reuse_actors=True,
+            scheduler=_scheduler(sweep, on_stop),
+            max_concurrent_trials=sweep.max_concurrent,
+            reuse_actors=True,
             trial_name_creator=lambda tr: tr.config["trial"]["name"],
-            trial_dirname_creator=lambda tr: tr.config["trial"]["name"]),
+            trial_dirname_creator=lambda tr: tr.config["trial"]["name"],
+        ),
         run_config=tune.RunConfig(
-            name=f"session-{n}", storage_path=str(out / "tune"), verbose=0,
+            name=f"session-{n}",
+            storage_path=str(out / "tune"),
+            verbose=0,
             failure_config=tune.FailureConfig(max_failures=sweep.max_failures),
-            callbacks=[_progress_callback(say, sweep.metric, errors, state["stopped"])]))
+            callbacks=[_progress_callback(say, sweep.metric, errors, state["stopped"])],
+        ),
+    )
     with ray_session(address, num_cpus=cpus, what="tenk sweep", say=say) as session:
         import ray
 
         if session.mode != "local":  # a local runtime was checked before anything was written
-            what = f"the Ray cluster at {session.address}" if session.mode == "cluster" else \
-                "the Ray runtime this process holds"
-            check_resources(sweep, _largest_node_cpus(ray), f"the largest node of {what}",
-                            ", or add larger nodes to the cluster")
-        say(f"{len(todo)} trial(s) to run, {sweep.cpus:g} CPU(s) and {sweep.torch_threads} torch thread(s) each"
-            + (f", ASHA on the win rate vs {sweep.metric}" if sweep.scheduler else ""))
+            what = (
+                f"the Ray cluster at {session.address}"
+                if session.mode == "cluster"
+                else "the Ray runtime this process holds"
+            )
+            check_resources(
+                sweep, _largest_node_cpus(ray), f"the largest node of {what}", ", or add larger nodes to the cluster"
+            )
+        say(
+            f"{len(todo)} trial(s) to run, {sweep.cpus:g} CPU(s) and {sweep.torch_threads} torch thread(s) each"
+            + (f", ASHA on the win rate vs {sweep.metric}" if sweep.scheduler else "")
+        )
         # Tune's own console output (a banner, tables, where its files are) stays off: the
         # progress callback says what happens, one line per event. So do its result loggers:
         # the run directories hold the results, and Tune's TensorBoard files would add a
