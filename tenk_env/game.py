@@ -71,7 +71,7 @@ _NUMBER = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 def _is_face(d: Any) -> bool:
     # int() would take True, 2.5 and "3", and a negative face would index the counts from the
     # end (-1 keeping a 5): only whole numbers 1 to 6 are faces.
-    return (d.__class__ is int or (isinstance(d, Integral) and not isinstance(d, bool))) and 1 <= d <= 6
+    return (d.__class__ is int or (isinstance(d, Integral) and not isinstance(d, bool))) and 1 <= int(d) <= 6
 
 
 def _faces(keep: Any, info: RollInfo) -> list[int]:
@@ -200,6 +200,7 @@ class Game:
         can_roll = self.can_roll_again
         mandatory = r.hot_dice == "mandatory" and can_roll
         out = []
+        assert self.info is not None  # set in the DECIDE phase
         for k in self.info.keeps:
             if can_roll:
                 out.append((k, False))
@@ -336,6 +337,7 @@ class Game:
             raise IllegalMoveError(f"no piggyback choice is due: the game is in phase {self.phase.name}")
         self._emit("piggyback", player=self.current, take=bool(take))
         if take:
+            assert self.piggy is not None  # set in the PIGGYBACK phase
             self.dice_left, self.turn_total = self.piggy
         self.piggy = None
         self.phase = Phase.ROLL
@@ -348,6 +350,7 @@ class Game:
 
     def _find_keep(self, keep: Keep | Iterable[int]) -> Keep:
         info = self.info
+        assert info is not None  # set in the DECIDE phase, the only one that asks
         if isinstance(keep, Keep):
             counts = keep.counts
         else:

@@ -149,8 +149,10 @@ def game_meta(rules: Ruleset | None, trained_on: str | None = None) -> dict:
     return {"ruleset_name": rules.name, "ruleset_hash": rules.hash, "ruleset": rules.to_dict()}
 
 
-def with_rules_space(space: spaces.Box) -> spaces.Box:
+def with_rules_space(space: spaces.Space) -> spaces.Box:
     """``space`` (a flat Box) with the rules observation's bounds after it."""
+    if not isinstance(space, spaces.Box) or len(space.shape) != 1:
+        raise TypeError(f"the rules observation extends a flat Box observation space, not {space}")
     high = np.concatenate([space.high, np.full(RULES_OBS_SIZE, 2.0, np.float32)]).astype(np.float32)
     return spaces.Box(np.zeros_like(high), high, dtype=np.float32)
 

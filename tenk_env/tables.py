@@ -289,7 +289,11 @@ class Tables:
         # per number of dice: the roll classes' chances and kinds, and their options flattened
         groups = []
         for n in range(1, N + 1):
-            prob, kind, op, od, start = [], [], [], [], []
+            prob: list[float] = []
+            kind: list[int] = []
+            op: list[int] = []
+            od: list[int] = []
+            start: list[int] = []
             for dice, info in self.rolls.items():
                 if len(dice) != n:
                     continue
@@ -364,7 +368,9 @@ class Tables:
                 elif info.zilch:
                     total += w * self.rules.zilch_payout
                 else:
-                    total += w * info.best.points
+                    best = info.best
+                    assert best is not None  # a roll that is not a bust scores
+                    total += w * best.points
             out.append((n, bust / 6**n, total / 6**n))
         return out
 

@@ -11,6 +11,7 @@ CLI, sweeps, notebooks) need not.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tenk_env.training.afterstate import (
@@ -52,7 +53,7 @@ def algo_of(config: str | Path) -> str:
 
 def train_file(
     config: str | Path,
-    overrides: list[str] = (),
+    overrides: Sequence[str] = (),
     *,
     argv: list[str] | None = None,
     force: str | Path | None = None,
@@ -65,7 +66,7 @@ def train_file(
     return train(load_config(config, list(overrides)), progress=progress, argv=argv, force=force)
 
 
-def resume_run(run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True) -> Result:
+def resume_run(run_dir: str | Path, overrides: Sequence[str] = (), *, progress: bool = True) -> Result:
     """Continue the run in ``run_dir`` in the trainer that wrote it (a directory without a
     config.yaml is PPO's to report as no run)."""
     cfg = Path(run_dir) / "config.yaml"

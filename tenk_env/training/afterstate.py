@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from tenk_env.policies.afterstate import (
     win_shares,
 )
 from tenk_env.policies.base import make_agent
-from tenk_env.rules import Ruleset, did_you_mean
+from tenk_env.rules import did_you_mean
 from tenk_env.rules_obs import RULES_OBS_VERSION
 from tenk_env.solve.game import is_solvable
 from tenk_env.threads import one_blas_thread
@@ -59,6 +59,7 @@ from tenk_env.training.config import (
     DEFAULT_EVAL_OPPONENTS,
     SELF,
     ConfigError,
+    Resolved,
     RunConfig,
     apply_overrides,
     build_section,
@@ -195,23 +196,11 @@ class AfterstateConfig(RunConfig):
     checkpoint_every: int = config_field("learner turns between saves of last.npz and state.pt", 20_000)
     eval: AfterstateEvalConfig = config_field("evaluation during training", factory=AfterstateEvalConfig)
 
-    _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
-    #: the rulesets a game is drawn from (one: a game of ``_ruleset``), and their description
-    _rulesets: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
-    _trained_on: str = field(default="", repr=False, compare=False, metadata={"internal": True})
-    parse_pool: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
-    _eval_opponents: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
-    _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
-
-    @property
-    def ruleset(self) -> Ruleset:
-        return self._ruleset
-
     @property
     def best_by(self) -> str:
         if self.eval.best_by:
             return self.eval.best_by
-        return "regret" if self._regret_on else self._eval_opponents[-1]
+        return "regret" if self.regret_on else self.eval_opponents[-1]
 
 
 def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
@@ -285,14 +274,13 @@ def _validate(cfg: AfterstateConfig) -> AfterstateConfig:
         for r in pool_rules[: ev.rulesets]:
             check_agent(f"eval.opponents: {spec!r}", spec, r, cfg.n_players)
     # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
-    cfg._regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
-    allowed = opps + (["regret"] if cfg._regret_on else [])
+    regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
+    allowed = opps + (["regret"] if regret_on else [])
     if ev.best_by is not None and ev.best_by not in allowed:
         raise ConfigError(
             f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, allowed)}: choose one of {', '.join(allowed)}"
         )
-    cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
-    cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
+    cfg._resolved = Resolved(rules, pool_rules, suite or rules.name, pool, opps, regret_on)
     return cfg
 
 
@@ -303,7 +291,7 @@ def parse_afterstate_config(data: Any, source: str = "config") -> AfterstateConf
         raise ConfigError(f"{source}: {e}") from None
 
 
-def load_afterstate_config(path: str | Path, overrides: list[str] = ()) -> AfterstateConfig:
+def load_afterstate_config(path: str | Path, overrides: Sequence[str] = ()) -> AfterstateConfig:
     path = Path(path)
     data = apply_overrides(read_yaml(path), list(overrides), AfterstateConfig)
     if data.get("name") is None:
@@ -316,7 +304,7 @@ def config_dict(cfg: AfterstateConfig) -> dict[str, Any]:
     for f in public_fields(AfterstateConfig):
         v = getattr(cfg, f.name)
         out[f.name] = {g.name: getattr(v, g.name) for g in public_fields(type(v))} if f.name == "eval" else v
-    if len(cfg._rulesets) == 1:
+    if len(cfg.rulesets) == 1:
         out["rules"] = cfg.ruleset.to_dict()
     return out
 
@@ -394,7 +382,7 @@ class AfterstateTrainer:
         # resumed: TensorBoard points past the state resumed from are a killed session's
         self.resumed = False
         self.losses: list[float] = []
-        self.bots = {spec: make_agent(spec) for spec, _ in cfg._pool if spec != SELF}
+        self.bots = {spec: make_agent(spec) for spec, _ in cfg.pool if spec != SELF}
         self.writer = None
 
     # ------------------------------------------------------------------ state
@@ -404,8 +392,8 @@ class AfterstateTrainer:
             None if self.rules_obs else self.rules,
             cfg.n_players,
             hidden=cfg.hidden,
-            opponents_learn=all(s == SELF for s, _ in cfg._pool),
-            trained_on=cfg._trained_on,
+            opponents_learn=all(s == SELF for s, _ in cfg.pool),
+            trained_on=cfg.trained_on,
             turns=self.turns,
             run=cfg.name,
         )
@@ -516,14 +504,14 @@ class AfterstateTrainer:
     def play_game(self) -> None:
         """One training game; its positions' targets go to the buffer when it ends."""
         cfg, N, rng = self.cfg, self.cfg.n_players, self.rng
-        specs, probs = zip(*cfg._pool)
+        specs, probs = zip(*cfg.pool)
         seats = [SELF] * N
         me = int(rng.integers(N))
         for s in range(N):
             if s != me:
                 seats[s] = specs[int(rng.choice(len(specs), p=probs))]
         learner = tuple(s == SELF for s in seats)
-        pool = cfg._rulesets
+        pool = cfg.rulesets
         # drawn only from a pool of many, so a one-ruleset run's dice are those it always had
         rules = pool[int(rng.integers(len(pool)))] if len(pool) > 1 else self.rules
         g = Game(rules, N, record=False)
@@ -580,8 +568,8 @@ class AfterstateTrainer:
         cfg, N = self.cfg, self.cfg.n_players
         agent = self.agent()
         rows = []
-        rulesets = cfg._rulesets[: cfg.eval.rulesets]
-        for opp in cfg._eval_opponents:
+        rulesets = cfg.rulesets[: cfg.eval.rulesets]
+        for opp in cfg.eval_opponents:
             # over several rulesets: the win rate of all their games, with the interval of that many
             row = pooled_row(
                 [
@@ -613,7 +601,7 @@ class AfterstateTrainer:
             (self.run_dir / "evals").mkdir(exist_ok=True)
             save_checkpoint(self.run_dir / "evals" / f"turns_{self.turns}.npz", self.net.weights(), self.meta())
         regret = None
-        if self.cfg._regret_on:
+        if self.cfg.regret_on:
             t0 = time.perf_counter()
             rep = log_regret(self.writer, agent, self.rules, cfg.eval.regret_games, cfg.eval.seed, self.turns)
             regret = rep.regret_per_game
@@ -734,8 +722,8 @@ def train_afterstate(
                     "algo": ALGO,
                     **(
                         {"ruleset": cfg.ruleset.name, "ruleset_hash": cfg.ruleset.hash}
-                        if len(cfg._rulesets) == 1
-                        else {"rulesets": cfg._trained_on}
+                        if len(cfg.rulesets) == 1
+                        else {"rulesets": cfg.trained_on}
                     ),
                     **run_record(argv),
                 },
@@ -748,7 +736,7 @@ def train_afterstate(
 
 
 def resume_afterstate(
-    run_dir: str | Path, overrides: list[str] = (), *, log: Callable[[str], None] = print
+    run_dir: str | Path, overrides: Sequence[str] = (), *, log: Callable[[str], None] = print
 ) -> AfterstateResult:
     """Continue the run in ``run_dir`` from its state.pt (from turn 0 in place when it was
     killed before its first save). Evaluation rows and TensorBoard points past that state

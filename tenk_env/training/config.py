@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,23 @@ class CheckpointConfig:
     keep: int = config_field("step checkpoints kept (the oldest are deleted; best.zip and last.zip always stay)", 3)
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """What validating a config derives from its keys (never read from YAML, never written)."""
+
+    #: the ruleset of the games; with rules drawn from the suite, the first of them
+    ruleset: Ruleset
+    #: every ruleset a training game may be drawn from
+    rulesets: list[Ruleset]
+    #: the ruleset's name, or the suite split the rulesets were drawn from
+    trained_on: str
+    #: (agent spec or 'self', probability) per opponent-pool entry
+    pool: list[tuple[str, float]]
+    eval_opponents: list[str]
+    #: evaluations analyse regret: regret games asked for, one ruleset, and the game solver covers it
+    regret_on: bool
+
+
 @dataclass
 class RunConfig:
     """The keys every training config starts with (PPO's and the afterstate family's)."""
@@ -190,6 +207,43 @@ class RunConfig:
     runs_dir: str = config_field("where run directories go", "runs")
     rules: Any = config_field("ruleset: a preset name, a YAML path or a mapping of ruleset fields", "classic")
     n_players: int = config_field("players per game", 2)
+    #: set by validation (parse_config, parse_afterstate_config)
+    _resolved: Resolved | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
+
+    @property
+    def resolved(self) -> Resolved:
+        if self._resolved is None:
+            raise RuntimeError("this config was not validated: build it with load_config or parse_config")
+        return self._resolved
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The ruleset of the games; with rules drawn from the suite, the first of them."""
+        return self.resolved.ruleset
+
+    @property
+    def rulesets(self) -> list[Ruleset]:
+        """Every ruleset a training game may be drawn from."""
+        return self.resolved.rulesets
+
+    @property
+    def trained_on(self) -> str:
+        return self.resolved.trained_on
+
+    @property
+    def pool(self) -> list[tuple[str, float]]:
+        """(agent spec or 'self', probability) per pool entry."""
+        return self.resolved.pool
+
+    @property
+    def eval_opponents(self) -> list[str]:
+        return self.resolved.eval_opponents
+
+    @property
+    def regret_on(self) -> bool:
+        """Whether evaluations analyse regret: ``eval.regret_games`` > 0 and the game solver
+        covers the ruleset and player count."""
+        return self.resolved.regret_on
 
 
 @dataclass
@@ -214,55 +268,18 @@ class TrainConfig(RunConfig):
     eval: EvalConfig = config_field("evaluation matches during training", factory=EvalConfig)
     checkpoint: CheckpointConfig = config_field("checkpoints", factory=CheckpointConfig)
 
-    # resolved by parse_config, not read from YAML
-    _ruleset: Ruleset | None = field(default=None, repr=False, compare=False, metadata={"internal": True})
-    parse_pool: list[tuple[str, float]] = field(
-        default_factory=list, repr=False, compare=False, metadata={"internal": True}
-    )
-    _eval_opponents: list[str] = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
-    _regret_on: bool = field(default=False, repr=False, compare=False, metadata={"internal": True})
-    #: the rulesets a game is drawn from (one: a game of ``_ruleset``), and their description
-    _rulesets: list = field(default_factory=list, repr=False, compare=False, metadata={"internal": True})
-    _trained_on: str = field(default="", repr=False, compare=False, metadata={"internal": True})
-
-    @property
-    def ruleset(self) -> Ruleset:
-        """The ruleset of the games; with rules drawn from the suite, the first of them."""
-        assert self._ruleset is not None, "use parse_config / load_config"
-        return self._ruleset
-
-    @property
-    def rulesets(self) -> list[Ruleset]:
-        """Every ruleset a training game may be drawn from."""
-        return self._rulesets
-
     @property
     def from_suite(self) -> bool:
         """Whether each game draws its ruleset from the suite's train split."""
         return isinstance(self.rules, dict) and "suite" in self.rules
 
     @property
-    def pool(self) -> list[tuple[str, float]]:
-        """(agent spec or 'self', probability) per pool entry."""
-        return self._pool
-
-    @property
-    def eval_opponents(self) -> list[str]:
-        return self._eval_opponents
-
-    @property
     def best_by(self) -> str:
-        return self.eval.best_by or self._eval_opponents[-1]
-
-    @property
-    def regret_on(self) -> bool:
-        """Whether evaluations analyse regret: ``eval.regret_games`` > 0 and the game solver
-        covers the ruleset and player count."""
-        return self._regret_on
+        return self.eval.best_by or self.eval_opponents[-1]
 
     @property
     def selfplay_on(self) -> bool:
-        return any(spec == SELF for spec, _ in self._pool)
+        return any(spec == SELF for spec, _ in self.pool)
 
 
 # --------------------------------------------------------------------------- semantic checks
@@ -531,10 +548,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             f"eval.best_by = {ev.best_by!r}{did_you_mean(ev.best_by, opps)}: it must be one of "
             f"the evaluation opponents ({', '.join(opps)})"
         )
-    cfg._ruleset, cfg._pool, cfg._eval_opponents = rules, pool, opps
-    cfg._rulesets, cfg._trained_on = pool_rules, suite or rules.name
     # regret needs each ruleset's game solved: kept to the one-ruleset runs (the suite measures the others)
-    cfg._regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
+    regret_on = ev.regret_games > 0 and not suite and is_solvable(rules, cfg.n_players)
+    cfg._resolved = Resolved(rules, pool_rules, suite or rules.name, pool, opps, regret_on)
     return cfg
 
 
@@ -559,7 +575,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     )
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str], cls: type = TrainConfig) -> dict[str, Any]:
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], cls: type = TrainConfig) -> dict[str, Any]:
     """``key=value`` overrides (dotted keys, YAML values) applied to raw config data of ``cls``."""
     data = _deepcopy(data)
     sections = {f.name: typing.get_type_hints(cls)[f.name] for f in public_fields(cls)}
@@ -607,7 +623,7 @@ def _deepcopy(d: Any) -> Any:
     return d
 
 
-def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
     """Read, override, validate. The run name defaults to the file's stem."""
     path = Path(path)
     data = apply_overrides(read_yaml(path), list(overrides))

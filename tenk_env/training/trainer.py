@@ -44,7 +44,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -406,7 +406,7 @@ class Trainer:
             n_actions=n_actions(cfg.ruleset),
             policy=cfg.ppo.policy,
             num_timesteps=self.step,
-            trained_on=cfg._trained_on,
+            trained_on=cfg.trained_on,
             run=cfg.name,
             **extra,
         )
@@ -420,7 +420,7 @@ class Trainer:
         p = self.paths
         atomic_write_text(p["config"], _config_text(self.cfg, p["config"]))
         cfg, r = self.cfg, self.cfg.ruleset
-        game = game_meta(None if cfg.rules_obs else r, cfg._trained_on)
+        game = game_meta(None if cfg.rules_obs else r, cfg.trained_on)
         fields = game.pop("ruleset", None)  # written last: the long part
         info = {
             "run": cfg.name,
@@ -1272,7 +1272,11 @@ def _reached(run_dir: Path) -> str:
 
 
 def resume(
-    run_dir: str | Path, overrides: list[str] = (), *, progress: bool = True, log: Callable[[str], None] | None = None
+    run_dir: str | Path,
+    overrides: Sequence[str] = (),
+    *,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Continue the run in ``run_dir`` from its newest checkpoint that loads (``overrides`` may
     change, e.g., ``total_steps`` or PPO hyperparameters, never the game or the network).
