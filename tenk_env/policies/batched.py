@@ -8,7 +8,7 @@ game:
 
 * ``hold:N``, ``greedy:N``, ``dicenow``, ``breakeven``: the heuristic bots of
   :mod:`tenk_env.policies.heuristic`, vectorised (one compiled loop over the games). They take the
-  same decision as the scalar bots in every state (tests/test_vector.py), floating-point
+  same decision as the scalar bots in every state (tests/core/test_vector.py), floating-point
   comparisons included: the worths are computed with the same operations in the same order.
 * ``maxscore``: :func:`tenk_env.solve.policy.pick` over the turn solver's value table, in
   one compiled loop, with pick's comparisons and tie-break (``optimal`` has no batched
@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
@@ -41,6 +42,7 @@ from tenk_env.policies.heuristic import BreakEvenAgent, DiceNowAgent, GreedyAgen
 from tenk_env.policies.optimal import MaxScoreAgent, turn_solution
 from tenk_env.registry import BatchedPolicy, ScalarPolicyAdapter, make_batched
 from tenk_env.rules import Ruleset
+from tenk_env.solve.kernels.rules import better_keep, ends_turn
 from tenk_env.vector import BatchedGame
 from tenk_env.vector.layout import (
     F_CURRENT,
@@ -62,7 +64,6 @@ from tenk_env.vector.layout import (
     RC_END,
     RC_MAXROLLS,
     RC_P,
-    njit,
     table_arrays,
 )
 from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
@@ -467,12 +468,13 @@ def _maxscore_kernel(ix, S, PS, rc, keep_pts, keep_list, keep_cnt, keep_rank, va
                 cv = values[k, onb, r2i, n2, T2]
             if _can_bank(c, onb == 1, score, total + pts, n == dice, can_roll):
                 ce = float(T2 * unit)
-                if ce >= cv or not can_roll:
+                if ends_turn(ce, cv) or not can_roll:
                     cv, end = ce, True
             elif not can_roll:
                 cv, end = 0.0, True
             rank = keep_rank[rid, m]
-            if best < 0 or cv > best_c or (cv == best_c and rank < best_rank):
+            # keeps come in the roll's order, not the tie order: a tie goes to the lower rank
+            if best < 0 or better_keep(cv, best_c) or (cv == best_c and rank < best_rank):
                 best, best_c, best_rank, best_end = m, cv, rank, end
         out[b] = best | 64 if best_end else best
 

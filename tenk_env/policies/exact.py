@@ -15,10 +15,10 @@
   the above, and against ``optimal`` their exact distance from perfect play.
 
 The bots are followed through their batched forms (:mod:`tenk_env.policies.batched`), the same
-decision code that matches and tournaments run and that ``tests/test_vector.py`` holds to
+decision code that matches and tournaments run and that ``tests/core/test_vector.py`` holds to
 the scalar agents move for move: the exact evaluator poses each position to the batched
 agent in a :class:`~tenk_env.vector.BatchedGame` set to it and reads the move back, so
-every bot's logic stays in one place. ``tests/test_exact.py`` checks the tabulated moves
+every bot's logic stays in one place. ``tests/solve/test_exact.py`` checks the tabulated moves
 against the scalar agents, roll by roll.
 
 Speed: a bot's moves depend on the score situation only through a few quantities (the
@@ -26,7 +26,7 @@ entry flag, dicenow's bars, breakeven's weight, the lead in a final turn...).
 :meth:`BotPolicy.situation_key` names them, reading them with the bots' own functions
 where the bots have them (``dicenow_bar``, ``breakeven_weight``), so that situations that
 must get the same moves share one tabulation: a few dozen instead of one per score state.
-``tests/test_exact.py`` tabulates sampled situations one by one and compares them with
+``tests/solve/test_exact.py`` tabulates sampled situations one by one and compares them with
 their key's tabulation, so a key that merged two situations a bot tells apart fails there.
 """
 
@@ -41,10 +41,6 @@ import numpy as np
 from numba import njit
 
 from tenk_env.game import Game
-from tenk_env.policies import afterstate as _afterstate_mod
-from tenk_env.policies import batched as _batched
-from tenk_env.policies import heuristic as _heuristic
-from tenk_env.policies import optimal as _optimal
 from tenk_env.policies.afterstate import AfterstateAgent
 from tenk_env.policies.base import AGENTS, AgentError, make_agent
 from tenk_env.policies.batched import batched_agent
@@ -60,9 +56,8 @@ from tenk_env.policies.heuristic import (
 )
 from tenk_env.policies.optimal import MaxScoreAgent
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
-from tenk_env.solve import spec as spec_module
-from tenk_env.solve import turn as _turn
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
+from tenk_env.solve.cache import closure_hash
 from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (
@@ -73,7 +68,6 @@ from tenk_env.solve.evaluate import (
     Tabulated,
     cached_eval,
     class_rolls,
-    code_hash,
     eval_cache_key,
     evaluate_policies,
     optimal_key,
@@ -379,7 +373,8 @@ def _afterstate(spec: str) -> AfterstateAgent:
 
 
 def _afterstate_code() -> str:
-    return code_hash(_afterstate_mod.__file__, spec_module.__file__)
+    # the agent's values come from its module, the last turns from the evaluator's optimal policy
+    return closure_hash(AfterstateAgent.__module__, f"{__name__}:afterstate_policy")
 
 
 def _afterstate_key(agent: AfterstateAgent) -> str:
@@ -405,7 +400,9 @@ def afterstate_policy(agent: AfterstateAgent, sol: GameSolution) -> SelfValued:
 
 # ---------------------------------------------------------------------- bots, asked move by move
 def _bot_code() -> str:
-    return code_hash(__file__, _batched.__file__, _heuristic.__file__, _optimal.__file__, _turn.__file__)
+    # one code part for every bot: BotPolicy reads them all, and the heuristic bots' batched forms
+    # are one compiled kernel that branches on the bot (maxscore's sits in the same module)
+    return closure_hash(f"{__name__}:BotPolicy")
 
 
 class BotPolicy(Tabulated):
@@ -432,7 +429,7 @@ class BotPolicy(Tabulated):
         self.N = spec.n_dice
         ta = table_arrays(self.rules)
         # one roll stands for its class: the bots' moves depend on the roll only through the
-        # keeps it offers (tests/test_exact.py asks every roll of every class)
+        # keeps it offers (tests/solve/test_exact.py asks every roll of every class)
         self.rep_rid = np.array([ta.roll_index[rolls[0]] for rolls in class_rolls(spec)], np.int64)
         self.keep_pts = ta.keep_pts.astype(np.int64)
         self.ctx = context(get_tables(self.rules))

@@ -16,7 +16,8 @@
   own win probability (:mod:`tenk_env.solve.equilibrium`).
 * :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
 
-Solutions are cached on disk by ruleset hash (``$TENK_CACHE`` or ``~/.cache/tenk``). The
+Solutions are cached on disk by ruleset hash and the code that computes them
+(:func:`tenk_env.solve.cache.result_key`; ``$TENK_CACHE`` or ``~/.cache/tenk``). The
 inner loops are compiled with numba (cached too, so only the first run compiles).
 """
 

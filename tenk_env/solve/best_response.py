@@ -7,7 +7,7 @@ opponent's turn at (b, a) is a fixed linear function of the responder's value at
 y = c + q (1 - x) (:func:`tenk_env.solve.evaluate.evaluate_policies` computes it), and
 the responder's turn is the solver's own backward induction against the opponent's
 values, x = F(1 - y), F convex piecewise linear. Newton steps on that pair (policy
-iteration), then plain iteration, as in :func:`tenk_env.solve.kernels.solve_game`.
+iteration), then plain iteration, as in :func:`tenk_env.solve.kernels.game.solve_game`.
 
 The responder's final turn (after the opponent reached the target) is optimal play: the
 opponent has no moves left. Its turn caps are the optimal solver's (``opt_tcap``): no
@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K
-from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.cache import closure_hash, load_arrays, result_key, save_arrays
 from tenk_env.solve.evaluate import (
     THETA,
     ExactPolicy,
@@ -39,8 +38,6 @@ from tenk_env.solve.evaluate import (
     SelfValued,
     TabSide,
     by_status,
-    code_hash,
-    evaluator_hash,
     make_side,
     mover_states,
     penalty_solve,
@@ -49,7 +46,12 @@ from tenk_env.solve.evaluate import (
     reach_all,
     rf_optimal,
 )
-from tenk_env.solve.game import EPS, TOL, GameSolution, check_exact_rules, forced_extension, solve_game, state_masks
+from tenk_env.solve.game import GameSolution, check_exact_rules, solve_game, state_masks
+from tenk_env.solve.kernels import evaluation as eval_k
+from tenk_env.solve.kernels import game as game_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
+from tenk_env.solve.shared import EPS, TOL, forced_extension
 from tenk_env.solve.spec import SolverError
 
 __all__ = ["BestResponse", "solve_best_response", "br_cache_key", "BR_VERSION"]
@@ -60,7 +62,7 @@ BR_VERSION = 1
 
 def br_cache_key(opponent_key: str) -> str:
     """Content key of the best response to a policy with content key ``opponent_key``."""
-    return f"br({opponent_key})-{BR_VERSION}-{code_hash(__file__)}"
+    return f"br({opponent_key})-{BR_VERSION}-{closure_hash(__name__)}"
 
 
 @dataclass
@@ -114,18 +116,18 @@ class BestResponse:
         """The responder's within-turn values at turn-start state (a, b, fa, fb) (statuses:
         :meth:`GameSolution.status`): (V, bv, Tcap, value of a forfeit (of a bust too, without
         a bust penalty), forced value), the moves it chooses from, as
-        :func:`~tenk_env.solve.kernels.self_outcomes` chooses them."""
+        :func:`~tenk_env.solve.kernels.evaluation.self_outcomes` chooses them."""
         sol, s = self.sol, self.sol.spec
-        a2, fa2 = K.bust_target(s.prm, a, fa)
+        a2, fa2 = rules_k.bust_target(s.prm, a, fa)
         beta = 1.0 - float(self.WB[fb, fa2, b, a2])
         forf = 1.0 - float(self.WB[fb, fa & 1, b, a])
-        Tcap = int(K.opt_tcap(s.prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, beta))
+        Tcap = int(game_k.opt_tcap(s.prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, beta))
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
         fA, fB = forced_extension(s.prm, s)
-        K.bank_values_rf(s.prm, self.WB, self.RFB, a, b, fb, Tcap + s.max_step + 1, bv)
-        K.turn_dp(
+        eval_k.bank_values_rf(s.prm, self.WB, self.RFB, a, b, fb, Tcap + s.max_step + 1, bv)
+        turn_k.turn_dp(
             s.prm,
             s.cstart,
             s.c_prob,
@@ -171,7 +173,7 @@ def solve_best_response(
     check_exact_rules(rules)
     ok = opponent.cache_key()
     key = br_cache_key(ok) if ok else None
-    disk = f"br-v{BR_VERSION}-{rules.hash}-{evaluator_hash()}-{key}-{theta:g}" if cache and key else None
+    disk = result_key(__name__, f"br-v{BR_VERSION}", rules.hash, key, f"{theta:g}") if cache and key else None
     if disk:
         got = load_arrays(disk)
         if got is not None:
@@ -245,7 +247,7 @@ def _ordered_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
             while True:
                 it += 1
                 bA = 1.0 - (cB + qB * (1.0 - x))
-                vA, qA, _ = K.self_value(
+                vA, qA, _ = eval_k.self_value(
                     s.prm,
                     s.cstart,
                     s.c_prob,
@@ -318,7 +320,7 @@ def _penalty_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
     change by less than TOL. Each round can only raise the responder's values, and a round
     that changes no move ends it. Returns (W, WB, RFB, stats) as :class:`BestResponse` holds them."""
     s, tu = sol.spec, sol.target_units
-    S = int(K.n_statuses(s.prm))
+    S = int(rules_k.n_statuses(s.prm))
     states, IDX = penalty_states(sol)
     sb = PenaltySide(opponent, sol, states, theta)
     J = max(sb.reach, sol.Leps + sol.Lx) + s.max_step + 2

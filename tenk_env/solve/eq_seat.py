@@ -3,10 +3,10 @@
 The equilibrium (:mod:`tenk_env.solve.equilibrium`) reads every player's score, so the
 N-player evaluator (:mod:`tenk_env.solve.multi`), whose fixed players read their own score
 and the leader's, cannot seat it. Here player 0 is a fixed bot (its outcome tables, as
-:func:`tenk_env.solve.multi_kernels.regular_level` reads them) and players 1..N-1 play the
+:func:`tenk_env.solve.kernels.multi.regular_level` reads them) and players 1..N-1 play the
 equilibrium's strategy: each of their turns is chosen on the mover's own chance from the
 equilibrium's tables, as the agent ``equilibrium`` plays it, while the bot's chance is carried
-along the turn by :func:`tenk_env.solve.kernels.self_eval_dp`. It is carried as its
+along the turn by :func:`tenk_env.solve.kernels.turn.self_eval_dp`. It is carried as its
 complement, the chance that someone else wins, which is 1 on an instant win and past the
 turn's cap (the mover's bank then wins surely, to the solver's truncation): that is how the
 kernel values a carried total there.
@@ -26,13 +26,15 @@ import numpy as np
 from numba import njit, prange
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
 from tenk_env.solve.equilibrium import EQ_VERSION, check_equilibrium_rules, solve_equilibrium
-from tenk_env.solve.evaluate import THETA, Tabulated, closure_hash
-from tenk_env.solve.game import EPS
-from tenk_env.solve.kernels import bankable_from, self_eval_dp
+from tenk_env.solve.evaluate import THETA, Tabulated
+from tenk_env.solve.kernels.equilibrium import eq_cap, eq_index, eq_turn_inputs
+from tenk_env.solve.kernels.multi import final_bank_values, final_cap, final_fixed
+from tenk_env.solve.kernels.rules import bankable_from, on_board
+from tenk_env.solve.kernels.turn import self_eval_dp
 from tenk_env.solve.multi import setup_players
-from tenk_env.solve.multi_kernels import eq_cap, eq_index, eq_turn_inputs, final_bank_values, final_cap, final_fixed
+from tenk_env.solve.shared import EPS
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 __all__ = ["SeatVsEquilibrium", "evaluate_beside_equilibrium"]
@@ -88,7 +90,7 @@ def final_eq(
                 Tcap = max(ycap, bankable_from(prm_f, fa))
             else:
                 a0 = e
-                fa = 1 if (entry == 0 or a0 > 0) else 0
+                fa = on_board(prm_f, a0)
                 Tcap = max(ycap - a0, bankable_from(prm_f, fa))
             n = Tcap + max_step + 2
             bv = np.empty(n)
@@ -209,7 +211,7 @@ def eqseat_level(
             for k in range(N):
                 d[k] = s[(m + k) % N]
             bo = bust_value(tu, N, d, E)
-            fa = 1 if (prm[P_ENTRY] == 0 or d[0] > 0) else 0
+            fa = on_board(prm, d[0])
             Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bx)
             nxt = (m + 1) % N
             rest = eq_index(tu, N, d, 1)
@@ -328,7 +330,7 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
 def _key(rules: Ruleset, N: int, policy: Tabulated, theta: float) -> str:
     # the code part covers every module this evaluation runs (the equilibrium's solver and the
     # N-player kernels included); the policy's key covers the bot's own code
-    return f"eqseat{N}-v{EQ_VERSION}-{rules.hash}-{closure_hash(__name__)}-{policy.cache_key()}-{theta:g}"
+    return result_key(__name__, f"eqseat{N}-v{EQ_VERSION}", rules.hash, policy.cache_key(), f"{theta:g}")
 
 
 def evaluate_beside_equilibrium(
@@ -358,6 +360,7 @@ def evaluate_beside_equilibrium(
         return None
     t0 = time.perf_counter()
     eq = solve_equilibrium(rules, N, cache=cache)
+    assert eq is not None  # None only with cached_only
     st = setup_players(rules, [policy] + [None] * (N - 1), theta)
     s, tu = st.spec, st.tu
     TRIG = np.zeros((N, st.J, tu ** (N - 1)))

@@ -7,14 +7,15 @@ and Irani 1986, the equilibrium point of Nash 1951 that backward induction finds
 perfect information): at every decision the mover takes the move of highest win probability
 for itself, valued as if everyone plays this way from then on, and the same rule serves every
 seat, so the strategy is one function of the position. On exact ties the mover keeps the
-solver kernels' tie-break (:func:`tenk_env.solve.kernels.turn_dp`: banking before rolling on,
-the first keep in the tables' order), the stated rule that makes the equilibrium unique.
+solver kernels' tie-break (:func:`tenk_env.solve.kernels.rules.ends_turn`: banking before
+rolling on; :func:`~tenk_env.solve.kernels.rules.better_keep`: the first keep in the tables'
+order), the stated rule that makes the equilibrium unique.
 
 State at the start of a turn: the banked scores read from the mover (its own first, then the
 players after it in turn order), units of :mod:`tenk_env.solve.spec`. Scores only grow, so
 score vectors are solved by decreasing score sum. The N rotations of a score vector (each
 player to move) are linked by turns that bank nothing: a cycle, solved by policy iteration
-(:func:`tenk_env.solve.multi_kernels.eq_level`) to :data:`~tenk_env.solve.game.TOL`.
+(:func:`tenk_env.solve.kernels.equilibrium.eq_level`) to :data:`~tenk_env.solve.shared.TOL`.
 
 The final round (``end: final_round``, ``one_more_roll``) is played backward from the last
 player: its final turn maximises the chance to beat the bar, the player before it maximises
@@ -32,12 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K
-from tenk_env.solve import multi_kernels as MK
-from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import code_hash, evaluator_hash
-from tenk_env.solve.game import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
+from tenk_env.solve.kernels import equilibrium as eq_k
+from tenk_env.solve.kernels import multi as multi_k
+from tenk_env.solve.kernels import rules as rules_k
 from tenk_env.solve.multi import check_multi_rules, final_turn_values, turn_tables
+from tenk_env.solve.shared import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_TARGET, SolverError, Spec, build_spec
 
 __all__ = ["Equilibrium", "solve_equilibrium", "check_equilibrium_rules", "EQ_VERSION", "MAX_ROUNDS"]
@@ -115,10 +116,10 @@ class Equilibrium:
         d = np.asarray(scores, np.int64)
         bust = int(sum(int(d[(k + 1) % N]) * tu**k for k in range(N)))
         beta = float(1.0 - self.E[:, bust].sum())  # the mover is last when the next one moves
-        fa = int(not s.rules.entry_threshold or d[0] > 0)
-        bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
+        fa = int(rules_k.on_board(s.prm, int(d[0])))
+        bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(rules_k.bankable_from(s.prm, fa)))
         Tcap = int(
-            MK.eq_turn_inputs(
+            eq_k.eq_turn_inputs(
                 s.prm,
                 tu,
                 N,
@@ -163,7 +164,7 @@ def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
     phi = np.zeros((2, J, 1))
     phi[1] = 1.0
     out = np.zeros((2, J, tu))
-    MK.final_responder(*args, 1, phi, pbmin, EPS, fA, fB, out, np.zeros((0, 0)))
+    multi_k.final_responder(*args, 1, phi, pbmin, EPS, fA, fB, out, np.zeros((0, 0)))
     last = out[0]
     if N == 2:
         TW = 1.0 - last
@@ -173,7 +174,7 @@ def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
     phi[1] = 1.0 - last
     out = np.zeros((2, J, tu * tu))
     beat = np.zeros((J, tu * tu))
-    MK.final_responder(*args, tu, phi, pbmin, EPS, fA, fB, out, beat)
+    multi_k.final_responder(*args, tu, phi, pbmin, EPS, fA, fB, out, beat)
     later = np.arange(tu * tu) // tu
     TW = (1.0 - beat) * (1.0 - last[:, later])
     return TW, TW + out[0], last
@@ -199,7 +200,7 @@ _META = ("residual", "max_rounds", "turns_solved", "cycles", "searched", "no_pur
 
 
 def _key(rules: Ruleset, N: int) -> str:
-    return f"eq{N}-v{EQ_VERSION}-{rules.hash}-{code_hash(__file__, MK.__file__)}{evaluator_hash()}"
+    return result_key(__name__, f"eq{N}-v{EQ_VERSION}", rules.hash)
 
 
 def solve_equilibrium(
@@ -256,7 +257,7 @@ def solve_equilibrium(
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
-        MK.eq_level(
+        eq_k.eq_level(
             s.prm,
             s.cstart,
             s.c_prob,

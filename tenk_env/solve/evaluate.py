@@ -16,7 +16,7 @@ scores), which a bust links linearly, so each pair is solved exactly. Two kinds:
 :func:`evaluate` is the front end for preference tables (``"optimal"``, ``"maxscore"``,
 ``"hold:N"`` or a :class:`TablePolicy`) on the same engine. The kernels' own table path
 (``eval_game``) stays as ``_evaluate_tables``, an independent check where it is exact
-(tests/test_exact.py).
+(tests/solve/test_exact.py).
 
 Tabulation: from each turn-start situation the bot's moves are followed forward over
 (rolls used, dice to roll, turn total), one representative roll per class of rolls with
@@ -40,34 +40,23 @@ linear system of the win chances to convergence (:func:`penalty_solve`).
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import game as _game
-from tenk_env.solve import kernels as K
-from tenk_env.solve import spec as spec_module
-from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.game import (
-    EPS,
-    GAME_VERSION,
-    TOL,
-    GameSolution,
-    check_exact_rules,
-    final_prm,
-    forced_extension,
-    off_board_scores,
-    solve_game,
-    state_masks,
-)
+from tenk_env.solve.cache import closure_hash, load_arrays, result_key, save_arrays
+from tenk_env.solve.game import GAME_VERSION, GameSolution, check_exact_rules, off_board_scores, solve_game, state_masks
+from tenk_env.solve.kernels import evaluation as eval_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
+from tenk_env.solve.shared import EPS, TOL, final_prm, forced_extension
 from tenk_env.solve.spec import (
     BUST,
     END_ONE_MORE_ROLL,
@@ -101,7 +90,6 @@ __all__ = [
     "tabulate",
     "class_rolls",
     "final_chances",
-    "code_hash",
     "THETA",
     "TableTabulated",
     "eval_cache_key",
@@ -184,7 +172,7 @@ def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
         # floor: its chance of an instant win when no bank can win; past its table it banks
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tt + 1))
         Q = np.zeros_like(V)
-        K.turn_dp(
+        turn_k.turn_dp(
             prm,
             s.cstart,
             s.c_prob,
@@ -212,7 +200,7 @@ def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
         out = np.zeros(20_000)
         # The policy ignores the lead: past a total that beats it, it may still roll on (and
         # bust), so its final turn is followed until it banks everywhere, not only to the lead.
-        end = K.final_turn_table(
+        end = turn_k.final_turn_table(
             prm,
             s.cstart,
             s.c_prob,
@@ -264,7 +252,7 @@ def _as_policy(rules: Ruleset, p) -> str | TablePolicy:
 
 def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None) -> EvalResult:
     """The evaluation of preference tables on the kernels' ``eval_game``: kept as an independent check of
-    :func:`evaluate_policies` (tests/test_exact.py). It assumes that a table policy banks
+    :func:`evaluate_policies` (tests/solve/test_exact.py). It assumes that a table policy banks
     once it reaches the target under ``end: immediate`` and past a lead of ``Leps``, which
     ``maxscore`` (blind to the scores) does not always do; :func:`evaluate` is exact there."""
     rules = load_ruleset(rules)
@@ -291,7 +279,7 @@ def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: Ga
             return 1, p.roll, p.bank, float(p.forfeit), p.always_bank_from()
         return 0, dummy4, dummy1, 0.0, 0
 
-    K.eval_game(
+    eval_k.eval_game(  # type: ignore[call-arg]  # numba's Dispatcher stub: __call__ takes no arguments
         s.prm,
         s.cstart,
         s.c_prob,
@@ -340,106 +328,6 @@ TAB_CHUNK = 256
 #: that never banks would otherwise be followed for ever)
 T_LIMIT = 1 << 16
 
-_HASHES: dict = {}
-
-
-def code_hash(*files) -> str:
-    """Short hash of Python source files' code (their syntax trees without docstrings, so a
-    reworded comment keeps the key). Part of every cache key of an exact result, so that a
-    changed bot or evaluator never serves results computed by the old code."""
-    key = tuple(str(f) for f in files)
-    if key not in _HASHES:
-        h = hashlib.sha256()
-        for f in key:
-            tree = ast.parse(Path(f).read_text())
-            for node in ast.walk(tree):
-                body = getattr(node, "body", None)
-                if (
-                    isinstance(body, list)
-                    and body
-                    and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)
-                ):
-                    body[0] = ast.Pass()
-            h.update(ast.dump(tree).encode())
-        _HASHES[key] = h.hexdigest()[:12]
-    return _HASHES[key]
-
-
-#: the package whose modules a result's code closure follows (third-party code is not keyed)
-_PACKAGE = "tenk_env"
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
-
-
-def _module_file(name: str) -> Path | None:
-    """The source file of project module ``name`` (None: not a module of the package)."""
-    if name != _PACKAGE and not name.startswith(_PACKAGE + "."):
-        return None
-    rel = Path(*name.split(".")[1:])
-    for f in (_PACKAGE_DIR / rel.with_suffix(".py"), _PACKAGE_DIR / rel / "__init__.py"):
-        if f.is_file():
-            return f
-    return None
-
-
-def _imports(name: str, tree: ast.AST) -> set[str]:
-    """The project modules a module's code imports (``from P import m`` names ``P.m`` when that
-    is a module, else ``P``); imports under ``if TYPE_CHECKING:`` never run and are left out."""
-    skip = {
-        id(n)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
-        for n in ast.walk(node)
-    }
-    here = name.split(".")
-    if _module_file(name).name != "__init__.py":
-        here = here[:-1]  # a module's relative imports start from its package
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            parts = here[: len(here) - node.level + 1] if node.level else []
-            base = ".".join(parts + ([node.module] if node.module else []))
-            for a in node.names:
-                sub = f"{base}.{a.name}"
-                out.add(sub if _module_file(sub) is not None else base)
-    return {m for m in out if _module_file(m) is not None}
-
-
-_CLOSURES: dict[str, list[Path]] = {}
-
-
-def code_closure(module: str) -> list[Path]:
-    """The source files of ``module`` and of every project module it imports, directly or not:
-    the code a result computed by ``module`` runs (the parent packages an import runs hold no
-    computation here). Read once per process, as :func:`code_hash` is."""
-    if module not in _CLOSURES:
-        seen: dict[str, Path] = {}
-        todo = [module]
-        while todo:
-            name = todo.pop()
-            f = _module_file(name)
-            if name in seen or f is None:
-                continue
-            seen[name] = f
-            todo.extend(_imports(name, ast.parse(f.read_text())))
-        _CLOSURES[module] = sorted(seen.values())
-    return _CLOSURES[module]
-
-
-def closure_hash(module: str) -> str:
-    """:func:`code_hash` of :func:`code_closure`: a cache key's code part that follows the code,
-    so an edit to any module a result runs re-computes it and an edit elsewhere keeps it."""
-    return code_hash(*code_closure(module))
-
-
-def evaluator_hash() -> str:
-    return code_hash(__file__, K.__file__, spec_module.__file__, _game.__file__)
-
 
 def class_rolls(spec: Spec) -> list[list[tuple[int, ...]]]:
     """The sorted rolls of each class of a game spec (``build_spec(rules, for_game=True)``):
@@ -449,6 +337,7 @@ def class_rolls(spec: Spec) -> list[list[tuple[int, ...]]]:
     for n in range(1, spec.n_dice + 1):
         groups: dict = defaultdict(list)
         for dice in itertools.combinations_with_replacement(range(1, 7), n):
+            key: tuple[int, tuple[tuple[int, int], ...]]
             info = tables.rolls[dice]
             if info.bust:
                 key = (BUST, ())
@@ -507,7 +396,7 @@ class SelfValued(ExactPolicy):
 
 def optimal_key() -> str:
     """The content key of the optimal policy (the game solution of the ruleset in the same key)."""
-    return f"optimal-{GAME_VERSION}"
+    return f"optimal-{GAME_VERSION}-{closure_hash(_game.__name__)}"
 
 
 def optimal_policy(sol: GameSolution) -> SelfValued:
@@ -596,9 +485,9 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
             mass = np.concatenate([mass, np.zeros((Kn, nr, N + 1, grow))], axis=3)
             rows = np.concatenate([rows, np.full((Kn, nr, N + 1, grow), -1, np.int32)], axis=3)
             Ta += grow
-        cnt = K.tab_frontier(mass, T, theta, pruned, sel_k, sel_r, sel_n)
+        cnt = eval_k.tab_frontier(mass, T, theta, pruned, sel_k, sel_r, sel_n)
         if cnt:
-            ne = K.tab_entries(cnt, sel_n, spec.cstart, spec.c_kind, e_sel, e_c)
+            ne = eval_k.tab_entries(cnt, sel_n, spec.cstart, spec.c_kind, e_sel, e_c)
             if nrows + cnt > dec.shape[0]:
                 dec = np.concatenate([dec, np.full((dec.shape[0] + cnt, C), -1, np.int16)])
             es = e_sel[:ne]
@@ -606,7 +495,7 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
             pts, nd, end = pol.decide(sits, sel_k[es], sel_r[es], sel_n[es], T, ec)
             pts = np.asarray(pts, np.int64)
             pts_u = pts // spec.unit
-            h = K.tab_apply(
+            h = eval_k.tab_apply(
                 T,
                 cnt,
                 sel_k,
@@ -725,7 +614,7 @@ class TabSide:
 
     def value(self, tab: Tabulation, prm: np.ndarray, fa: int) -> tuple[float, float, float]:
         s = self.spec
-        c, q, m = K.fixed_dp(
+        c, q, m = eval_k.fixed_dp(
             prm,
             s.cstart,
             s.c_prob,
@@ -748,7 +637,7 @@ class TabSide:
     def turn(self, tab: Tabulation, a: int, b: int, fa: int, fb: int, Wn: np.ndarray, RFn: np.ndarray):
         s = self.spec
         n = tab.Tt + s.max_step + 2
-        K.bank_values_rf(s.prm, Wn, RFn, a, b, fb, n, self.bv)
+        eval_k.bank_values_rf(s.prm, Wn, RFn, a, b, fb, n, self.bv)
         return self.value(tab, s.prm, fa)
 
     def final_table(self, J: int) -> np.ndarray:
@@ -765,9 +654,9 @@ def final_chances(side: TabSide, J: int) -> np.ndarray:
     shared = bool(s.prm[P_SHARED])
     prm_f = final_prm(s)
     # by status (on-board flag + 2 * busts in a row: a bot may read its busts, maxscore does)
-    S = int(K.n_statuses(s.prm))
+    S = int(rules_k.n_statuses(s.prm))
     RF = np.zeros((S, tu, J))
-    flags = [(1, range(tu))]
+    flags: list[tuple[int, range | list[int]]] = [(1, range(tu))]
     if sol.rules.entry_threshold:
         flags.append((0, off_board_scores(s, tu, sol.rules.komi // s.unit)))
     groups: dict = defaultdict(list)
@@ -819,7 +708,7 @@ class _SelfSide:
 
     def turn(self, a: int, b: int, fa: int, fb: int, Wn: np.ndarray, RFn: np.ndarray):
         s, sol, p = self.spec, self.sol, self.pol
-        c, q = K.self_side(
+        c, q = eval_k.self_side(
             s.prm,
             s.cstart,
             s.c_prob,
@@ -896,7 +785,7 @@ def reach_all(side, sol: GameSolution, mask: np.ndarray) -> None:
 
 def eval_cache_key(rules: Ruleset, ka: str, kb: str, theta: float = THETA) -> str:
     """The cache key of an exact evaluation of policies with content keys ka, kb."""
-    return f"xeval-v{EXACT_VERSION}-{rules.hash}-{evaluator_hash()}-{ka}-vs-{kb}-{theta:g}"
+    return result_key(__name__, f"xeval-v{EXACT_VERSION}", rules.hash, ka, "vs", kb, f"{theta:g}")
 
 
 def cached_eval(key: str, a: str, b: str) -> EvalResult | None:
@@ -984,7 +873,7 @@ MAX_PENALTY_SWEEPS = 10_000
 
 def outcome_rows(pol: Tabulated, spec: Spec, prm: np.ndarray, sits, theta: float):
     """Tabulate situations (rows as in :meth:`Tabulated.decide`) and play each turn forward
-    (:func:`~tenk_env.solve.kernels.tab_outcomes`): (OUT[k, T] = P(bank T), instant win, bust,
+    (:func:`~tenk_env.solve.kernels.evaluation.tab_outcomes`): (OUT[k, T] = P(bank T), instant win, bust,
     forfeit, pruned), one row per situation."""
     s = spec
     sits = np.array(sits, np.int64).reshape(-1, 5)
@@ -995,7 +884,7 @@ def outcome_rows(pol: Tabulated, spec: Spec, prm: np.ndarray, sits, theta: float
     pruned = 0.0
     for k, (t, sit) in enumerate(zip(tabs, sits)):
         out = np.zeros(t.Tt + s.max_step + 2)
-        OW[k], OB[k], OF[k], pr = K.tab_outcomes(
+        OW[k], OB[k], OF[k], pr = eval_k.tab_outcomes(
             prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, int(sit[2]) & 1, t.rows, t.dec, out
         )
         OUT[k, : len(out)] = out
@@ -1019,7 +908,7 @@ def penalty_states(sol: GameSolution) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Outcomes:
-    """One side's turns at every state (:func:`~tenk_env.solve.kernels.self_outcomes`): D (banks
+    """One side's turns at every state (:func:`~tenk_env.solve.kernels.evaluation.self_outcomes`): D (banks
     below the target), C (instant wins, and banks at the target valued against the opponent's
     final turn), QB (busts), QF (forfeits)."""
 
@@ -1041,7 +930,7 @@ class PenaltySide:
     def __init__(self, pol: ExactPolicy, sol: GameSolution, states: np.ndarray, theta: float):
         self.pol, self.sol, self.states, self.theta = pol, sol, states, theta
         s = sol.spec
-        self.S = int(K.n_statuses(s.prm))
+        self.S = int(rules_k.n_statuses(s.prm))
         self.pruned = 0.0
         self.count = 0
         if isinstance(pol, SelfValued):
@@ -1090,7 +979,7 @@ class PenaltySide:
         o = _Outcomes(len(self.states), sol.target_units)
         if isinstance(self.pol, SelfValued):
             fA, fB = forced_extension(s.prm, s)
-            K.self_outcomes(
+            eval_k.self_outcomes(
                 s.prm,
                 s.cstart,
                 s.c_prob,
@@ -1116,7 +1005,7 @@ class PenaltySide:
                 o.QF,
             )
         else:
-            K.fixed_outcomes(
+            eval_k.fixed_outcomes(
                 s.prm, self.states, self.kid, self.OUT, self.OW, self.OB, self.OF, RFn, o.D, o.C, o.QB, o.QF
             )
         return o
@@ -1132,14 +1021,14 @@ def penalty_solve(
     XB: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The win chances (XA, XB, sweeps) of two players whose turns' outcomes are A and B, at
-    every state with the player to move (:func:`~tenk_env.solve.kernels.penalty_sweep`), by
+    every state with the player to move (:func:`~tenk_env.solve.kernels.evaluation.penalty_sweep`), by
     Gauss-Seidel sweeps from XA, XB (default 1/2) until no value changes by more than
     ``TOL / 100``."""
     n = len(states)
     XA = np.full(n, 0.5) if XA is None else XA.copy()
     XB = np.full(n, 0.5) if XB is None else XB.copy()
     for sweep in range(1, MAX_PENALTY_SWEEPS + 1):
-        change = K.penalty_sweep(sol.spec.prm, states, IDX, A.D, A.C, A.QB, A.QF, B.D, B.C, B.QB, B.QF, XA, XB)
+        change = eval_k.penalty_sweep(sol.spec.prm, states, IDX, A.D, A.C, A.QB, A.QF, B.D, B.C, B.QB, B.QF, XA, XB)
         if change < TOL / 100:
             return XA, XB, sweep
     raise SolverError(
@@ -1152,7 +1041,7 @@ def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta:
     """:func:`evaluate_policies` under a bust penalty (see :func:`penalty_solve`): every
     state's turn outcome is read once per side (its moves do not depend on the values they
     lead to), then the linear system of the win chances is iterated to convergence. Works
-    without a penalty too, where it agrees with the ordered solve (tests/test_exact_penalty.py)."""
+    without a penalty too, where it agrees with the ordered solve (tests/solve/test_exact_penalty.py)."""
     t0 = time.perf_counter()
     s, rules = sol.spec, sol.rules
     states, IDX = penalty_states(sol)
@@ -1175,7 +1064,7 @@ def evaluate_penalty(sol: GameSolution, pa: ExactPolicy, pb: ExactPolicy, theta:
 # ---------------------------------------------------------------------------- table policies, named policies
 class TableTabulated(Tabulated):
     """A :class:`TablePolicy` followed by :func:`evaluate_policies`: its moves are those of
-    the kernels' choice rule on its preference tables (:func:`tenk_env.solve.kernels.table_decide`)."""
+    the kernels' choice rule on its preference tables (:func:`tenk_env.solve.kernels.evaluation.table_decide`)."""
 
     def __init__(self, pol: TablePolicy):
         self.pol, self.name = pol, pol.name
@@ -1184,7 +1073,7 @@ class TableTabulated(Tabulated):
         h = hashlib.sha256()
         for x in (self.pol.roll, self.pol.bank, np.array([self.pol.forfeit, self.pol.unit])):
             h.update(np.ascontiguousarray(x, np.float64).tobytes())
-        return f"table_{self.name.replace(':', '_')}-{h.hexdigest()[:12]}"
+        return f"table_{self.name.replace(':', '_')}-{h.hexdigest()[:12]}-{closure_hash(f'{__name__}:TableTabulated')}"
 
     def prepare(self, spec: Spec) -> None:
         if self.pol.unit != spec.unit:
@@ -1200,7 +1089,7 @@ class TableTabulated(Tabulated):
         one_more = s.prm[P_END] == END_ONE_MORE_ROLL
         maxr_k = np.where((sits[:, 4] != 0) & one_more, 1, s.prm[P_MAXROLLS]).astype(np.int64)
         out = np.zeros(len(k), np.int64)
-        K.table_decide(
+        eval_k.table_decide(
             s.prm,
             s.cstart,
             s.c_os,
@@ -1243,7 +1132,7 @@ def evaluate(
     keys = [optimal_key() if p == "optimal" else p.cache_key() for p in (pa, pb)]
     name = lambda p: p if isinstance(p, str) else p.name  # noqa: E731
     if cache:
-        got = cached_eval(eval_cache_key(rules, *keys), name(pa), name(pb))
+        got = cached_eval(eval_cache_key(rules, keys[0], keys[1]), name(pa), name(pb))
         if got is not None:
             return got
     sol = sol or solve_game(rules)

@@ -15,7 +15,7 @@ R[fb, d], with d the lead in units, is its own one-player backward induction.
 
 Turn-start values of the two players depend on each other only through busts, so states
 are solved by decreasing a + b, each state with its mirror (b, a) as a 2-variable fixed
-point (see :func:`tenk_env.solve.kernels.solve_game`), to a residual of ``TOL``.
+point (see :func:`tenk_env.solve.kernels.game.solve_game`), to a residual of ``TOL``.
 Truncation: the trigger player's turn total is followed until banking is provably best
 (exact); with forced rolls (mandatory hot dice, zilch) also until banking wins surely (to
 ``EPS``), past which a forced roll has a closed form. A final-turn deficit with a winning
@@ -23,9 +23,9 @@ chance below ``EPS`` counts as a lost cause.
 
 A bust penalty (``zilch``: three busts in a row cost 500) adds each player's bust count to
 the state: the flags become *statuses* ``flag + 2 * busts in a row`` (see
-:func:`tenk_env.solve.kernels.bust_target`), so ``W`` is ``[sa, sb, a, b]``. A penalty lowers
+:func:`tenk_env.solve.kernels.rules.bust_target`), so ``W`` is ``[sa, sb, a, b]``. A penalty lowers
 a score, which breaks the order above: the game is then solved by value iteration, sweeps
-over all states in the same order (:func:`tenk_env.solve.kernels.sweep_game`) until the
+over all states in the same order (:func:`tenk_env.solve.kernels.game.sweep_game`) until the
 largest change in a sweep is below ``TOL``. After the first few sweeps the change falls 20- to
 30-fold a sweep (zilch to 500-1,000), so the error left is below the last change.
 
@@ -41,10 +41,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K
-from tenk_env.solve.cache import cache_path, load_arrays, save_arrays
+from tenk_env.solve.cache import cache_path, load_arrays, result_key, save_arrays
+from tenk_env.solve.kernels import game as game_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
+from tenk_env.solve.shared import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance, suffix_max
 from tenk_env.solve.spec import (
-    BUST,
     END_IMMEDIATE,
     P_END,
     P_ENTRY,
@@ -54,8 +56,6 @@ from tenk_env.solve.spec import (
     P_PENAFTER,
     P_SHARED,
     P_TARGET,
-    WIN,
-    ZILCH,
     SolverError,
     Spec,
     build_spec,
@@ -68,19 +68,12 @@ __all__ = [
     "check_game_rules",
     "check_exact_rules",
     "is_solvable",
-    "final_turn_chances",
     "off_board_scores",
     "solve_minutes",
     "GAME_VERSION",
-    "EPS",
-    "TOL",
 ]
 
 GAME_VERSION = 1
-#: truncation tolerance (probability mass ignored past the caps)
-EPS = 1e-12
-#: fixed-point residual per mirror pair of turn-start states
-TOL = 1e-12
 #: refuse solves whose estimated work exceeds this many option evaluations (~1 ns each)
 MAX_WORK = 3e12
 #: refuse solves whose arrays exceed this many bytes (the machine has 24 GB, shared)
@@ -157,7 +150,7 @@ class GameSolution:
 
         A turn is followed to the target plus the final round's lead cap (``Leps``), or to the
         first bankable total when the entry threshold or minimum bank lies beyond that (an
-        entry threshold above the target): see :func:`kernels.opt_tcap`. Every kernel buffer
+        entry threshold above the target): see :func:`kernels.game.opt_tcap`. Every kernel buffer
         indexed by a turn total is sized from here, so no ruleset can write past one."""
         s = self.spec
         reach = max(self.target_units + self.Leps, int(s.prm[P_ENTRY]), int(s.prm[P_MINBANK]))
@@ -178,7 +171,7 @@ class GameSolution:
         """Whether the ruleset has a bust penalty (the state then holds both bust counts)."""
         return bool(self.spec.prm[P_PEN])
 
-    def status(self, on_board: bool, busts: int = 0) -> int:
+    def status(self, on_board: bool | int, busts: int = 0) -> int:
         """Index of a player's status on W's first two axes: ``flag + 2 * busts in a row``
         (the on-board flag alone without a bust penalty)."""
         after = int(self.spec.prm[P_PENAFTER])
@@ -205,7 +198,7 @@ class GameSolution:
     def bust_values(self, a: int, b: int, fa: int, fb: int) -> tuple[float, float]:
         """(value of a bust, value of a forfeited total) for the mover at (a, b, fa, fb):
         under a bust penalty the bust counts (and may cost points) and a forfeit does not."""
-        a2, fa2 = K.bust_target(self.spec.prm, a, fa)
+        a2, fa2 = rules_k.bust_target(self.spec.prm, a, fa)
         return 1.0 - float(self.W[fb, fa2, b, a2]), 1.0 - float(self.W[fb, fa & 1, b, a])
 
     def _units(self, points: int) -> int:
@@ -219,7 +212,7 @@ class GameSolution:
     # ------------------------------------------------------------------ one turn's values
     def bank_value(self, a: int, b: int, fb: int, T: int) -> float:
         """The mover's win probability after banking a turn total of T units at state
-        (a, b, ., fb), for any T: the formula of :func:`kernels.game_bank_values`, which
+        (a, b, ., fb), for any T: the formula of :func:`kernels.game.game_bank_values`, which
         fills the tables only up to the DP's cap (the regret analysis needs it past the cap)."""
         s = a + T
         if s < self.target_units:
@@ -249,11 +242,11 @@ class GameSolution:
         """
         s = self.spec
         beta, forf = self.bust_values(a, b, fa, fb)
-        Tcap = int(K.opt_tcap(s.prm, self.Rsup, self.pbmin, EPS, self.Lx, a, b, fa, fb, beta))
+        Tcap = int(game_k.opt_tcap(s.prm, self.Rsup, self.pbmin, EPS, self.Lx, a, b, fa, fb, beta))
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         bv = np.zeros(Tcap + s.max_step + 2)
-        K.state_value_f(
+        game_k.state_value_f(
             s.prm,
             s.cstart,
             s.c_prob,
@@ -288,13 +281,13 @@ class GameSolution:
         """Optimal values of a final turn d units behind the leader, as :meth:`turn_values`."""
         s = self.spec
         prm = final_prm(s)
-        Tcap = max(d + 1, int(K.bankable_from(prm, fa)))
+        Tcap = max(d + 1, int(rules_k.bankable_from(prm, fa)))
         nr = max(1, int(prm[P_MAXROLLS]))
         V = np.zeros((nr, s.n_dice + 1, Tcap + 1))
         Q = np.zeros_like(V)
         T = np.arange(Tcap + s.max_step + 2)
         bv = np.where(T > d, 1.0, np.where((T == d) & bool(prm[P_SHARED]), 0.5, 0.0))
-        K.turn_dp(
+        turn_k.turn_dp(
             prm,
             s.cstart,
             s.c_prob,
@@ -322,97 +315,12 @@ class GameSolution:
         return V, bv, Tcap, 0.0, (fA if fA >= 0 else None)
 
 
-def forced_extension(prm: np.ndarray, spec: Spec) -> tuple[float, float]:
-    if not K.needs_extension(prm):
-        return -1.0, 0.0
-    fA, fB = K.forced_value(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_d)
-    return float(fA), float(fB)
-
-
-def final_prm(spec: Spec) -> np.ndarray:
-    prm = spec.prm.copy()
-    if prm[P_END] == 2:  # one_more_roll: the final turn is a single roll
-        prm[P_MAXROLLS] = 1
-    return prm
-
-
-def hunt_floor(spec: Spec, prm: np.ndarray) -> float:
-    """Best chance of an instant-win roll in a turn whose banks are all worthless.
-
-    With no bank worth anything the turn total is irrelevant: the value depends only on
-    (rolls used, dice to roll), a small fixed point. 0 when no roll wins at once.
-    """
-    if not (spec.c_kind == WIN).any():
-        return 0.0
-    N, maxr = spec.n_dice, int(prm[P_MAXROLLS])
-    nr = max(1, maxr)
-    V = np.zeros((nr + 1, N + 1))  # row nr: no roll left
-    for _ in range(100_000):
-        old = V.copy()
-        for r in range(nr):
-            r2 = r + 1
-            nxt = r2 if maxr else 0
-            can = maxr == 0 or r2 < maxr
-            for n in range(1, N + 1):
-                v = 0.0
-                for c in range(spec.cstart[n], spec.cstart[n + 1]):
-                    k, p = spec.c_kind[c], spec.c_prob[c]
-                    if k == WIN:
-                        v += p
-                    elif k == ZILCH:
-                        v += p * (V[nxt, N] if can else 0.0)
-                    elif k != BUST and can:
-                        v += p * max(V[nxt, n - d if n - d else N] for d in spec.o_d[spec.c_os[c] : spec.c_oe[c]])
-                V[r, n] = v
-        if np.abs(V - old).max() < 1e-15:
-            break
-    return float(V[0, N])
-
-
-def _final_table(spec: Spec, prm: np.ndarray, fa: int, shared: bool, ext: int, dmax: int) -> np.ndarray:
-    """R row for a final player on board ``fa``; its last entry is the floor used past it."""
-    out = np.zeros(dmax)
-    dummy3 = np.zeros((1, 1, 1))
-    dummy1 = np.zeros(1)
-    floor = hunt_floor(spec, prm)
-    end = K.final_turn_table(
-        prm,
-        spec.cstart,
-        spec.c_prob,
-        spec.c_kind,
-        spec.c_os,
-        spec.c_oe,
-        spec.o_p,
-        spec.o_d,
-        fa,
-        shared,
-        EPS,
-        dmax,
-        True,
-        dummy3,
-        dummy1,
-        0.0,
-        0,
-        ext,
-        out,
-        floor,
-    )
-    if end < 0:
-        raise SolverError(
-            f"ruleset {spec.rules.name!r}: the chance of scoring {dmax * spec.unit} points in one "
-            f"turn is still above {EPS}; the solver's truncation cannot bound it"
-        )
-    row = out[: end + 1].copy()
-    row[-1] = floor
-    return row
-
-
 def estimate(spec: Spec, Leps: int) -> tuple[float, float]:
     """(option evaluations, bytes) a solve of this spec would take, roughly."""
     tu = int(spec.prm[P_TARGET])
     flags = 1 if not spec.rules.entry_threshold else 1.05
     depth = tu / 2 + (Leps / 2 if spec.prm[P_END] != END_IMMEDIATE else 0)
-    S = int(K.n_statuses(spec.prm))
+    S = int(rules_k.n_statuses(spec.prm))
     if spec.prm[P_PEN]:
         # every state once per sweep, one induction each; the free-roll cap keeps turns short
         flags *= (S / 2) ** 2 * EXPECTED_SWEEPS / 2.5
@@ -443,7 +351,7 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     """The turn-start states to solve: the on-board grid (``grid``), and with an entry threshold
     the scores a player not yet on the board can have: 0, the komi, and under a bust penalty
     what penalties leave of the komi."""
-    S = int(K.n_statuses(spec.prm))
+    S = int(rules_k.n_statuses(spec.prm))
     on, off = np.arange(1, S, 2), np.arange(0, S, 2)
     mask = np.zeros((S, S, tu, tu), dtype=np.bool_)
     if grid:
@@ -451,10 +359,10 @@ def state_masks(spec: Spec, tu: int, komi_u: int, grid: bool) -> np.ndarray:
     if spec.rules.entry_threshold:
         offs = off_board_scores(spec, tu, komi_u)
         for s0 in offs:
-            mask[np.ix_(off, on, [s0], np.arange(tu))] = True
-            mask[np.ix_(on, off, np.arange(tu), [s0])] = True
+            mask[np.ix_(off, on, np.array([s0]), np.arange(tu))] = True
+            mask[np.ix_(on, off, np.arange(tu), np.array([s0]))] = True
             for s1 in offs:
-                mask[np.ix_(off, off, [s0], [s1])] = True
+                mask[np.ix_(off, off, np.array([s0]), np.array([s1]))] = True
     return mask
 
 
@@ -476,7 +384,7 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
     bv = np.zeros(Tmax + s.max_step + 2)
     stats = np.zeros(4)
     for hi, lo, done in _slices(2 * sol.target_units - 2):
-        K.solve_game(
+        game_k.solve_game(
             s.prm,
             s.cstart,
             s.c_prob,
@@ -526,13 +434,13 @@ def _slices(top: int):
 
 
 def free_roll_table(sol: GameSolution) -> tuple[np.ndarray, float]:
-    """(table, bust chance) for :func:`kernels.free_roll_values`, or an empty table where it
+    """(table, bust chance) for :func:`kernels.game.free_roll_values`, or an empty table where it
     does not apply."""
     s = sol.spec
-    if not K.free_roll_applies(s.prm, float(s.p_bust[s.n_dice])) or s.n_dice < 2:
+    if not game_k.free_roll_applies(s.prm, float(s.p_bust[s.n_dice])) or s.n_dice < 2:
         return np.zeros((0, 0)), 0.0
     free = np.zeros((2, sol.R.shape[1] + s.max_step + 2))
-    K.free_roll_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, sol.R, free)
+    game_k.free_roll_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, sol.R, free)
     return free, float(s.p_bust[1 : s.n_dice].min())
 
 
@@ -546,7 +454,7 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
     for sweep in range(MAX_SWEEPS):
         st = np.zeros(4)
         for hi, lo, done in _slices(2 * sol.target_units - 2):
-            K.sweep_game(
+            game_k.sweep_game(
                 s.prm,
                 s.cstart,
                 s.c_prob,
@@ -630,36 +538,8 @@ def fair_komi(sol: GameSolution) -> dict:
     return {"komi": best * u, "p_first": p(best), "candidates": {lo * u: p(lo), hi * u: p(hi)}}
 
 
-def _suffix_max(R: np.ndarray) -> np.ndarray:
-    return np.maximum.accumulate(R[:, ::-1], axis=1)[:, ::-1].copy()
-
-
-def min_bust_chance(spec: Spec) -> float:
-    """The smallest chance of busting on a roll of 1 to num_dice dice (``pbmin`` of the
-    sure-bank cap :func:`kernels.opt_tcap`)."""
-    return float(spec.p_bust[1:].min())
-
-
-def final_turn_chances(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
-    """(R, Rsup) of a 2-player game: ``R[fb, d]`` the trailing player's chance in its final turn
-    (on board fb) d units behind the leader, to the truncation :data:`EPS` (its last entry
-    holds past it), and ``Rsup`` its suffix maximum. A one-player problem, solved once for
-    every lead; one row of zeros under an immediate end."""
-    if spec.prm[P_END] == END_IMMEDIATE:
-        R = np.zeros((2, 1))
-    else:
-        prm_f = final_prm(spec)
-        shared = bool(spec.prm[P_SHARED])
-        rows = [_final_table(spec, prm_f, fb, shared, 0, 20_000) for fb in (0, 1)]
-        R = np.zeros((2, max(len(r) for r in rows)))
-        for fb, r in enumerate(rows):
-            R[fb, : len(r)] = r
-            R[fb, len(r) :] = r[-1]
-    return R, _suffix_max(R)
-
-
 def _cache_key(rules: Ruleset) -> str:
-    return f"game-v{GAME_VERSION}-{rules.hash}"
+    return result_key(__name__, f"game-v{GAME_VERSION}", rules.hash)
 
 
 def is_cached(rules: Ruleset | str) -> bool:
@@ -682,7 +562,7 @@ def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool
             return _from_arrays(rules, spec, got)
     t0 = time.perf_counter()
     tu = int(spec.prm[P_TARGET])
-    # forced rolls past the caps take a closed form (see kernels.forced_value), so no
+    # forced rolls past the caps take a closed form (see kernels.rules.forced_value), so no
     # extension of the turn totals is needed; Lx stays in the kernels' signatures as 0
     Lx = 0
     R, Rsup = final_turn_chances(spec)
@@ -695,7 +575,7 @@ def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool
             f"on this machine (limits {MAX_BYTES / 2**30:.0f} GB, {MAX_WORK / 1e9 / 60:.0f} minutes); "
             "lower the target or coarsen the scoring values (their common divisor sets the unit)"
         )
-    S = int(K.n_statuses(spec.prm))
+    S = int(rules_k.n_statuses(spec.prm))
     sol = GameSolution(rules, spec, np.zeros((S, S, tu, tu)), R, Rsup, int(Lx), int(Leps), min_bust_chance(spec))
     stats = _run(sol, state_masks(spec, tu, rules.komi // spec.unit, grid=True), sol.W, progress)
     if not rules.entry_threshold:
@@ -735,7 +615,7 @@ def solve_game(rules: Ruleset | str, *, cache: bool = True, with_fair_komi: bool
 def _from_arrays(rules: Ruleset, spec: Spec, a: dict) -> GameSolution:
     Lx, Leps, pbmin, pairs, calls, res, its, secs = a["meta"]
     R = a["R"]
-    sol = GameSolution(rules, spec, a["W"], R, _suffix_max(R), int(Lx), int(Leps), float(pbmin))
+    sol = GameSolution(rules, spec, a["W"], R, suffix_max(R), int(Lx), int(Leps), float(pbmin))
     sol.stats = {
         "pairs": int(pairs),
         "dp_calls": int(calls),

@@ -8,12 +8,12 @@ State at the start of a turn: every player's banked score (units of
 :mod:`tenk_env.solve.spec`, all below the target) and the player to move. On-board flags
 follow from the scores (a score above 0 is on the board; komi is 0). Scores only grow, so
 score vectors are solved by decreasing score sum; the N movers at one score vector are
-linked by busts, a cycle solved exactly (:func:`tenk_env.solve.multi_kernels.regular_level`).
+linked by busts, a cycle solved exactly (:func:`tenk_env.solve.kernels.multi.regular_level`).
 
 A fixed player's turn is a Markov chain: from its tabulated moves (the 2-player
 evaluator's :func:`~tenk_env.solve.evaluate.tabulate`, asked with the leader's score as
 the opponent's, which is all the zoo's bots read) it banks T with a probability read once
-per situation. The responder's turn is :func:`tenk_env.solve.kernels.turn_dp`, the
+per situation. The responder's turn is :func:`tenk_env.solve.kernels.turn.turn_dp`, the
 kernel of the 2-player solver, so ``br:`` agents choose with its tie-break.
 
 The final round (``end: final_round``, ``one_more_roll``): the player who first banks to
@@ -21,8 +21,8 @@ the target triggers it, every other player has one more turn in seat order, and 
 highest score wins, a tie going to the player who got there first. A final turn only
 matters through the *bar* (the highest score so far) and who holds it, so the round is a
 short chain of tables over (bar, scores of the players still to move)
-(:func:`~tenk_env.solve.multi_kernels.final_fixed`,
-:func:`~tenk_env.solve.multi_kernels.final_responder`). Bars are followed to
+(:func:`~tenk_env.solve.kernels.multi.final_fixed`,
+:func:`~tenk_env.solve.kernels.multi.final_responder`). Bars are followed to
 ``target + J`` units (past every total a turn reaches with probability above the solver's
 truncation ``EPS``).
 
@@ -39,19 +39,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K
-from tenk_env.solve import multi_kernels as MK
-from tenk_env.solve.cache import load_arrays, save_arrays
-from tenk_env.solve.evaluate import THETA, Tabulated, code_hash, evaluator_hash, outcome_rows
-from tenk_env.solve.game import (
-    EPS,
-    TOL,
-    check_exact_rules,
-    final_prm,
-    final_turn_chances,
-    forced_extension,
-    min_bust_chance,
-)
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
+from tenk_env.solve.evaluate import THETA, Tabulated, outcome_rows
+from tenk_env.solve.game import check_exact_rules
+from tenk_env.solve.kernels import multi as multi_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
+from tenk_env.solve.shared import EPS, TOL, final_prm, final_turn_chances, forced_extension, min_bust_chance
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_TARGET, WIN, SolverError, Spec, build_spec
 
 __all__ = [
@@ -108,10 +102,6 @@ def check_multi_rules(rules: Ruleset, n_players: int) -> None:
             f"{mem / 2**30:.0f} GB (limit {MAX_BYTES / 2**30:.0f} GB); lower the target "
             "(tenk solve ... --target 2000) or the number of players"
         )
-
-
-def _code() -> str:
-    return code_hash(__file__, MK.__file__) + evaluator_hash()
 
 
 @dataclass
@@ -275,7 +265,7 @@ def setup_players(rules: Ruleset, players: list, theta: float) -> _Setup:
     # beaten with chance <= EPS, so a bar past target + J counts as target + J - 1.
     J1 = max([_reach(d[1]) for d in regular.values()] + [1])
     J = max(R.shape[1], J1 + (N - 1) * (spec.max_step + 1)) + 2
-    fixed = []
+    fixed: list[_Fixed | None] = []
     for p in players:
         if p is None:
             fixed.append(None)
@@ -334,7 +324,7 @@ def _stack(fixed: list, tu: int, J: int):
     return KID, np.concatenate(rows), np.concatenate(DW), np.concatenate(DQ), FB
 
 
-def _final_chain(st: _Setup, x: int, t: int) -> list:
+def _final_chain(st: _Setup, x: int, t: int) -> dict:
     """The final round after player t triggers, as tables from the last player's turn back
     to the first: ``out[k]`` (k = 1..N-1, queue position) is ``[hx, bar - target, rest]``,
     the focus player x's win chance with queue player k to move, ``rest`` the scores of
@@ -351,7 +341,7 @@ def _final_chain(st: _Setup, x: int, t: int) -> list:
         out = np.zeros((2, Jk, Pk))
         f = st.fixed[i]
         if f is None:
-            MK.final_responder(
+            multi_k.final_responder(
                 st.prm_f,
                 s.cstart,
                 s.c_prob,
@@ -374,7 +364,7 @@ def _final_chain(st: _Setup, x: int, t: int) -> list:
             )
         else:
             FKID = f.FKID
-            MK.final_fixed(tu, N, int(i == x), Jk, Pk, FKID, f.FDIST, f.FW, phi, out)
+            multi_k.final_fixed(tu, N, int(i == x), Jk, Pk, FKID, f.FDIST, f.FW, phi, out)
         tables[k] = out
         phi = out
     return tables
@@ -415,7 +405,7 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
-        MK.regular_level(
+        multi_k.regular_level(
             s.prm,
             s.cstart,
             s.c_prob,
@@ -481,7 +471,7 @@ class MultiEval:
 
 
 def _cache_keys(kind: str, rules: Ruleset, keys: list, theta: float) -> str:
-    return f"multi{kind}-v{MULTI_VERSION}-{rules.hash}-{_code()}-{'-'.join(keys)}-{theta:g}"
+    return result_key(__name__, f"multi{kind}-v{MULTI_VERSION}", rules.hash, *keys, f"{theta:g}")
 
 
 def evaluate_multi(
@@ -582,10 +572,10 @@ class MultiBestResponse:
         pw = tu ** np.arange(N, dtype=np.int64)
         idx = int((sv * pw).sum())
         beta = float(self.U1[idx])
-        fa = int(not s.rules.entry_threshold or sv[0] > 0)
-        bv = np.zeros(tu - int(sv[0]) + self.FB.shape[2] + s.max_step + 4 + int(K.bankable_from(s.prm, fa)))
+        fa = int(rules_k.on_board(s.prm, int(sv[0])))
+        bv = np.zeros(tu - int(sv[0]) + self.FB.shape[2] + s.max_step + 4 + int(rules_k.bankable_from(s.prm, fa)))
         Tcap = int(
-            MK.br_turn_inputs(
+            multi_k.br_turn_inputs(
                 s.prm, tu, N, 0, idx, sv, self.U1, self.FB, pw, min_bust_chance(s), EPS, beta, s.max_step, bv
             )
         )
@@ -613,7 +603,7 @@ def turn_tables(spec: Spec, prm: np.ndarray, fa: int, Tcap: int, bv: np.ndarray,
     V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
     Q = np.zeros_like(V)
     fA, fB = forced_extension(prm, s)
-    K.turn_dp(
+    turn_k.turn_dp(
         prm,
         s.cstart,
         s.c_prob,
@@ -649,11 +639,11 @@ def final_turn_values(spec: Spec, phi: np.ndarray, r1: int, bar: int, a: int):
     tu = int(s.prm[P_TARGET])
     prm_f = final_prm(s)
     beta = float(phi[0, min(bar - tu, phi.shape[1] - 1), r1])
-    fa = int(not s.rules.entry_threshold or a > 0)
-    ycap = int(MK.final_cap(prm_f, tu, bar, phi, r1, beta, min_bust_chance(s), EPS))
-    Tcap = max(ycap - a, int(K.bankable_from(prm_f, fa)))
+    fa = int(rules_k.on_board(s.prm, a))
+    ycap = int(multi_k.final_cap(prm_f, tu, bar, phi, r1, beta, min_bust_chance(s), EPS))
+    Tcap = max(ycap - a, int(rules_k.bankable_from(prm_f, fa)))
     bv = np.zeros(Tcap + s.max_step + 2)
-    MK.final_bank_values(tu, bar, a, phi, r1, beta, bv)
+    multi_k.final_bank_values(tu, bar, a, phi, r1, beta, bv)
     return turn_tables(s, prm_f, fa, Tcap, bv, beta)
 
 

@@ -1,6 +1,6 @@
 """Choosing a move in a live :class:`~tenk_env.game.Game` from solver value tables.
 
-:func:`pick` applies exactly the kernel's tie-break (see :mod:`tenk_env.solve.kernels`),
+:func:`pick` applies exactly the kernels' tie-break (:mod:`tenk_env.solve.kernels.rules`),
 so an agent built on it plays the policy that :mod:`tenk_env.solve.evaluate` evaluates.
 It is :func:`choose` over :func:`move_values`: the regret analysis
 (:mod:`tenk_env.solve.regret`) values the legal moves with the same function, so the
@@ -14,7 +14,12 @@ from collections.abc import Callable
 import numpy as np
 
 from tenk_env.game import Game
+from tenk_env.solve.kernels.rules import better_keep, ends_turn
 from tenk_env.tables import Keep
+
+# the kernels' own tie-break, run as plain Python: one statement of it for both
+_ends_turn = ends_turn.py_func
+_better_keep = better_keep.py_func
 
 __all__ = ["pick", "move_values", "choose", "roll_index"]
 
@@ -53,6 +58,7 @@ def move_values(
     T0 = game.turn_total // unit
     rolls = game.rolls
     _, r2i = roll_index(max_rolls, rolls)
+    assert game.info is not None  # set in the DECIDE phase, the only one with moves
     keeps = sorted(game.info.keeps, key=lambda k: (-k.points, k.n))
     out = []
     for k in keeps:
@@ -80,17 +86,19 @@ def move_values(
 
 
 def choose(rows: list[tuple[Keep, float | None, float | None]]) -> tuple[Keep, bool]:
-    """The kernel's choice among :func:`move_values` rows: within a keep, ending the turn wins
-    a tie with rolling on; across keeps only a strictly better one replaces the first."""
+    """The kernel's choice among :func:`move_values` rows, by the kernels' tie-break
+    (:func:`tenk_env.solve.kernels.rules.ends_turn` within a keep, :func:`~tenk_env.solve.kernels.rules.better_keep`
+    across keeps, visited in the tie order)."""
     best = None
     best_c = -np.inf
     for k, rv, ev in rows:
         cv = -np.inf if rv is None else rv
         end = False
-        if ev is not None and (rv is None or ev >= cv):
+        if ev is not None and (rv is None or _ends_turn(ev, cv)):
             cv, end = ev, True
-        if best is None or cv > best_c:
+        if best is None or _better_keep(cv, best_c):
             best, best_c = (k, end), cv
+    assert best is not None  # a roll that asks for a move has at least one keep
     return best
 
 

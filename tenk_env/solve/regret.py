@@ -7,17 +7,17 @@ over (:meth:`GameSolution.bank_value`; a bust or forfeit hands over the same sco
 a bust penalty when one falls due: :meth:`GameSolution.bust_values`), and
 rolling on to a total T at or below the in-turn DP's cap is the DP's own value
 ``V[rolls used, dice, T]`` (:meth:`GameSolution.turn_values`, :meth:`final_values`;
-:func:`tenk_env.solve.kernels.optimal_values` computes the same floats faster).
+:func:`tenk_env.solve.kernels.turn.optimal_values` computes the same floats faster).
 
 Past the cap the DP stores nothing: it proves that banking is best there (see
-:func:`tenk_env.solve.kernels.opt_tcap`), so the optimal player never rolls on and the
+:func:`tenk_env.solve.kernels.game.opt_tcap`), so the optimal player never rolls on and the
 kernel values an after-keep state past the cap as banking. Any other player may roll on,
 and that move's W* is one step of expectation over the next roll
 (:func:`roll_past_cap`): every successor of that roll is past the cap too (totals only
 grow), where W* is known exactly: banking when the rules allow it, the closed-form forced
 roll (mandatory hot dice, a zilch pay-out) when they do not, the forfeit when the roll
 limit is reached and banking is not allowed; a bust is worth the bust value beta, an
-instant win 1. This is the kernel's own recursion (:func:`kernels.turn_dp`) written for
+instant win 1. This is the kernel's own recursion (:func:`kernels.turn.turn_dp`) written for
 one state, so the values agree with it wherever both exist.
 
 :class:`TurnTables` holds one turn-start state's tables (the optimal agent caches them per
@@ -37,10 +37,13 @@ import numpy as np
 from numba import njit
 
 from tenk_env.game import Game
-from tenk_env.solve import kernels as K
-from tenk_env.solve.game import EPS, GameSolution, final_prm
+from tenk_env.solve.game import GameSolution
+from tenk_env.solve.kernels import game as game_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
 from tenk_env.solve.policy import choose, move_values, pick
-from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MAXROLLS, P_MINBANK, P_SHARED, P_ZILCH, WIN, ZILCH
+from tenk_env.solve.shared import EPS, final_prm
+from tenk_env.solve.spec import BUST, P_MAXROLLS, P_SHARED, P_ZILCH, WIN, ZILCH
 from tenk_env.tables import Keep
 
 __all__ = [
@@ -69,13 +72,12 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
     ``bank_seg[j]`` is the value of banking ``T + j`` (j up to the largest step), ``beta``
     of a bust, ``forf`` of a forfeited total; a forced roll is worth ``fA + fB * beta``
     (fA < 0: none under these rules). Every successor is past the cap, where the optimal
-    continuation is the kernel's (:func:`tenk_env.solve.kernels.turn_dp` past ``Tcap``):
+    continuation is the kernel's (:func:`tenk_env.solve.kernels.turn.turn_dp` past ``Tcap``):
     bank when allowed, else the forced roll or the forfeit.
     """
     z = prm[P_ZILCH]
-    entry = prm[P_ENTRY]
-    minbank = prm[P_MINBANK]
-    hotmand = prm[P_HOTMAND] == 1
+    floor = rules_k.bankable_from(prm, fa)
+    hot_rolls_on = rules_k.hot_dice_roll_on(prm)
     can_roll = maxr == 0 or r + 1 < maxr
     v = 0.0
     for c in range(cstart[n], cstart[n + 1]):
@@ -89,7 +91,7 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
             T2 = T + z
             if can_roll:
                 v += p * ((fA + fB * beta) if fA >= 0.0 else bank_seg[z])
-            elif (fa == 1 or T2 >= entry) and T2 >= minbank:
+            elif rules_k.may_bank_total(floor, T2):
                 v += p * bank_seg[z]
             else:
                 v += p * forf
@@ -99,14 +101,14 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
                 j = o_p[o]
                 T2 = T + j
                 hot = n - o_d[o] == 0
-                can_bank = (fa == 1 or T2 >= entry) and T2 >= minbank and not (hot and hotmand and can_roll)
+                can_bank = rules_k.may_bank(floor, hot_rolls_on, T2, hot, can_roll)
                 if can_bank:
                     ev = bank_seg[j]
                 elif can_roll:
                     ev = (fA + fB * beta) if fA >= 0.0 else bank_seg[j]
                 else:
                     ev = forf
-                if ev > best:
+                if rules_k.better_keep(ev, best):
                     best = ev
             v += p * best
     return v
@@ -120,6 +122,7 @@ def state_key(sol: GameSolution, game: Game) -> tuple:
     o = 1 - p
     fa, fb = (int(game.on_board[p]), int(game.on_board[o])) if rules.entry_threshold else (1, 1)
     if game.final_round and game.trigger != p:
+        assert game.trigger is not None  # set when the final round starts
         # the last turn: beat the leader's score (d units ahead of ours)
         return (rules.hash, "final", (game.scores[game.trigger] - game.scores[p]) // u, fa)
     if sol.penalty:
@@ -171,7 +174,7 @@ class TurnTables:
             prm = final_prm(s)
             self.fA, self.fB = _forced_of(sol, True)
             self.beta = self.forf = 0.0
-            Tcap = max(self.d + 1, int(K.bankable_from(prm, self.fa)))
+            Tcap = max(self.d + 1, int(rules_k.bankable_from(prm, self.fa)))
             T = np.arange(Tcap + step + 2)
             self.bv = np.where(T > self.d, 1.0, np.where((T == self.d) & bool(prm[P_SHARED]), 0.5, 0.0))
             self._filled = self.bv.shape[0]
@@ -183,9 +186,9 @@ class TurnTables:
             prm = s.prm
             self.fA, self.fB = _forced_of(sol, False)
             self.beta, self.forf = sol.bust_values(self.a, self.b, self.fa, self.fb)
-            Tcap = int(K.opt_tcap(prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, self.beta))
+            Tcap = int(game_k.opt_tcap(prm, sol.Rsup, sol.pbmin, EPS, sol.Lx, a, b, fa, fb, self.beta))
             self.bv = np.zeros(Tcap + step + 2)
-            K.game_bank_values(prm, sol.W, sol.R, a, b, fb, Tcap + step + 1, self.bv)
+            game_k.game_bank_values(prm, sol.W, sol.R, a, b, fb, Tcap + step + 1, self.bv)
             # game_bank_values fills bv up to Tcap + max_step; the last slot stays 0
             self._filled = Tcap + step + 1
         self.Tcap = Tcap
@@ -193,7 +196,7 @@ class TurnTables:
         nr = max(1, self.maxr)
         self.V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + step + 1))
-        K.optimal_values(
+        turn_k.optimal_values(
             prm,
             s.cstart,
             s.c_prob,
@@ -327,5 +330,6 @@ def regret_in(
             value = ev if end else rv
     if value is None:
         raise ValueError(f"move {list(keep.dice)} {'end' if end else 'roll'} is not legal in {game!r}")
+    assert best_value is not None  # choose() picks a legal move of the rows
     regret = best_value - value
     return MoveRegret(keep, bool(end), value, best_keep, best_end, best_value, regret if regret >= tol else 0.0)

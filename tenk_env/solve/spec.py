@@ -87,10 +87,11 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     tables = get_tables(rules)
     N = rules.num_dice
     raw: list[dict] = []
-    values = []
+    values: list[int] = []
     for n in range(1, N + 1):
         classes: dict = defaultdict(int)
         for dice in itertools.combinations_with_replacement(range(1, 7), n):
+            key: tuple[int, tuple[tuple[int, int], ...]]
             info = tables.rolls[dice]
             w = _multinomial(info.counts)
             if info.bust:
@@ -111,7 +112,12 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
     values.append(rules.komi)
     unit = reduce(math.gcd, [v for v in values if v], 0) or 50
     cstart = [0, 0]
-    c_prob, c_kind, c_os, c_oe, o_p, o_d = [], [], [], [], [], []
+    c_prob: list[float] = []
+    c_kind: list[int] = []
+    c_os: list[int] = []
+    c_oe: list[int] = []
+    o_p: list[int] = []
+    o_d: list[int] = []
     p_bust = np.zeros(N + 1)
     for n, classes in enumerate(raw, start=1):
         total = 6**n

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve import kernels as K
-from tenk_env.solve.cache import load_arrays, save_arrays
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
+from tenk_env.solve.kernels import turn as turn_k
 from tenk_env.solve.spec import P_MAXROLLS, P_MINBANK, SolverError, Spec, build_spec
 
 __all__ = ["TurnSolution", "solve_turn"]
@@ -80,7 +80,7 @@ def _dp(spec: Spec, fa: int, beta: float, forf: float, Tcap: int):
     V = np.zeros((nr, N + 1, Tcap + 1))
     Q = np.zeros((nr, N + 1, Tcap + 1))
     bv = np.arange(Tcap + spec.max_step + 2, dtype=np.float64) * spec.unit
-    K.turn_dp(
+    turn_k.turn_dp(
         spec.prm,
         spec.cstart,
         spec.c_prob,
@@ -139,7 +139,7 @@ def solve_turn(rules: Ruleset | str, *, cache: bool = True, tol: float = 1e-9) -
     under a bust penalty.
     """
     rules = load_ruleset(rules)
-    key = f"turn-v{TURN_VERSION}-{rules.hash}"
+    key = result_key(__name__, f"turn-v{TURN_VERSION}", rules.hash)
     if cache:
         got = load_arrays(key)
         if got is not None:

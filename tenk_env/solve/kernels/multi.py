@@ -1,14 +1,16 @@
-"""Compiled inner loops of the N-player exact solver (:mod:`tenk_env.solve.multi`).
+"""N players (numba): the N-player evaluator and best response of :mod:`tenk_env.solve.multi`.
 
 Scores of N players are flattened into one index, ``idx = sum(s[i] * tu**i)``: a bank raises
 one score and so the index, and states of one score sum (a *level*) depend only on higher
 levels and on each other through busts at the same scores. :func:`regular_level` solves one
-level in parallel over its score vectors.
+level in parallel over its score vectors; the final round is :func:`final_fixed` and
+:func:`final_responder`.
 
-Every within-turn backward induction is :func:`tenk_env.solve.kernels.turn_dp`, the kernel
+Every within-turn backward induction is :func:`tenk_env.solve.kernels.turn.turn_dp`, the kernel
 the 2-player solver uses, so the responder chooses exactly as ``optimal`` and ``br:BOT`` do.
 A fixed player's turn is a Markov chain whose moves do not depend on values: its outcome
-(bank T, bust, instant win) is read once per situation by :func:`tenk_env.solve.kernels.tab_outcomes`.
+(bank T, bust, instant win) is read once per situation by
+:func:`tenk_env.solve.kernels.evaluation.tab_outcomes`.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tenk_env.solve.kernels import bankable_from, needs_extension, self_eval_dp, turn_dp, turn_dp_radius
+from tenk_env.solve.kernels.rules import bankable_from, needs_extension, on_board
+from tenk_env.solve.kernels.turn import self_eval_dp, turn_dp, turn_dp_radius
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
 
 
 @njit(cache=True)
-def _digits(idx, tu, N, s):
+def digits(idx, tu, N, s):
+    """s[i]: player i's score in the flat index ``idx``."""
     for i in range(N):
         s[i] = idx % tu
         idx //= tu
@@ -67,7 +71,7 @@ def br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta):
     reaches the total past which a bank wins surely (to eps), where a forced roll has a
     closed form (:func:`tenk_env.solve.kernels.forced_value`)."""
     a = s[x]
-    fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
+    fa = on_board(prm, a)
     if prm[P_END] == END_IMMEDIATE:
         return max(tu - a, bankable_from(prm, fa))
     lose = np.empty(FB.shape[2])
@@ -168,7 +172,7 @@ def regular_level(
         i = np.int64(iq)
         idx = states[i]
         s = np.empty(N, np.int64)
-        _digits(idx, tu, N, s)
+        digits(idx, tu, N, s)
         c = np.zeros(N)
         q = np.zeros(N)
         for m in range(N):
@@ -214,7 +218,7 @@ def regular_level(
             C += Q * c[m]
             Q *= q[m]
         a = s[x]
-        fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
+        fa = on_board(prm, a)
         nb = (x + 1) % N
         # the first guess of x's value, from the plane through three solved neighbours (x one
         # unit up, the next player one up, both): half the states needed a second turn
@@ -397,7 +401,7 @@ def final_responder(
                 Tcap = max(ycap, bankable_from(prm_f, fa))
             else:
                 a0 = e
-                fa = 1 if (entry == 0 or a0 > 0) else 0
+                fa = on_board(prm_f, a0)
                 Tcap = max(ycap - a0, bankable_from(prm_f, fa))
             bv = np.empty(Tcap + max_step + 2)
             final_bank_values(tu, M, a0, PHI1, r1, beta, bv)
@@ -452,428 +456,3 @@ def final_responder(
                 out[0, j, tu * r1] = V[0, N, 0]
                 if track:
                     beat[j, tu * r1] = Vb[0, N, 0]
-
-
-# ---------------------------------------------------------------------------- the symmetric equilibrium
-# Scores are read from the mover: idx = d[0] + tu * d[1] + ..., d[0] the mover's, d[1] the next
-# player's. E[i, idx] (i < N - 1): the win chance of the player i places after the mover; the
-# last player's is 1 minus their sum. A turn is chosen on the mover's own chance; X, the
-# chance that anyone but the last player wins (the mover's own at N = 2), is carried along
-# it by :func:`tenk_env.solve.kernels.self_eval_dp`, and with the sum to 1 that is every
-# player's chance at N = 2 and 3.
-
-
-@njit(cache=True)
-def eq_index(tu, N, d, k0):
-    """The index of the scores d[k0:N] (d[k0] + tu * d[k0 + 1] + ...)."""
-    r = 0
-    mult = 1
-    for k in range(k0, N):
-        r += d[k] * mult
-        mult *= tu
-    return r
-
-
-@njit(cache=True)
-def eq_after_bank(prm, tu, N, d, y, E, TW, XT):
-    """(the mover's chance, X) once the mover at scores d banks to a score of y: below the
-    target the next player moves, the old mover last; at the target the final round's
-    tables (``TW``: the trigger's chance, ``XT``: X) by bar and the others' scores."""
-    if y < tu:
-        n = eq_index(tu, N, d, 1) + y * tu ** (N - 1)
-        own = 1.0
-        for i in range(N - 1):
-            own -= E[i, n]
-        return own, 1.0 - E[N - 2, n]
-    if prm[P_END] == END_IMMEDIATE:
-        return 1.0, 1.0
-    j = min(y - tu, TW.shape[0] - 1)
-    rest = eq_index(tu, N, d, 1)
-    return TW[j, rest], XT[j, rest]
-
-
-@njit(cache=True)
-def eq_cap(prm, tu, N, d, TW, pbmin, eps, beta):
-    """The mover's sure-bank cap at scores d (:func:`br_cap`'s, against the others' final turns
-    as the equilibrium plays them: ``1 - TW`` is the chance that a bank is beaten)."""
-    a = d[0]
-    fa = 1 if (prm[P_ENTRY] == 0 or a > 0) else 0
-    if prm[P_END] == END_IMMEDIATE:
-        return max(tu - a, bankable_from(prm, fa))
-    lose = 1.0 - TW[:, eq_index(tu, N, d, 1)]
-    return cap_past(prm, tu, lose, max(eps, pbmin * (1.0 - beta)), eps, a, fa)
-
-
-@njit(cache=True)
-def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx):
-    """The mover's bank values at scores d, its own (``bv[T]``, what :func:`eq_turn` chooses
-    on) and X's (``bx[T]``), and its cap; ``bo`` its bust value."""
-    Tcap = eq_cap(prm, tu, N, d, TW, pbmin, eps, bo)
-    for T in range(Tcap + max_step + 2):
-        bv[T], bx[T] = eq_after_bank(prm, tu, N, d, d[0] + T, E, TW, XT)
-    return Tcap
-
-
-@njit(cache=True)
-def eq_turn(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    d,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    fA,
-    fB,
-    bo,
-    bx,
-    bv2,
-    bv,
-    V2,
-    Q2,
-    V,
-    Q,
-):
-    """The mover's turn at scores d, its own bust value ``bo``: (own chance, X, bust chance)
-    of the turn it chooses, with X's bust value ``bx``. ``bv2``/``bv`` must cover
-    ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``."""
-    Nd = prm[P_N]
-    fa = 1 if (prm[P_ENTRY] == 0 or d[0] > 0) else 0
-    Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bv)
-    self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
-    q = Q[0, Nd, 0]
-    return V2[0, Nd, 0], V[0, Nd, 0] + q * bx, q
-
-
-@njit(cache=True)
-def eq_cycle(N, A, qk, out):
-    """The win chances round a cycle of N turns with fixed moves: E(R_k) = A_k + q_k P E(R_{k+1})
-    (P: the seats shift by one), E(R_0) in closed form, then back from R_{N-1}."""
-    acc = np.zeros(N)
-    w = 1.0
-    for k in range(N):
-        for c in range(N):
-            acc[c] += w * A[k, (c - k) % N]
-        w *= qk[k]
-    for c in range(N):
-        out[0, c] = acc[c] / (1.0 - w)
-    for k in range(N - 1, 0, -1):
-        nb = (k + 1) % N
-        for c in range(N):
-            out[k, c] = A[k, c] + qk[k] * out[nb, (c - 1) % N]
-
-
-@njit(cache=True)
-def _eq_parts(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    D,
-    k,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    fA,
-    fB,
-    bo,
-    bufs,
-    A,
-    qk,
-):
-    """Mover k's turn chosen at own bust value bo: fills A[k] (each place's chance from the
-    turn's banks and wins) and qk[k] (its bust chance); returns the mover's value at bo."""
-    bv2, bv, V2, Q2, V, Q = bufs
-    own, x, q = eq_turn(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        max_step,
-        tu,
-        N,
-        D[k],
-        E,
-        TW,
-        XT,
-        pbmin,
-        eps,
-        fA,
-        fB,
-        bo,
-        0.0,
-        bv2,
-        bv,
-        V2,
-        Q2,
-        V,
-        Q,
-    )
-    cown = own - q * bo
-    A[k, 0] = cown
-    if N == 3:
-        A[k, 1] = x - cown
-    A[k, N - 1] = 1.0 - q - x
-    qk[k] = q
-    return own
-
-
-@njit(cache=True, parallel=True)
-def eq_level(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    reps,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    tol,
-    maxit,
-    fA,
-    fB,
-    res,
-    its,
-    gain,
-):
-    """Solve the equilibrium at the score vectors ``reps`` (one level, one per cycle of turns).
-
-    A turn without a bank hands the same scores to the next player, so the N rotations of a
-    score vector (R_k: player k to move) form a cycle. With every mover's moves fixed, the
-    win chances are linear round it (:func:`eq_cycle`); each mover's moves are then chosen
-    again on its own chance at the values found (policy iteration), until the values change
-    by less than ``tol``. Where the movers' choices still go round after ``maxit`` rounds
-    there is no pure stationary equilibrium nearby: of the choices the iteration visits, the
-    profile whose largest one-turn deviation gain is least is kept, and that gain goes to
-    ``gain`` (0 elsewhere, and where that profile is an equilibrium). ``res``/``its`` receive
-    each cycle's last change (0 for a profile kept) and rounds."""
-    Nd = prm[P_N]
-    nr = max(1, prm[P_MAXROLLS])
-    J = TW.shape[0]
-    for iq in prange(reps.shape[0]):
-        i = np.int64(iq)
-        s = np.empty(N, np.int64)
-        _digits(reps[i], tu, N, s)
-        D = np.empty((N, N), np.int64)  # D[k]: the scores read from player k
-        rot = np.empty(N, np.int64)
-        for k in range(N):
-            for ell in range(N):
-                D[k, ell] = s[(k + ell) % N]
-            rot[k] = eq_index(tu, N, D[k], 0)
-        Ev = np.empty((N, N))
-        for k in range(N):
-            if D[k, 1] + 1 < tu:  # a guess from the state one bank higher (solved)
-                last = 1.0
-                for c in range(N - 1):
-                    Ev[k, c] = E[c, rot[k] + tu]
-                    last -= Ev[k, c]
-                Ev[k, N - 1] = last
-            else:
-                Ev[k, :] = 1.0 / N
-        A = np.empty((N, N))
-        qk = np.empty(N)
-        new = np.empty((N, N))
-        size = tu + J + max_step + 4 + bankable_from(prm, 0)
-        bufs = (
-            np.empty(size),
-            np.empty(size),
-            np.empty((nr, Nd + 1, size)),
-            np.empty((nr, Nd + 1, size)),
-            np.empty((nr, Nd + 1, size)),
-            np.empty((nr, Nd + 1, size)),
-        )
-        it = 0
-        r = 0.0
-        while True:
-            it += 1
-            for k in range(N):
-                # the mover of R_k is last in R_{k+1}
-                _eq_parts(
-                    prm,
-                    cstart,
-                    c_prob,
-                    c_kind,
-                    c_os,
-                    c_oe,
-                    o_p,
-                    o_d,
-                    max_step,
-                    tu,
-                    N,
-                    D,
-                    k,
-                    E,
-                    TW,
-                    XT,
-                    pbmin,
-                    eps,
-                    fA,
-                    fB,
-                    Ev[(k + 1) % N, N - 1],
-                    bufs,
-                    A,
-                    qk,
-                )
-            eq_cycle(N, A, qk, new)
-            r = 0.0
-            for k in range(N):
-                for c in range(N):
-                    r = max(r, abs(new[k, c] - Ev[k, c]))
-            Ev[:, :] = new
-            if r < tol or it >= maxit:
-                break
-        g = 0.0
-        if r >= tol:
-            # the choices seen over more rounds, each as the bust value it was chosen at
-            MC = 4
-            cb = np.empty((N, MC))
-            cq = np.empty((N, MC))
-            nc = np.zeros(N, np.int64)
-            for _ in range(4 * MC):
-                for k in range(N):
-                    bo = Ev[(k + 1) % N, N - 1]
-                    _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        bo,
-                        bufs,
-                        A,
-                        qk,
-                    )
-                    seen = False
-                    for m in range(nc[k]):
-                        seen = seen or cq[k, m] == qk[k]
-                    if not seen and nc[k] < MC:
-                        cb[k, nc[k]] = bo
-                        cq[k, nc[k]] = qk[k]
-                        nc[k] += 1
-                eq_cycle(N, A, qk, new)
-                Ev[:, :] = new
-            n_prof = 1
-            for k in range(N):
-                n_prof *= nc[k]
-            best = np.empty((N, N))
-            g = 1e300
-            for pf in range(n_prof):
-                rest = pf
-                for k in range(N):
-                    m = rest % nc[k]
-                    rest //= nc[k]
-                    _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        cb[k, m],
-                        bufs,
-                        A,
-                        qk,
-                    )
-                eq_cycle(N, A, qk, new)
-                worst = 0.0
-                for k in range(N):
-                    bo = new[(k + 1) % N, N - 1]
-                    v = _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        bo,
-                        bufs,
-                        A,
-                        qk,
-                    )
-                    worst = max(worst, v - new[k, 0])
-                if worst < g:
-                    g = worst
-                    best[:, :] = new
-            Ev[:, :] = best
-            r = 0.0  # the values are those of the profile kept, exactly
-        for k in range(N):
-            for c in range(N - 1):
-                E[c, rot[k]] = Ev[k, c]
-        res[i] = r
-        its[i] = it
-        gain[i] = g

@@ -1,0 +1,143 @@
+"""The symmetric equilibrium (tenk_env.solve.equilibrium): every player maximising its own chance.
+
+At 2 players it must be the game solution, state by state; at 3 players it is held to the
+brute-force reference in tests/support/reference_multi.py, which iterates vectors of win chances over
+the rules engine alone. The agent ``equilibrium`` plays from the same tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tenk_env.cli.main import main
+from tenk_env.evaluation.match import play_table
+from tenk_env.policies.base import AgentError, make_agent
+from tenk_env.policies.exact import check_exact_spec, check_multi_spec
+from tenk_env.rules import PRESETS
+from tenk_env.solve import SolverError, solve_equilibrium, solve_game
+
+from support.reference_multi import reference_equilibrium
+
+CLASSIC = PRESETS["classic"]
+FR2 = PRESETS["busche_neller_2017"].replace(target=1000, end="final_round", max_rolls=2, entry_threshold=300)
+ONE = PRESETS["bc_society"].replace(target=1000, entry_threshold=300, turn_order="seat")
+TWO = {
+    "immediate": CLASSIC.replace(target=600, end="immediate"),
+    "final_round": FR2.replace(target=600),
+    "one_more_roll": ONE.replace(target=600),
+}
+THREE = {
+    "immediate": CLASSIC.replace(target=500, end="immediate", max_rolls=2),
+    "final_round": FR2.replace(target=300),
+    "one_more_roll": ONE.replace(target=300, max_rolls=2),
+}
+
+
+@pytest.mark.parametrize("game", list(TWO))
+def test_two_players_is_the_game_solution(game):
+    rules = TWO[game]
+    eq = solve_equilibrium(rules, 2, cache=False)
+    sol = solve_game(rules, cache=False)
+    tu = eq.target_units
+    a, b = np.meshgrid(np.arange(tu), np.arange(tu), indexing="ij")
+    on = (lambda x: (x > 0).astype(int)) if rules.entry_threshold else (lambda x: np.ones_like(x))
+    W = sol.W[on(a), on(b), a, b]  # P(the mover wins), mover's score a
+    assert np.abs(eq.E[0].reshape(tu, tu).T - W).max() < 1e-12
+    assert eq.p_seat[0] == pytest.approx(sol.p_first_win, abs=1e-12)
+    assert eq.stats["no_pure"] == 0 and eq.stats["epsilon"] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", list(THREE))
+def test_three_players_match_the_brute_force_reference(game):
+    rules = THREE[game]
+    eq = solve_equilibrium(rules, 3, cache=False)
+    assert np.abs(eq.p_seat - reference_equilibrium(rules, 3)).max() < 1e-12
+    assert eq.stats["no_pure"] == 0
+    # seats differ: the first to move is the likeliest to win
+    assert eq.p_seat[0] > eq.p_seat[1] > eq.p_seat[2]
+
+
+def test_the_agent_plays_the_equilibrium():
+    rules = THREE["immediate"]
+    eq = solve_equilibrium(rules, 3)
+    tu, nd = eq.target_units, rules.num_dice
+    # its turn at every score vector is worth what the solver found
+    for idx in range(tu**3):
+        d = [idx % tu, idx // tu % tu, idx // tu**2]
+        V = eq.turn_values(d)[0]
+        assert abs(V[0, nd, 0] - eq.E[0, idx]) < 1e-12, d
+    # and three of it win the first seat as often as the solution says (a 99.7% interval)
+    m = play_table(rules, ["equilibrium"] * 3, 600, seed=3)
+    half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
+    assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)
+
+
+def test_results_are_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path))
+    a = solve_equilibrium(THREE["immediate"], 3)
+    b = solve_equilibrium(THREE["immediate"], 3)
+    assert not a.stats["cached"] and b.stats["cached"]
+    assert np.array_equal(a.E, b.E) and np.array_equal(a.LB, b.LB)
+    assert b.stats["cycles"] == a.stats["cycles"] and b.stats["epsilon"] == a.stats["epsilon"]
+
+
+@pytest.mark.parametrize(
+    "rules, n, needle",
+    [
+        (THREE["immediate"], 4, "2 and 3 players"),
+        (PRESETS["zilch"].replace(target=500), 3, "bust penalty"),
+        (THREE["immediate"].replace(komi=50), 3, "komi"),
+    ],
+)
+def test_what_it_cannot_solve_is_named(rules, n, needle):
+    with pytest.raises(SolverError, match=needle):
+        solve_equilibrium(rules, n)
+    agent = make_agent("equilibrium")
+    with pytest.raises(AgentError, match=needle):
+        agent.check(rules, n)
+
+
+def _out(capsys) -> str:
+    return " ".join(capsys.readouterr().out.replace("│", " ").replace("┃", " ").split())
+
+
+def test_tenk_solve_equilibrium(tmp_path, capsys):
+    rules = tmp_path / "small.yaml"
+    rules.write_text("base: classic\nend: immediate\nmax_rolls: 2\n")
+    ref = reference_equilibrium(THREE["immediate"], 3)
+    assert main(["solve", "equilibrium", str(rules), "--target", "500"]) == 0
+    assert main(["solve", "equilibrium", str(rules), "--target", "500"]) == 0
+    out = _out(capsys)
+    assert f"equilibrium {ref[0]:.6f} {ref[1]:.6f} {ref[2]:.6f}" in out
+    assert "loaded from cache" in out
+    assert main(["solve", "equilibrium", "classic", "--players", "4"]) == 2
+    assert "solved for 2 and 3 players (got 4)" in _out(capsys)
+    with pytest.raises(AgentError, match="takes no argument"):
+        make_agent("equilibrium:3")
+
+
+def test_the_exact_evaluators_say_why_they_do_not_follow_it():
+    for check in (check_exact_spec, check_multi_spec):
+        with pytest.raises(SolverError, match="read every player's score.*tenk ffa AGENT --opponents equilibrium"):
+            check("equilibrium")
+
+
+def test_the_agents_final_turns_are_the_final_rounds_tables():
+    rules = THREE["final_round"]
+    eq = solve_equilibrium(rules, 3)
+    tu, nd, J = eq.target_units, rules.num_dice, eq.LB.shape[0]
+    for j in range(0, J, 3):
+        for a in range(tu):
+            for r1 in range(0, tu, 2):
+                # the last to play: its chance to beat the bar
+                V = eq.final_values([a, r1, 0], 1, tu + j)[0]
+                assert abs(V[0, nd, 0] - eq.LB[j, a]) < 1e-12, (j, a)
+                # the one before it: beat the bar, then not be beaten (XT - TW: its own chance)
+                V = eq.final_values([a, r1, 0], 2, tu + j)[0]
+                assert abs(V[0, nd, 0] - (eq.XT[j, a + tu * r1] - eq.TW[j, a + tu * r1])) < 1e-12, (j, a, r1)
+    # and three of it win the first seat of a final-round game as often as the solution says
+    m = play_table(rules, ["equilibrium"] * 3, 600, seed=5)
+    half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
+    assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)
