@@ -49,14 +49,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from tenk_env.dice import DiceStream, FaceBuffer
-from tenk_env.env import SingleGame, pick_backend
+from tenk_env.env import pick_backend
 from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS, Game, Phase
 from tenk_env.obs import OBS_VERSION, apply_action, encode, legal_mask, n_actions, obs_high, obs_size
 from tenk_env.records import format_log
 from tenk_env.rules import Ruleset, load_ruleset
-
-if SingleGame is not None:
-    from tenk_env.vector.single import OVER
+from tenk_env.vector.single import OVER, SingleGame
 
 __all__ = ["TenThousandAEC", "env", "raw_env"]
 
@@ -64,7 +62,7 @@ __all__ = ["TenThousandAEC", "env", "raw_env"]
 class TenThousandAEC(AECEnv):
     """Ten Thousand for 2 to 8 external agents (see the module docstring)."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["ansi", "human"],
         "name": "tenthousand_v0",
         "is_parallelizable": False,
@@ -136,12 +134,14 @@ class TenThousandAEC(AECEnv):
         # PettingZoo's api_test passes arbitrary options; only "dice" means something here.
         if options and "dice" in options:
             self._dice = stream(self.np_random, options["dice"])
-        if self._core is not None:
-            if self._core.dice is not self._dice:
-                self._core.set_dice(self._dice)
-            self._core.new_game()
-            while self._core.run(-1, -1) == OVER:
-                self._core.new_game()
+        core, dice = self._core, self._dice
+        if core is not None:
+            assert isinstance(dice, FaceBuffer)  # made above for this engine
+            if core.dice is not dice:
+                core.set_dice(dice)
+            core.new_game()
+            while core.run(-1, -1) == OVER:
+                core.new_game()
         else:
             while True:
                 self._game = Game(self.rules, self.n_players, record=self.render_mode is not None)
@@ -154,7 +154,7 @@ class TenThousandAEC(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self._current()]
         if self.render_mode == "human":
             self.render()
@@ -163,7 +163,7 @@ class TenThousandAEC(AECEnv):
         seat = self._seat[agent]
         core = self._core
         if core is None:
-            g = self._game
+            g = self._live_game()
             return {"observation": encode(g, seat), "action_mask": legal_mask(g, seat)}
         # The core holds the mover's mask and, after each step, the mover's observation (what
         # last() asks for); everyone else (and everyone once the game is over) sees a zero mask.
@@ -181,9 +181,16 @@ class TenThousandAEC(AECEnv):
         in the same state, without a log) that the env does not read back."""
         return self._game if self._core is None else self._core.snapshot()
 
+    def _live_game(self) -> Game:
+        """The Python engine's game (raises before the first reset)."""
+        g = self._game
+        if g is None:
+            raise RuntimeError("no game yet: call reset() first")
+        return g
+
     def _current(self) -> int:
         if self._core is None:
-            return self._game.current
+            return self._live_game().current
         self._mover = self._obs_for = self._core.current
         return self._mover
 
@@ -196,7 +203,7 @@ class TenThousandAEC(AECEnv):
             raise ValueError(f"{agent} is to move: give an action (only terminated agents step with None)")
         core = self._core
         if core is None:
-            g = self._game
+            g = self._live_game()
             mark = len(g.events)
             apply_action(g, action)  # raises IllegalMoveError naming the action, game unchanged
             self._mark = mark
@@ -224,14 +231,14 @@ class TenThousandAEC(AECEnv):
                 w, scores, turns = list(g.winners), list(g.scores), g.turn
             else:
                 w, scores, turns = core.result()
-            for a in self.agents:
-                s = self._seat[a]
-                self.rewards[a] = (1.0 if len(w) == 1 else self.tie_reward) if s in w else -1.0
-                self.infos[a] = {"winners": list(w), "won": s in w, "final_scores": list(scores), "turns": turns}
+            for name in self.agents:
+                s = self._seat[name]
+                self.rewards[name] = (1.0 if len(w) == 1 else self.tie_reward) if s in w else -1.0
+                self.infos[name] = {"winners": list(w), "won": s in w, "final_scores": list(scores), "turns": turns}
             self.terminations = dict.fromkeys(self.agents, True)
             self._accumulate_rewards()  # the only step that pays: every other one adds 0.0 to each
         else:
-            self.agent_selection = self.possible_agents[self._game.current if core is None else mover]
+            self.agent_selection = self.possible_agents[g.current if core is None else mover]
         if self.render_mode == "human":
             self.render()
 
@@ -254,8 +261,10 @@ class TenThousandAEC(AECEnv):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play chance until some agent must decide or the game ends."""
-        g = self._game
-        draw = self._dice.draw
+        g, dice = self._live_game(), self._dice
+        # reset() made them; the Python engine's dice are a DiceStream (or anything with its draw(k))
+        assert dice is not None and not isinstance(dice, FaceBuffer)
+        draw = dice.draw
         while True:
             ph = g.phase
             if ph is Phase.ROLL:

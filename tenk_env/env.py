@@ -30,11 +30,7 @@ from tenk_env.registry import close_agents, make_batched, make_policy
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.tables import get_tables
 from tenk_env.vector.layout import P_GBANKED, P_GBUSTS, P_SCORE
-
-try:
-    from tenk_env.vector.single import OVER, TO_OTHER, SingleGame
-except ImportError:  # no numba: the Python engine only
-    SingleGame = None
+from tenk_env.vector.single import OVER, TO_OTHER, SingleGame
 
 __all__ = ["TenThousandEnv", "DiceStream", "REWARDS", "BACKENDS"]
 
@@ -148,7 +144,7 @@ class TenThousandEnv(gym.Env):
       turn machine on one game (:mod:`tenk_env.vector.single`), with the built-in bots'
       compiled forms as opponents; several times faster. `"python"`: the reference turn
       machine (:class:`tenk_env.game.Game`), with a game log. `"auto"` (default): numba
-      when it is installed and no render mode is asked for. Both deal the same dice from
+      unless a render mode is asked for. Both deal the same dice from
       the same seed and play identical games: same observations, masks, rewards and infos
       step for step (opponents that draw random numbers, such as `random`, are asked
       through their Python form on both, so they draw the same numbers). `env.game` is
@@ -214,7 +210,8 @@ class TenThousandEnv(gym.Env):
         self.seat = 0 if self._fixed_seat is None else self._fixed_seat
         #: seat -> the opponent policy playing it (None for the learner's seat)
         self._policies: list[Any] = [None] * n
-        self._dice: DiceStream | None = None
+        #: the dice: a DiceStream on the Python engine, a FaceBuffer (the same faces) on numba
+        self._dice: DiceStream | FaceBuffer | None = None
         self._n_actions = int(self.action_space.n)
         self._mask = np.zeros(self._n_actions, dtype=np.int8)
         self._mark = 0
@@ -229,7 +226,7 @@ class TenThousandEnv(gym.Env):
             self._fast = [_compiled_form(o) for o in self.opponents]
             # The bots' compiled forms name a driver that plays their seats inside the compiled
             # step (agents.fused): one compiled call per learner step instead of two per decision.
-            drivers = {getattr(f, "driver", None) for f in self._fast} - {None}
+            drivers: set[Any] = {getattr(f, "driver", None) for f in self._fast} - {None}
             self._driver = drivers.pop()(self._core) if len(drivers) == 1 else None
             #: (action or -1, learner seat) -> what SingleGame.run returns, compiled bots played on the way
             self._drive = self._core.run if self._driver is None else self._driver.run
@@ -339,13 +336,16 @@ class TenThousandEnv(gym.Env):
             raise ValueError(f"action {action!r} is outside the action space {self.action_space}")
         if core is not None:
             return self._step_numba(a)
+        assert g is not None  # the Python engine's game, checked above
         seat = self.seat
         mark = len(g.events)
         s0 = g.scores[seat]
         if self._mask[a]:
             # legal by the mask: skip apply_action's checks and play it directly
             if a < N_KEEP_ACTIONS:
-                g.act(self._tdata.rolls[g.dice].keep_at[a & 63], a >= END_TURN)
+                keep = self._tdata.rolls[g.dice].keep_at[a & 63]
+                assert keep is not None  # a legal keep action names a canonical keep
+                g.act(keep, a >= END_TURN)
             else:
                 g.piggyback(a == PIGGYBACK_TAKE)
         elif self.strict:
@@ -406,17 +406,20 @@ class TenThousandEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play chance and the opponents until the learner must decide or the game ends."""
-        g = self._game
+        g, dice = self._game, self._dice
+        # reset() made them; the Python engine's dice are a DiceStream (or anything with its draw(k))
+        assert g is not None and dice is not None and not isinstance(dice, FaceBuffer)
         seat = self.seat
         pol = self._policies
         rng = self.np_random
-        draw = self._dice.draw
+        draw = dice.draw
         while True:
             ph = g.phase
             if ph is _ROLL:
                 if g.current == seat:
                     s = g.scores[seat]
                     info = g.roll(draw(g.dice_left))
+                    assert info is not None  # a roll in the ROLL phase has its table entry
                     if info.bust:
                         self._step_busts += 1
                     elif g.scores[seat] > s:  # a bank forced at the roll limit
@@ -449,9 +452,10 @@ class TenThousandEnv(gym.Env):
     _started = _over = False
 
     def _reset_numba(self, seat: int | None):
-        core = self._core
-        if core.dice is not self._dice:
-            core.set_dice(self._dice)
+        core, dice = self._core, self._dice
+        assert core is not None and isinstance(dice, FaceBuffer)  # reset() made them (numba engine)
+        if core.dice is not dice:
+            core.set_dice(dice)
         n = self.n_players
         while True:
             self.seat = int(self.np_random.integers(n)) if seat is None else seat
@@ -479,6 +483,7 @@ class TenThousandEnv(gym.Env):
 
     def _step_numba(self, a: int):
         core = self._core
+        assert core is not None  # the numba engine
         seat = self.seat
         if not self._mask[a]:
             if self.strict:
@@ -521,6 +526,7 @@ class TenThousandEnv(gym.Env):
         """Opponents' decisions the compiled step left to Python (numba engine), until the
         learner's or the end of the game."""
         core = self._core
+        assert core is not None  # the numba engine
         seat = self.seat
         rng = self.np_random
         while code == TO_OTHER:
@@ -555,6 +561,7 @@ class TenThousandEnv(gym.Env):
                 f"legal actions: {', '.join(map(str, legal))}"
             )
         elif g.phase == _PIGGYBACK and g.current == self.seat:
+            assert g.piggy is not None  # set in the PIGGYBACK phase
             dice, total = g.piggy
             lines.append(f"piggyback? {dice} dice and {total:,} points left: 128 take over, 129 start fresh")
         return "\n".join(line for line in lines if line)
@@ -565,15 +572,12 @@ def pick_backend(backend: str, render_mode: str | None) -> str:
     if backend not in BACKENDS:
         raise ValueError(f"backend = {backend!r}: choose 'auto', 'numba' (compiled) or 'python' (the reference engine)")
     if backend == "auto":
-        return "numba" if SingleGame is not None and render_mode is None else "python"
-    if backend == "numba":
-        if SingleGame is None:
-            raise ValueError("backend 'numba' needs the numba package: pip install numba (or use backend='python')")
-        if render_mode is not None:
-            raise ValueError(
-                f"render_mode = {render_mode!r} draws the Python engine's game log: use backend='python' "
-                "(or 'auto', which picks it when rendering)"
-            )
+        return "numba" if render_mode is None else "python"
+    if backend == "numba" and render_mode is not None:
+        raise ValueError(
+            f"render_mode = {render_mode!r} draws the Python engine's game log: use backend='python' "
+            "(or 'auto', which picks it when rendering)"
+        )
     return backend
 
 

@@ -256,8 +256,9 @@ class Game:
             self._emit("instant_win", player=p)
             self._finish([p])
         elif info.lose_all:
-            self._emit("lose_all", player=p, lost=self.scores[p], turn_total=self.turn_total)
-            self.scores[p] = 0
+            # every event is reported after its effect: a board drawn at the event shows it
+            lost, self.scores[p] = self.scores[p], 0
+            self._emit("lose_all", player=p, lost=lost, turn_total=self.turn_total)
             self._end_turn(bust=False)
         elif info.zilch:
             self.turn_total += self.rules.zilch_payout
@@ -335,12 +336,12 @@ class Game:
         left (``True``; the total is kept only if the roll scores) or start fresh (``False``)."""
         if self.phase != Phase.PIGGYBACK:
             raise IllegalMoveError(f"no piggyback choice is due: the game is in phase {self.phase.name}")
-        self._emit("piggyback", player=self.current, take=bool(take))
         if take:
             assert self.piggy is not None  # set in the PIGGYBACK phase
             self.dice_left, self.turn_total = self.piggy
         self.piggy = None
         self.phase = Phase.ROLL
+        self._emit("piggyback", player=self.current, take=bool(take))
 
     # ------------------------------------------------------------------ internals
     def _emit(self, kind: str, **data: Any) -> None:

@@ -1,4 +1,6 @@
-"""Suite-wide isolation: no test reads or writes the user's solver cache.
+"""Suite-wide isolation: no test reads or writes the user's solver cache. This file sits at
+tests/, above the folders of the tests (core/, solve/, ... system/), so it applies to every one;
+helpers the tests import are in tests/support/.
 
 ``TENK_CACHE`` points at one directory for the whole run, so solutions that several tests
 need (small rulesets solved in a second or two) are computed once, and a cold run on a fresh

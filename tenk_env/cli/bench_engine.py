@@ -9,7 +9,7 @@ Rows, all under ``classic`` with 2 players:
   learner steps per second.
 * ``BatchedGame``: batched-engine steps per second, one step being one decision in one
   game (every seat's decisions count), with a uniformly random legal action per game
-  drawn by :meth:`BatchedGame.random_actions` (that time is included), per backend,
+  drawn by :meth:`BatchedGame.random_actions` (that time is included), per
   thread count and batch size. Games per second are steps per second over the mean
   decisions per random game (measured once, in steady state: a short timing of a big
   batch would only see games started together).
@@ -37,7 +37,7 @@ from tenk_env.cli.common import console
 from tenk_env.env import TenThousandEnv
 from tenk_env.evaluation.match import play_match
 from tenk_env.policies.ppo import untrained_ppo
-from tenk_env.vector import BatchedGame, numba_available
+from tenk_env.vector import BatchedGame
 from tenk_env.vector.envs import TenThousandVectorEnv
 
 
@@ -101,9 +101,9 @@ def bench_single_env(seconds: float) -> tuple[float, float]:
     return _best_rate(work, seconds)
 
 
-def decisions_per_game(backend: str) -> float:
+def decisions_per_game() -> float:
     """Mean decisions of a random-play game, from 2,000 games in steady state."""
-    e = BatchedGame("classic", 2, 512, seed=1, backend=backend)
+    e = BatchedGame("classic", 2, 512, seed=1)
     rng = np.random.default_rng(1)
     a = np.zeros(512, np.int64)
     while e.stats["games"] < 2_000:
@@ -111,8 +111,8 @@ def decisions_per_game(backend: str) -> float:
     return e.stats["decisions"] / e.stats["games"]
 
 
-def bench_batched(backend: str, batch: int, threads: int | None, seconds: float) -> float:
-    e = BatchedGame("classic", 2, batch, seed=0, backend=backend, threads=threads)
+def bench_batched(batch: int, threads: int | None, seconds: float) -> float:
+    e = BatchedGame("classic", 2, batch, seed=0, threads=threads)
     rng = np.random.default_rng(0)
     a = np.zeros(batch, np.int64)
     for _ in range(3):  # compile / warm caches
@@ -162,27 +162,22 @@ def run(args: argparse.Namespace) -> None:
         title=f"engine: steps per second, classic, 2 players, random legal actions "
         f"({time.strftime('%Y-%m-%d')}; best of 3)"
     )
-    for col in ("engine", "backend", "threads", "batch", "steps/s", "games/s"):
+    for col in ("engine", "game engine", "threads", "batch", "steps/s", "games/s"):
         t.add_column(col, justify="right" if col in ("threads", "batch", "steps/s", "games/s") else "left")
     sps, gps = bench_single_env(seconds)
     t.add_row("TenThousandEnv", "scalar", "1", "1", f"{sps:,.0f}", f"{gps:,.0f}")
     sps, gps = bench_vector_env(1024, seconds)
-    t.add_row("TenThousandVectorEnv*", "auto", "1", "1,024", f"{sps:,.0f}", f"{gps:,.0f}")
-    rows = []
-    if numba_available():
-        rows += [("numba", b, th) for th in threads for b in batches]
-    rows += [("numpy", b, None) for b in batches]
-    per_game = decisions_per_game(rows[0][0])
-    for backend, b, th in rows:
-        sps = bench_batched(backend, b, th, seconds)
-        t.add_row("BatchedGame", backend, str(th or 1), f"{b:,}", f"{sps:,.0f}", f"{sps / per_game:,.0f}")
+    t.add_row("TenThousandVectorEnv*", "batched", "1", "1,024", f"{sps:,.0f}", f"{gps:,.0f}")
+    per_game = decisions_per_game()
+    for th in threads:
+        for b in batches:
+            sps = bench_batched(b, th, seconds)
+            t.add_row("BatchedGame", "batched", str(th), f"{b:,}", f"{sps:,.0f}", f"{sps / per_game:,.0f}")
     console.print(t)
     console.print(
         f"a random-play game lasts {per_game:.1f} decisions (both seats); * learner steps with "
         "random legal actions against dicenow, whose decisions run inside the step"
     )
-    if not numba_available():
-        console.print("numba is not installed: the numba rows are missing (pip install numba)")
     console.print("target: 5,000,000 batched steps/s with random legal actions on 2 cores")
     bench_bot_games(bot_games, console)
     bench_ppo_games(2_000 if quick else 20_000, console)

@@ -12,7 +12,7 @@ games per call) when it has every agent's batched form, else on the scalar
 one (:func:`play_deals`); :func:`task_engines` decides, ``backend`` overrides. Both deal
 the same dice from the same key and keep the same per-game rows (:class:`Chunk`), so
 agents that decide the same in both forms (the heuristic bots, PPO agents up to
-floating-point ties) play the same games on either: tests/test_tournament.py checks it
+floating-point ties) play the same games on either: tests/evaluation/test_tournament.py checks it
 for every preset.
 
 Reproducibility: deal ``d`` of a match with seed ``s`` has the dice key

@@ -20,7 +20,7 @@ machine's outward address, and its servers then listen on every interface. Ray k
 everything on the loopback address only when it believes it cannot form a cluster
 (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``, the ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``
 variable, read when Ray is imported), so the local runtime sets both for its lifetime and
-puts them back after (checked in tests/test_ray.py: the node's address is 127.0.0.1).
+puts them back after (checked in tests/training/test_ray.py: the node's address is 127.0.0.1).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ game. This family learns that worth and plans the rest:
   v2, 2 players: also when the next turn is the game's last, which is planned exactly). The
   best play of the whole turn against those values is the expectimax over the ruleset's
   own rolls and keeps, computed by the turn kernel the solvers use
-  (:func:`tenk_env.solve.kernels.optimal_values`) over a table of bank values that here
+  (:func:`tenk_env.solve.kernels.turn.optimal_values`) over a table of bank values that here
   come from ``v``. The move is chosen with :func:`tenk_env.solve.policy.pick`.
 * **Learning** (``tenk_env/training/afterstate.py``): from the positions its games visit, the
   agent regresses ``v(x)`` on that one-turn expectimax backup of its own values (TD with
@@ -46,10 +46,12 @@ from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.rules_obs import RULES_OBS_SIZE, RULES_OBS_VERSION, game_meta, reads_rules
 from tenk_env.rules_obs import rules_obs as rules_vector
-from tenk_env.solve import kernels as K
-from tenk_env.solve.game import EPS, final_turn_chances, min_bust_chance
-from tenk_env.solve.kernels import optimal_values
+from tenk_env.solve.kernels import game as game_k
+from tenk_env.solve.kernels import rules as rules_k
+from tenk_env.solve.kernels import turn as turn_k
+from tenk_env.solve.kernels.turn import optimal_values
 from tenk_env.solve.policy import pick
+from tenk_env.solve.shared import EPS, final_turn_chances, min_bust_chance
 from tenk_env.solve.spec import P_MAXROLLS, SolverError, Spec, build_spec
 from tenk_env.tables import Keep
 
@@ -479,7 +481,7 @@ def _frame(game: Game, cap: int = 0) -> tuple:
     fa = int(game.on_board[game.current] or not rules.entry_threshold)
     prm = spec.prm.copy()
     prm[P_MAXROLLS] = game.max_rolls
-    Tcap = max(top - a + MARGIN_UNITS, int(K.bankable_from(prm, fa)), cap)
+    Tcap = max(top - a + MARGIN_UNITS, int(rules_k.bankable_from(prm, fa)), cap)
     return spec, prm, fa, Tcap, Tcap + spec.max_step + 2
 
 
@@ -489,7 +491,7 @@ _FINALS: dict[str, tuple[np.ndarray, float]] = {}
 def _sure_bank_cap(game: Game, beta: float) -> int:
     """The turn total (units) past which banking provably beats rolling on, for the mover of a
     2-player game outside the final round whose banks past the target are valued exactly:
-    the one the game solver and the exact evaluator plan to (:func:`K.opt_tcap`: the
+    the one the game solver and the exact evaluator plan to (:func:`game_k.opt_tcap`: the
     opponent's final-turn chance at most ``pbmin * (1 - beta)``, ``beta`` the mover's
     value of a bust). A plan that stopped short of it would value rolling on as banking
     where rolling may still be better."""
@@ -502,7 +504,7 @@ def _sure_bank_cap(game: Game, beta: float) -> int:
     o = 1 - p
     fa = int(game.on_board[p] or not rules.entry_threshold)
     fb = int(game.on_board[o] or not rules.entry_threshold)
-    return int(K.opt_tcap(spec.prm, Rsup, pbmin, EPS, 0, game.scores[p] // u, game.scores[o] // u, fa, fb, beta))
+    return int(game_k.opt_tcap(spec.prm, Rsup, pbmin, EPS, 0, game.scores[p] // u, game.scores[o] // u, fa, fb, beta))
 
 
 def _values(ends: _Ends, net: ValueNet | None, N: int) -> np.ndarray:
@@ -535,7 +537,7 @@ def _plan(game: Game, frame: tuple, vals: np.ndarray, all_seats: bool) -> TurnPl
         # the shares sum to 1, which gives that roll's chance to take back out
         Vj, Qj = np.zeros_like(V), np.zeros_like(V)
         for j in range(1, N):
-            K.turn_dp(
+            turn_k.turn_dp(
                 *args,
                 np.ascontiguousarray(vals[:L, j]),
                 float(vals[L, j]),

@@ -431,7 +431,7 @@ class DiceNowAgent(_Heuristic):
     """``dicenow``: the computer player of the Dice.now text (the Dice.now rules, last section),
     decision function :func:`dicenow_move`.
 
-    Readings where the text is ambiguous (each tested in tests/test_agents.py):
+    Readings where the text is ambiguous (each tested in tests/policies/test_agents.py):
 
     * Entry: before it is on the board it banks as soon as the turn total reaches the
       entry threshold (the bars apply "once on the board"), except that it still rolls hot

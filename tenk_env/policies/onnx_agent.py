@@ -26,7 +26,7 @@ The model's contract:
 :func:`tenk_env.policies.onnx_export.export_actor` writes the ONNX model of a ``tenk train`` PPO actor (both policy heads,
 the keep-aware one with its scoring-table features as constant tables), which is what
 ``tenk zoo export NAME --onnx`` runs; its logits equal the NumPy forward pass to 1e-5
-(``tests/test_onnx_agent.py``). The runtime is onnxruntime on the CPU with one thread per
+(``tests/policies/test_onnx_agent.py``). The runtime is onnxruntime on the CPU with one thread per
 session: match workers are one process per core.
 """
 

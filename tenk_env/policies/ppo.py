@@ -10,7 +10,7 @@ The agent plays the deterministic policy: the highest-logit legal action. It doe
 build an SB3 model to do so: it reads the actor's weights from ``policy.pth`` and runs the
 small MLP in NumPy, which costs a few microseconds a decision (a torch forward pass on one
 observation costs ~100 us of call overhead) and keeps the agent picklable, so match
-workers and self-play opponents can carry it. ``tests/test_train.py`` checks that it picks
+workers and self-play opponents can carry it. ``tests/training/test_train.py`` checks that it picks
 the same actions as SB3's own ``predict``.
 
 Two policy heads exist. ``mlp`` is SB3's: a linear layer from the actor's last hidden layer

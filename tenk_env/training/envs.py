@@ -306,7 +306,7 @@ def _env_factory(cfg: TrainConfig, i: int, seed: int, league: League | None):
 
 def vector_backend_available(cfg: TrainConfig | None = None) -> tuple[bool, str]:
     """Whether the batched engine's VecEnv can run (and why not): always, since it needs
-    nothing beyond what this module imports (numba only makes it faster)."""
+    nothing beyond the package's dependencies (numba among them)."""
     return True, ""
 
 

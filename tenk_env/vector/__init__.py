@@ -30,18 +30,15 @@ opponents inside as batched agents, :func:`tenk_env.registry.make_batched`),
 takes directly), :func:`tenk_env.evaluation.match.play_deals_batched` (the deals of matches and
 tournaments: :func:`tenk_env.evaluation.match.play_match` plays on it by default).
 
-Backends: ``numba`` (compiled per-game kernels, about ten million steps per second on one
-core) when numba is installed, else ``numpy`` (vectorised over the batch, about a
-million). Both play identical games from the same seed.
+The engine runs compiled per-game kernels (numba, about ten million steps per second on one
+core).
 """
 
 from tenk_env.vector.engine import (
-    BACKENDS,
     BatchedGame,
     DiceSource,
     IllegalActionError,
     game_state,
-    numba_available,
 )
 from tenk_env.vector.layout import ACT_FRESH, ACT_TAKE, END_BIT, STAT_NAMES
 
@@ -49,8 +46,6 @@ __all__ = [
     "BatchedGame",
     "IllegalActionError",
     "DiceSource",
-    "BACKENDS",
-    "numba_available",
     "game_state",
     "ACT_TAKE",
     "ACT_FRESH",

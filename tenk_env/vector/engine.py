@@ -23,7 +23,6 @@ from tenk_env.vector.layout import (
     F_FINAL,
     F_FLEFT,
     F_GAME,
-    F_ORDERN,
     F_PHASE,
     F_PIGD,
     F_PIGT,
@@ -35,15 +34,12 @@ from tenk_env.vector.layout import (
     MAX_FACES,
     NF,
     NPF,
-    ORDER_Q,
-    ORDER_T,
     P_BUSTS,
     P_CONTENDER,
     P_FINAL,
     P_ONBOARD,
     P_REACHED,
     P_SCORE,
-    P_TURNS,
     P_WINNER,
     PH_DECIDE,
     PH_ORDER,
@@ -51,32 +47,34 @@ from tenk_env.vector.layout import (
     PH_PIGGY,
     PH_ROLL,
     STAT_NAMES,
-    dice_counter,
     faces_to_roll,
-    keyed_faces,
     rule_constants,
     table_arrays,
 )
+from tenk_env.vector.nb_backend import NumbaCore
 
-__all__ = ["BatchedGame", "IllegalActionError", "DiceSource", "BACKENDS", "numba_available"]
+__all__ = ["BatchedGame", "IllegalActionError", "DiceSource", "check_backend"]
 
 #: dice(games, n) -> int array (len(games), >= max(n)): faces 1..6 for the first n[i]
 #: positions of row i (the rest is ignored). ``games`` are slot indices in ascending order.
 DiceSource = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-BACKENDS = ("auto", "numba", "numpy")
 
 
 class IllegalActionError(IllegalMoveError):
     """An action array holds an action the rules do not allow; nothing was changed."""
 
 
-def numba_available() -> bool:
-    try:
-        from tenk_env.vector import nb_backend  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def check_backend(backend: str | None) -> None:
+    """Refuse an engine backend other than the numba one. The option is gone; older code and
+    configs that name ``"auto"`` or ``"numba"`` asked for the engine there is, so they still run."""
+    if backend in (None, "auto", "numba"):
+        return
+    if backend == "numpy":
+        raise ValueError(
+            "backend 'numpy' was retired: the numba engine is the only one (numba is a dependency "
+            "of tenk_env); drop the backend option"
+        )
+    raise ValueError(f"backend = {backend!r}: the batched engine has no backends to choose from; drop the option")
 
 
 class BatchedGame:
@@ -90,7 +88,7 @@ class BatchedGame:
     seed: seed of the batch's ``np.random.Generator`` (:attr:`np_random`), which draws one
         64-bit dice key per slot. The dice of a roll are a function of the slot's key and
         of (game in the slot, seat, that seat's turn, roll in the turn) only, so a game's
-        dice never depend on the other games, on the backend or on threading, and the same
+        dice never depend on the other games or on threading, and the same
         seed and actions give the same games.
     dice_keys: the slots' dice keys (uint64, shape (batch_size,)) instead of drawing them.
         Slots with equal keys deal every seat the same dice roll for roll: seat agents the
@@ -100,9 +98,9 @@ class BatchedGame:
     auto_reset: a finished game restarts in place within the same call (``done`` flags it
         and ``winners`` / ``final_scores`` keep its result). With False it stays in phase
         OVER, takes no actions, and restarts on :meth:`reset_games`.
-    backend: "numba" (compiled per-game kernels, the fast path), "numpy" (vectorised
-        over the batch; no extra dependency) or "auto" (numba when installed).
-    threads: numba backend only: split the batch over this many threads (default 1). The
+    backend: retired (the numba kernels are the only engine); ``"numpy"`` is refused with
+        a message saying so, ``"auto"`` and ``"numba"`` are accepted and change nothing.
+    threads: split the batch over this many threads (default 1). The
         results do not depend on it. A threaded call waits for its slowest thread, so on a
         small machine shared with other work one thread is often fastest: measure with
         ``tenk bench engine --engine-threads 1,2``.
@@ -118,7 +116,7 @@ class BatchedGame:
         dice_keys=None,
         dice: DiceSource | None = None,
         auto_reset: bool = True,
-        backend: str = "auto",
+        backend: str | None = None,
         threads: int | None = None,
     ):
         self.rules = rules = load_ruleset(rules)
@@ -130,18 +128,12 @@ class BatchedGame:
             raise ValueError(f"n_players = {n_players!r}: the engine plays {MIN_PLAYERS} to {MAX_PLAYERS} players")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size = {batch_size!r}: give a positive integer (games stepped per call)")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend = {backend!r}: choose one of {', '.join(BACKENDS)}")
+        check_backend(backend)
         if dice is not None and not callable(dice):
             raise ValueError("dice: give a callable dice(games, n) -> faces array, or None to draw from the seed")
-        if backend == "auto":
-            backend = "numba" if numba_available() else "numpy"
-        elif backend == "numba" and not numba_available():
-            raise ValueError("backend 'numba' needs the numba package: pip install numba (or use backend='numpy')")
         # The scalar game refuses rulesets it cannot play (e.g. an entry threshold out of reach
         # of the roll limit); building one here gives the same refusal and the same message.
         Game(rules, int(n_players), record=False)
-        self.backend = backend
         self.n_players = P = int(n_players)
         self.batch_size = B = int(batch_size)
         self.tables = get_tables(rules)
@@ -188,14 +180,7 @@ class BatchedGame:
         #: result of the last game finished in each slot
         self.winners = PS[P_WINNER]
         self.final_scores = PS[P_FINAL]
-        if backend == "numba":
-            from tenk_env.vector.nb_backend import NumbaCore
-
-            self._core = NumbaCore(S, PS, ta, self._rc, self._stats, self.done, self._keys, threads)
-        else:
-            from tenk_env.vector.np_backend import NumpyCore
-
-            self._core = NumpyCore(S, PS, ta, self._rc, self._stats, self.done)
+        self._core = NumbaCore(S, PS, ta, self._rc, self._stats, self.done, self._keys, threads)
         self._mask_buf: np.ndarray | None = None
         self.reset(seed, dice_keys=dice_keys)
 
@@ -272,7 +257,7 @@ class BatchedGame:
             b = int(ix[bad])
             raise IllegalActionError(f"game {b}: {self.explain(b, int(a[b]))}")
         self._begin()
-        if self._dice is None and self._core.fused:
+        if self._dice is None:
             self._core.step(ix, a)
         else:
             self._core.apply(ix, a)
@@ -289,7 +274,7 @@ class BatchedGame:
 
     def _advance(self, ix: np.ndarray) -> None:
         """Roll in every game of ``ix`` that is due a roll, until each waits for an action."""
-        if self._dice is None and self._core.fused:
+        if self._dice is None:
             self._core.advance(ix)
             return
         S = self._S
@@ -312,14 +297,8 @@ class BatchedGame:
                 self._core.roll(cand, faces_to_roll(self.arrays, faces))
 
     def _draw(self, ix: np.ndarray, n: np.ndarray) -> np.ndarray:
-        if self._dice is None:
-            S = self._S
-            cur = S[F_CURRENT, ix]
-            is_order = S[F_PHASE, ix] == PH_ORDER
-            turn = np.where(is_order, ORDER_T, self._PS[P_TURNS, ix, cur] - 1)
-            seat = np.where(is_order, ORDER_Q, cur)
-            roll = np.where(is_order, S[F_ORDERN, ix], S[F_ROLLS, ix])
-            return keyed_faces(self._keys[ix], dice_counter(S[F_GAME, ix], turn, seat, roll), n, MAX_FACES)
+        """The next faces of the external dice source (the engine's own dice are drawn in the kernel)."""
+        assert self._dice is not None  # the engine draws its own dice otherwise
         raw = np.asarray(self._dice(ix, n))
         if raw.ndim != 2 or raw.shape[0] != len(ix) or raw.shape[1] < int(n.max()):
             raise ValueError(
@@ -529,10 +508,7 @@ class BatchedGame:
         return g
 
     def __repr__(self) -> str:
-        return (
-            f"BatchedGame({self.rules.name!r}, players={self.n_players}, batch={self.batch_size}, "
-            f"backend={self.backend!r})"
-        )
+        return f"BatchedGame({self.rules.name!r}, players={self.n_players}, batch={self.batch_size})"
 
 
 def game_state(g: Game) -> dict[str, Any]:

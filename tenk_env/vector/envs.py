@@ -32,7 +32,7 @@ from tenk_env.game import MAX_PLAYERS, MIN_PLAYERS
 from tenk_env.obs import OBS_VERSION, n_actions, obs_high, obs_size
 from tenk_env.registry import close_agents, make_batched
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.vector.engine import BatchedGame, IllegalActionError
+from tenk_env.vector.engine import BatchedGame, IllegalActionError, check_backend
 from tenk_env.vector.layout import PH_OVER
 from tenk_env.vector.obs import encode_batch
 
@@ -49,7 +49,8 @@ class TenThousandVectorEnv(VectorEnv):
     - ``num_envs``: games stepped together.
     - ``pool``: instead of ``opponents``, a list of ``(agent, weight)``: every other seat of
       every game draws its agent from it (by weight) at the start of the game.
-    - ``backend``, ``threads``: of the :class:`BatchedGame`.
+    - ``threads``: of the :class:`BatchedGame`.
+    - ``backend``: retired, as in :class:`BatchedGame` (``"numpy"`` is refused).
     - ``dice``: a :data:`~tenk_env.vector.DiceSource` for every die (tests, replays); by
       default the dice come from the seed of :meth:`reset`.
 
@@ -60,6 +61,9 @@ class TenThousandVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "obs_version": OBS_VERSION, "render_modes": []}
+    #: the opponents' batched forms, and the pool's weights (None: fixed per seat offset)
+    _agents: list[Any]
+    _pool_p: np.ndarray | None
 
     def __init__(
         self,
@@ -74,7 +78,7 @@ class TenThousandVectorEnv(VectorEnv):
         illegal_reward: float = -0.01,
         *,
         pool: Sequence[tuple[Any, float]] | None = None,
-        backend: str = "auto",
+        backend: str | None = None,
         threads: int | None = None,
         dice: Any = None,
     ):
@@ -114,9 +118,10 @@ class TenThousandVectorEnv(VectorEnv):
         # built at the first reset, so that its opening deal uses the reset's seed (and, with an
         # external dice source, takes no dice before it)
         self.engine: BatchedGame | None = None
-        self._engine_args = dict(auto_reset=False, backend=backend, threads=threads, dice=dice)
-        # a ruleset or backend the engine refuses fails here, not at the first reset
-        BatchedGame(self.rules, n, 1, backend=backend, threads=threads)
+        check_backend(backend)
+        self._engine_args = dict(auto_reset=False, threads=threads, dice=dice)
+        # a ruleset the engine refuses fails here, not at the first reset
+        BatchedGame(self.rules, n, 1, threads=threads)
         self.seat = np.zeros(B, np.int64)
         #: (B, n): index into the agent list for every seat, -1 for the learner's
         self.seat_agent = np.full((B, n), -1, np.int64)
@@ -163,10 +168,10 @@ class TenThousandVectorEnv(VectorEnv):
         }
         return obs, self._with_masks(infos)
 
-    def step(self, actions):
+    def step(self, actions: Any):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
-        e = self.engine
+        e = self._live_engine()
         B = self.num_envs
         a = np.asarray(actions)
         if a.shape != (B,) or not np.issubdtype(a.dtype, np.integer):
@@ -302,6 +307,13 @@ class TenThousandVectorEnv(VectorEnv):
             )
         self._agents, self._pool_p = agents, pool_p
 
+    def _live_engine(self) -> BatchedGame:
+        """The engine (built at the first reset)."""
+        e = self.engine
+        if e is None:
+            raise RuntimeError("no games yet: call reset() first")
+        return e
+
     def _with_masks(self, infos: dict[str, Any]) -> dict[str, Any]:
         for k in [k for k in infos if not k.startswith("_") and f"_{k}" not in infos]:
             infos[f"_{k}"] = np.ones(self.num_envs, bool)
@@ -310,7 +322,7 @@ class TenThousandVectorEnv(VectorEnv):
     def _seat_games(self, ix: np.ndarray, seat: int | None) -> None:
         """Draw the learner's seat and the opponents of the games ``ix`` (new games)."""
         n = self.n_players
-        rng = self._np_random
+        rng = self.np_random
         if seat is None:
             seat = self._fixed_seat
         self.seat[ix] = rng.integers(n, size=len(ix)) if seat is None else seat
@@ -325,8 +337,8 @@ class TenThousandVectorEnv(VectorEnv):
 
     def _play_opponents(self, cand: np.ndarray) -> None:
         """Opponents' decisions (and the dice) until every game of ``cand`` waits for its learner."""
-        e = self.engine
-        rng = self._np_random
+        e = self._live_engine()
+        rng = self.np_random
         acts = self._actions
         while len(cand):
             cand = cand[e.awaiting()[cand] & (e.current[cand] != self.seat[cand])]
@@ -342,7 +354,7 @@ class TenThousandVectorEnv(VectorEnv):
     def _redeal(self, over: np.ndarray, seat: int | None) -> None:
         """New games in the slots ``over``, played up to the learner's first decision (a game
         that ends before it, an opponent's instant win, is dealt again)."""
-        e = self.engine
+        e = self._live_engine()
         while len(over):
             e.reset_games(over)
             self._seat_games(over, seat)

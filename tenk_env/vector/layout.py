@@ -1,6 +1,6 @@
-"""Array layout shared by the batched engine's backends.
+"""Array layout of the batched engine.
 
-All game state lives in two int32 arrays so that the NumPy backend gets contiguous
+All game state lives in two int32 arrays so that the engine's NumPy-side reads get contiguous
 rows (``S[FIELD]`` is one field for every game) and the numba kernels take a handful of
 arguments instead of thirty:
 
@@ -20,16 +20,6 @@ import numpy as np
 
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Tables, get_tables
-
-try:
-    from numba import njit
-except ImportError:  # without numba, the loops written for it run as plain Python (same results)
-
-    def njit(*args, **kwargs):
-        if args and callable(args[0]):
-            return args[0]
-        return lambda f: f
-
 
 # ---------------------------------------------------------------- phases (== tenk_env.game.Phase)
 PH_ORDER, PH_PIGGY, PH_ROLL, PH_DECIDE, PH_OVER = 0, 1, 2, 3, 4

@@ -1,4 +1,4 @@
-"""The numba backend: the turn machine of :class:`tenk_env.game.Game` compiled per game, run
+"""The batched engine's kernels: the turn machine of :class:`tenk_env.game.Game` compiled per game, run
 over the batch in one pass (or a few threads).
 
 Why one flat loop: in numba a call to another jitted function that takes arrays costs
@@ -11,8 +11,7 @@ next one where the scalar game would call the next method. Only scalar helpers a
 With the engine's own dice (keyed per slot, the same faces as
 :func:`layout.keyed_faces`) one pass applies the action and rolls on to the next
 decision; with an external dice source the kernel stops at every roll and the engine
-drives the dice rounds from Python, as for the NumPy backend. Importing this module
-raises ImportError when numba is not installed.
+drives the dice rounds from Python.
 """
 
 from __future__ import annotations
@@ -593,18 +592,15 @@ PARALLEL = {k: njit(cache=True, nogil=True, parallel=True)(globals()[k]) for k i
 
 
 class NumbaCore:
-    #: True: with the engine's own dice, one kernel applies the action and rolls on
-    fused = True
-
     def __init__(self, S, PS, ta: TableArrays, rc, stats, done, rng, threads: int | None):
         if threads is not None and (
             isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
         ):
             raise ValueError(f"threads = {threads!r}: give a positive integer (default 1)")
-        if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
+        most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import from the environment
+        if threads is not None and threads > most:
             raise ValueError(
-                f"threads = {threads}: numba runs at most {numba.config.NUMBA_NUM_THREADS} threads "
-                "here (set NUMBA_NUM_THREADS to allow more)"
+                f"threads = {threads}: numba runs at most {most} threads here (set NUMBA_NUM_THREADS to allow more)"
             )
         self.S, self.PS, self.rc, self.stats, self.done, self.rng = S, PS, rc, stats, done, rng
         self.chunks = int(threads or 1)

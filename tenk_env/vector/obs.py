@@ -9,6 +9,7 @@ same operations and cast to float32 once, as the scalar encoder does.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_size, obs_tables
 from tenk_env.vector.engine import BatchedGame
@@ -30,7 +31,6 @@ from tenk_env.vector.layout import (
     PH_ORDER,
     PH_OVER,
     PH_PIGGY,
-    njit,
 )
 
 __all__ = ["encode_batch", "k_encode", "obs_consts", "roll_features", "OBS_VERSION"]

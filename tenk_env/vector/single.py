@@ -16,6 +16,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
@@ -25,7 +26,7 @@ from tenk_env.obs import obs_size
 from tenk_env.rules import Ruleset
 from tenk_env.vector import nb_backend
 from tenk_env.vector.engine import BatchedGame
-from tenk_env.vector.layout import F_CURRENT, F_PHASE, MAX_FACES, PH_DECIDE, PH_OVER, PH_PIGGY, njit
+from tenk_env.vector.layout import F_CURRENT, F_PHASE, MAX_FACES, PH_DECIDE, PH_OVER, PH_PIGGY
 from tenk_env.vector.nb_backend import MODE_ADVANCE_STREAM, MODE_STEP_STREAM
 from tenk_env.vector.obs import k_encode, obs_consts, roll_features
 
@@ -224,6 +225,7 @@ class SingleGame:
         for :meth:`run_any`."""
         code = self._k(MODE_STEP_STREAM if action >= 0 else MODE_ADVANCE_STREAM, action, seat, self.state)
         while code == NEED_DICE:
+            assert self.dice is not None  # set_dice() gave the state these dice
             self.dice.refill()
             code = self._k(MODE_ADVANCE_STREAM, -1, seat, self.state)
         return code
@@ -233,6 +235,7 @@ class SingleGame:
         the game is over."""
         code = self._k(MODE_STEP_STREAM, action, -2, self.state)
         while code == NEED_DICE:
+            assert self.dice is not None  # set_dice() gave the state these dice
             self.dice.refill()
             code = self._k(MODE_ADVANCE_STREAM, -1, -2, self.state)
         return code - _MOVER if code >= _MOVER else -1

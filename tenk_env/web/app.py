@@ -8,7 +8,7 @@ path                      method  what
 ========================  ======  ===========================================================
 ``/api/meta``             GET     presets, the user's ruleset files, agent names
 ``/api/games``            POST    a new game against agents: ``{rules, players, seat, opponents, seed | dice}``
-``/api/games/{id}``       GET     the game's state (events, legal moves, feedback, summary)
+``/api/games/{id}``       GET     the game's state (events, the board after each, legal moves, feedback, summary)
 ``/api/games/{id}/act``   POST    a move: ``{action}``, ``{keep, end}`` or ``{piggyback}``
 ``/api/games/{id}/record`` GET    the game record, JSON lines (what ``tenk replay`` reads)
 ``/api/watch``            POST    agents play a game, returned annotated: ``{rules, agents, seed}``

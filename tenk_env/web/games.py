@@ -491,6 +491,7 @@ class PlayGame:
             "piggy": {"dice": g.piggy[0], "total": g.piggy[1]} if g.phase == Phase.PIGGYBACK and g.piggy else None,
             "legal": action_table(g) if mine else [],
             "events": g.events,
+            "boards": event_boards(g.events),
             "feedback": fb,
             "values": values,
             "decisions": decisions,
@@ -628,6 +629,70 @@ def _replay(events: list[dict[str, Any]]) -> Game:
         raise WebError(f"the record does not replay: {e}") from None
 
 
+class _BoardGame(Game):
+    """A game that draws the board at every event it reports. The engine reports an event
+    after its effect, so the state then is the board after the event; the dice on the table
+    and those set aside this turn, which the engine does not keep, follow from the events."""
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        super()._emit(kind, **data)
+        if not hasattr(self, "boards"):  # the "start" event, from inside Game.__init__
+            self.boards: list[dict[str, Any]] = []
+            self._table: list[int] = []
+            self._kept: list[int] = []
+            self._rolled = False
+        if kind in ("order_roll", "roll"):
+            if len(data["dice"]) == self.rules.num_dice:  # all dice back in hand
+                self._kept = []
+            self._table, self._rolled = list(data["dice"]), True
+        elif kind == "keep":
+            rest = list(self.dice)  # still the roll: the engine clears it after the report
+            for f in data["dice"]:
+                rest.remove(f)
+            self._table, self._rolled = [] if data["hot_dice"] else rest, False
+            self._kept = self._kept + list(data["dice"])
+        elif kind == "turn":
+            self._table, self._kept, self._rolled = [], [], False
+        elif kind == "zilch":
+            self._kept = []
+        self.boards.append(
+            {
+                "current": self.current,
+                "turn": self.turn,
+                "scores": list(self.scores),
+                "on_board": list(self.on_board),
+                "turn_total": self.turn_total,
+                "dice_left": self.dice_left,
+                "rolls": self.rolls,
+                "final_round": self.final_round,
+                "winners": list(self.winners) if self.winners else None,
+                "dice": self._table,
+                "rolled": self._rolled,
+                "kept": self._kept,
+            }
+        )
+
+
+def event_boards(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The board after each event of a game's record (one per event, in order), drawn by
+    the engine replaying the record: the page draws these and applies no rules itself."""
+    if not events:
+        return []
+    head = events[0]
+    g = _BoardGame(Ruleset.from_dict(head["rules"], source="game record"), head["players"])
+    for e in events[1:]:
+        if len(g.boards) >= len(events):  # a record cut amid an input's outcomes
+            break
+        kind = e["type"]
+        if kind in ("order_roll", "roll"):
+            g.roll(e["dice"])
+        elif kind == "keep":
+            g.act(e["dice"], e["end_turn"])
+        elif kind == "piggyback":
+            g.piggyback(e["take"])
+    return g.boards[: len(events)]
+
+
 def analyse(events: list[dict[str, Any]], names: list[str] | None = None) -> dict[str, Any]:
     """A record annotated move by move (every seat's decisions, exact at 2 players where the
     solver covers the ruleset; turn-level advice otherwise)."""
@@ -641,6 +706,7 @@ def analyse(events: list[dict[str, Any]], names: list[str] | None = None) -> dic
         "players": n,
         "names": names or [f"P{p + 1}" for p in range(n)],
         "events": events,
+        "boards": event_boards(events),
         "feedback": scorer.feedback(),
         "decisions": ann.decisions,
         "chart": ann.chart,

@@ -219,68 +219,36 @@ function describeEvent(e, names) {
   }
 }
 
-/** The board after events[0..upto], folded from the events alone (for replay and pacing). */
-function foldEvents(events, upto, nPlayers, numDice) {
-  const s = {
-    scores: Array(nPlayers).fill(0), onBoard: Array(nPlayers).fill(false), current: 0, turn: 0,
-    turnTotal: 0, dice: [], kept: [], rolled: false, diceLeft: numDice, rolls: 0, hot: false,
-    piggy: null, note: "", winners: null, final: false, last: null,
-  };
-  for (let i = 0; i <= upto && i < events.length; i++) applyEvent(s, events[i], numDice);
-  return s;
+/** The line under the board for an event: words only (the board comes from the server). */
+function eventNote(e) {
+  switch (e.type) {
+    case "order_roll": return "order roll";
+    case "keep": return e.hot_dice ? "hot dice" : "";
+    case "bank": return `banked ${fmtInt(e.points)}`;
+    case "bust": return "bust";
+    case "penalty": return "penalty";
+    case "zilch": return "zilch";
+    case "stop": return "turn total forfeited";
+    case "overshoot": return "overshoot";
+    case "instant_win": return "six of a kind: instant win";
+    case "lose_all": return "four 2s: loses all";
+    case "final_round": return "final round";
+    case "game_over": return "game over";
+    default: return "";
+  }
 }
 
-function applyEvent(s, e, numDice) {
-  s.last = e;
-  s.note = "";
-  switch (e.type) {
-    case "start":
-      if (e.rules && e.rules.komi && s.scores.length > 1) s.scores[1] += e.rules.komi;
-      break;
-    case "order_roll":
-      s.dice = e.dice.slice(); s.rolled = true; s.note = "order roll";
-      break;
-    case "turn":
-      Object.assign(s, { current: e.player, turn: e.turn, scores: e.scores.slice(), turnTotal: 0,
-        dice: [], kept: [], rolled: false, diceLeft: numDice, rolls: 0, hot: false });
-      break;
-    case "piggyback":
-      if (e.take && s.piggy) { s.turnTotal = s.piggy.total; s.diceLeft = s.piggy.dice; }
-      s.piggy = null;
-      break;
-    case "roll":
-      if (s.hot) { s.kept = []; s.hot = false; }
-      s.dice = e.dice.slice(); s.rolled = true; s.rolls += 1;
-      break;
-    case "keep": {
-      const rest = s.dice.slice();
-      for (const f of e.dice) { const i = rest.indexOf(f); if (i >= 0) rest.splice(i, 1); }
-      s.dice = rest; s.rolled = false;
-      s.kept = s.kept.concat(e.dice);
-      s.turnTotal = e.turn_total;
-      s.diceLeft = e.hot_dice ? numDice : s.diceLeft - e.dice.length;
-      s.hot = e.hot_dice;
-      if (e.hot_dice) s.note = "hot dice";
-      break;
-    }
-    case "bank":
-      s.scores[e.player] = e.score; s.onBoard[e.player] = true;
-      s.piggy = { dice: s.diceLeft, total: e.points }; s.note = `banked ${fmtInt(e.points)}`;
-      break;
-    case "bust": s.note = "bust"; s.turnTotal = 0; s.piggy = null; break;
-    case "penalty": s.scores[e.player] = e.score; s.note = "penalty"; break;
-    case "zilch": s.turnTotal = e.turn_total; s.kept = []; s.diceLeft = numDice; s.note = "zilch"; break;
-    case "stop": s.note = "turn total forfeited"; s.turnTotal = 0; s.piggy = null; break;
-    case "overshoot":
-      if (e.to !== null && e.to !== undefined) s.scores[e.to] += e.lost;
-      s.note = "overshoot"; s.turnTotal = 0; s.piggy = null;
-      break;
-    case "instant_win": s.note = "six of a kind: instant win"; break;
-    case "lose_all": s.scores[e.player] = 0; s.note = "four 2s: loses all"; s.turnTotal = 0; break;
-    case "final_round": s.final = true; s.note = "final round"; break;
-    case "game_over": s.scores = e.scores.slice(); s.winners = e.winners.slice(); s.note = "game over"; break;
-    default: break;
-  }
+/**
+ * What renderBoard draws after events[i] of a game or an analysis: the board the server sent
+ * for that event (the Python engine's state then), so the page applies no rules itself.
+ */
+function boardAt(src, i, you) {
+  const b = src.boards[i];
+  return {
+    names: src.names, you, target: src.rules && src.rules.target, scores: b.scores, onBoard: b.on_board,
+    current: b.current, turn: b.turn, turnTotal: b.turn_total, dice: b.dice, kept: b.kept, rolled: b.rolled,
+    rolls: b.rolls, note: eventNote(src.events[i]), winners: b.winners,
+  };
 }
 
 /* =================================================================== board */
@@ -600,19 +568,9 @@ async function newGame() {
   await showState(st);
 }
 
-function playBoardFrom(st, folded) {
-  return {
-    names: st.names, you: st.seat, target: st.rules && st.rules.target,
-    scores: folded.scores, onBoard: folded.onBoard, current: folded.current, turn: folded.turn,
-    turnTotal: folded.turnTotal, dice: folded.dice, kept: folded.kept, rolled: folded.rolled,
-    rolls: folded.rolls, note: folded.note, winners: folded.winners,
-  };
-}
-
 /** Show a new GameState: its new events roll by roll at a readable pace, then the choices. */
 async function showState(st) {
   const events = st.events || [];
-  const numDice = (st.rules && st.rules.num_dice) || 6;
   const board = $("play-board");
   const log = $("play-log");
   play.animating = true;
@@ -633,7 +591,7 @@ async function showState(st) {
     if (e.type === "roll" || e.type === "keep") first = false;
     const item = logItem(e, st.names, i);
     if (item) { log.append(item); if (!play.skip) item.scrollIntoView({ block: "nearest" }); }
-    if (!play.skip || i === events.length - 1) renderBoard(board, playBoardFrom(st, foldEvents(events, i, st.players, numDice)));
+    if (!play.skip || i === events.length - 1) renderBoard(board, boardAt(st, i, st.seat));
   }
   if (log.lastElementChild) log.lastElementChild.scrollIntoView({ block: "nearest" });
   play.shown = events.length;
@@ -644,14 +602,7 @@ async function showState(st) {
 
 /** The board from the authoritative state, the feedback line, then choices or summary. */
 function renderPlayNow(st) {
-  const events = st.events || [];
-  const folded = foldEvents(events, events.length - 1, st.players, (st.rules && st.rules.num_dice) || 6);
-  const b = playBoardFrom(st, folded);
-  Object.assign(b, { scores: st.scores, onBoard: st.on_board, current: st.current, turn: st.turn,
-    turnTotal: st.turn_total, rolls: st.rolls, winners: st.winners });
-  if (st.phase === "decide") { b.dice = st.dice; b.rolled = true; }
-  if (st.phase === "piggyback") { b.dice = []; b.kept = []; }
-  renderBoard($("play-board"), b);
+  renderBoard($("play-board"), boardAt(st, st.events.length - 1, st.seat));
   renderFeedback(st);
   if (st.phase === "over") {
     $("play-decide").hidden = true;
@@ -1018,11 +969,7 @@ function renderViewerSummary(v) {
 
 function renderViewerStep(v) {
   const a = v.a;
-  const numDice = (a.rules && a.rules.num_dice) || 6;
-  const s = foldEvents(a.events, v.step, a.players, numDice);
-  renderBoard(v.ids.board, { names: a.names, you: -1, target: a.rules && a.rules.target, scores: s.scores,
-    onBoard: s.onBoard, current: s.current, turn: s.turn, turnTotal: s.turnTotal, dice: s.dice, kept: s.kept,
-    rolled: s.rolled, rolls: s.rolls, note: s.note, winners: s.winners });
+  renderBoard(v.ids.board, boardAt(a, v.step, -1));
   const n = a.events.length;
   v.ids.pos.textContent = `step ${v.step + 1} / ${n}`;
   v.ids.prev.disabled = v.ids.first.disabled = v.step <= 0;
