@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
+from tenk_env.jit import njit
 from tenk_env.policies.base import RandomAgent
 from tenk_env.policies.heuristic import BreakEvenAgent, DiceNowAgent, GreedyAgent, HoldAgent, context
 from tenk_env.policies.optimal import MaxScoreAgent, turn_solution

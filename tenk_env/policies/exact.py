@@ -38,9 +38,10 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 import numpy as np
-from numba import njit
 
+from tenk_env.closure import closure_hash
 from tenk_env.game import Game
+from tenk_env.jit import njit
 from tenk_env.policies.afterstate import AfterstateAgent
 from tenk_env.policies.base import AGENTS, AgentError, make_agent
 from tenk_env.policies.batched import batched_agent
@@ -57,7 +58,6 @@ from tenk_env.policies.heuristic import (
 from tenk_env.policies.optimal import MaxScoreAgent
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
-from tenk_env.solve.cache import closure_hash
 from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tenk_env.closure import closure_hash
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve.cache import closure_hash, load_arrays, result_key, save_arrays
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
 from tenk_env.solve.evaluate import (
     THETA,
     ExactPolicy,

@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve.cache import load_arrays, result_key, save_arrays
 from tenk_env.solve.equilibrium import EQ_VERSION, check_equilibrium_rules, solve_equilibrium

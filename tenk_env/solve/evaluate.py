@@ -49,9 +49,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tenk_env.closure import closure_hash
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve import game as _game
-from tenk_env.solve.cache import closure_hash, load_arrays, result_key, save_arrays
+from tenk_env.solve.cache import load_arrays, result_key, save_arrays
 from tenk_env.solve.game import GAME_VERSION, GameSolution, check_exact_rules, off_board_scores, solve_game, state_masks
 from tenk_env.solve.kernels import evaluation as eval_k
 from tenk_env.solve.kernels import rules as rules_k

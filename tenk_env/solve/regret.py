@@ -34,9 +34,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from tenk_env.game import Game
+from tenk_env.jit import njit
 from tenk_env.solve.game import GameSolution
 from tenk_env.solve.kernels import game as game_k
 from tenk_env.solve.kernels import rules as rules_k

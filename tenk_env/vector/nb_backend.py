@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.vector.layout import (
     ACT_TAKE,
     F_CURRENT,

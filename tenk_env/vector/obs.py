@@ -9,8 +9,8 @@ same operations and cast to float32 once, as the scalar encoder does.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from tenk_env.jit import njit
 from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_size, obs_tables
 from tenk_env.vector.engine import BatchedGame
 from tenk_env.vector.layout import (

@@ -16,12 +16,12 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
 from tenk_env.dice import FaceBuffer
 from tenk_env.game import Game
+from tenk_env.jit import njit
 from tenk_env.obs import obs_size
 from tenk_env.rules import Ruleset
 from tenk_env.vector import nb_backend

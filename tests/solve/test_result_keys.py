@@ -5,25 +5,24 @@ version, ruleset hash and settings, then the hash of the import closure of the m
 computes it. So an edit to any module the result runs re-computes it and an edit elsewhere keeps
 it. A policy's content key carries the code that decides its moves the same way.
 
-Edits are simulated: the key code reads source through ``cache._read_source``, which the tests
-wrap so that one file reads as edited; nothing in the working tree is written. Solver modules
+Edits are simulated (:mod:`support.edits`): nothing in the working tree is written. Solver modules
 are found from the package itself (every module that reads or writes the disk cache) and
 kernel modules from the real closures, so the tests follow files that move.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tenk_env import closure
+from tenk_env.closure import closure_hash, code_closure, module_file
 from tenk_env.rules import PRESETS
-from tenk_env.solve import cache
-from tenk_env.solve.cache import closure_hash, code_closure, module_file
+
+from support.edits import PACKAGE, edited, rel
 
 # the modules, not the functions of the same name that tenk_env.solve exports
 game = importlib.import_module("tenk_env.solve.game")
@@ -35,10 +34,7 @@ equilibrium = importlib.import_module("tenk_env.solve.equilibrium")
 eq_seat = importlib.import_module("tenk_env.solve.eq_seat")
 exact = importlib.import_module("tenk_env.policies.exact")
 
-PACKAGE = Path(cache.__file__).resolve().parents[1]
 RULES = PRESETS["classic"].replace(target=3000)
-#: what an edit adds to a file: a new definition, which changes its code but not its behaviour
-EDIT = "\n\ndef _edited():\n    return 1\n"
 
 
 class Bot(evaluate.Tabulated):
@@ -87,41 +83,16 @@ def asked_keys(monkeypatch, module: str) -> list[str]:
     return keys
 
 
-def rel(f: Path) -> str:
-    return f.resolve().relative_to(PACKAGE).as_posix()
-
-
 def files(*roots: str) -> set[str]:
     return {rel(f) for f in code_closure(*roots)}
-
-
-@contextlib.contextmanager
-def edited(monkeypatch, path: str, text: str = EDIT):
-    """Within: the package file ``path`` (relative to tenk_env/) reads with ``text`` appended."""
-    target = (PACKAGE / path).resolve()
-    assert target.is_file(), path
-    read = cache._read_source
-
-    def forget():
-        for name, m in list(cache._MODULES.items()):
-            if m.file.resolve() == target:
-                del cache._MODULES[name]
-        cache._CLOSURES.clear()
-
-    with monkeypatch.context() as mp:
-        mp.setattr(cache, "_read_source", lambda f: read(f) + (text if Path(f).resolve() == target else ""))
-        forget()
-        try:
-            yield
-        finally:
-            forget()
-    forget()
 
 
 def solver_files() -> list[str]:
     """Every module under tenk_env/solve/ (a kernel package's modules included) and the core
     modules the solvers read."""
-    return sorted({rel(f) for f in (PACKAGE / "solve").rglob("*.py")} | {"rules.py", "tables.py", "io.py"})
+    return sorted(
+        {rel(f) for f in (PACKAGE / "solve").rglob("*.py")} | {"rules.py", "tables.py", "io.py", "jit.py", "closure.py"}
+    )
 
 
 # ------------------------------------------------------------------ every result, derived key
@@ -182,6 +153,8 @@ def test_true_independences():
             "rules.py",
             "tables.py",
             "io.py",
+            "jit.py",
+            "closure.py",
         }, m  # no solver result runs policies, the engine, training or the web
 
 
@@ -322,7 +295,7 @@ def test_the_closure_holds_every_project_module_its_files_import():
 
 def test_a_key_is_computed_once_per_process():
     closure_hash("tenk_env.solve.eq_seat")
-    n = len(cache._MODULES)
+    n = len(closure._MODULES)
     closure_hash("tenk_env.solve.eq_seat")
-    assert len(cache._MODULES) == n
-    assert ("tenk_env.solve.eq_seat",) in cache._CLOSURES
+    assert len(closure._MODULES) == n
+    assert ("tenk_env.solve.eq_seat",) in closure._CLOSURES

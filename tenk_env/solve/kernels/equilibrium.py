@@ -8,8 +8,8 @@ each mover's turn chosen on its own chance by :func:`eq_turn` (through
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.solve.kernels.multi import cap_past, digits
 from tenk_env.solve.kernels.rules import bankable_from, on_board
 from tenk_env.solve.kernels.turn import self_eval_dp

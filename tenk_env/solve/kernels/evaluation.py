@@ -8,8 +8,8 @@ drivers are :mod:`tenk_env.solve.evaluate` and :mod:`tenk_env.solve.best_respons
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.solve.kernels.game import game_bank_values, opt_tcap
 from tenk_env.solve.kernels.rules import (
     NEG,

@@ -7,8 +7,8 @@ the free rolls past it (:func:`free_roll_values`). The driver is :mod:`tenk_env.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.solve.kernels.rules import (
     bankable_from,
     better_keep,

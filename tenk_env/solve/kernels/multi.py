@@ -16,8 +16,8 @@ A fixed player's turn is a Markov chain whose moves do not depend on values: its
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from tenk_env.jit import njit, prange
 from tenk_env.solve.kernels.rules import bankable_from, needs_extension, on_board
 from tenk_env.solve.kernels.turn import self_eval_dp, turn_dp, turn_dp_radius
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N

@@ -15,8 +15,7 @@
 
 from __future__ import annotations
 
-from numba import njit
-
+from tenk_env.jit import njit
 from tenk_env.solve.spec import BUST, P_ENTRY, P_HOTMAND, P_MINBANK, P_N, P_PEN, P_PENAFTER, P_ZILCH, WIN, ZILCH
 
 NEG = -1e300

@@ -23,8 +23,8 @@ tie-break of :mod:`tenk_env.solve.kernels.rules`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from tenk_env.jit import njit
 from tenk_env.solve.kernels.rules import (
     NEG,
     bankable_from,
