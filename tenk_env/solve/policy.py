@@ -14,20 +14,15 @@ from collections.abc import Callable
 import numpy as np
 
 from tenk_env.game import Game
-from tenk_env.solve.kernels.rules import better_keep, ends_turn
+from tenk_env.solve.kernels.rules import better_keep, ends_turn, roll_axis
 from tenk_env.tables import Keep
 
-# the kernels' own tie-break, run as plain Python: one statement of it for both
+# the kernels' own tie-break and rolls axis, run as plain Python: one statement of each for both
 _ends_turn = ends_turn.py_func
 _better_keep = better_keep.py_func
+_roll_axis = roll_axis.py_func
 
-__all__ = ["pick", "move_values", "choose", "roll_index"]
-
-
-def roll_index(max_rolls: int, rolls_used: int) -> tuple[bool, int]:
-    """(may roll on, index of the rolls axis for the next roll) after ``rolls_used`` rolls."""
-    can_roll = max_rolls == 0 or rolls_used < max_rolls
-    return can_roll, (0 if max_rolls == 0 else (rolls_used if can_roll else 0))
+__all__ = ["pick", "move_values", "choose"]
 
 
 def move_values(
@@ -57,7 +52,7 @@ def move_values(
     N = game.rules.num_dice
     T0 = game.turn_total // unit
     rolls = game.rolls
-    _, r2i = roll_index(max_rolls, rolls)
+    _, r2i = _roll_axis(max_rolls, rolls - 1)  # the roll just made is the rolls-th
     assert game.info is not None  # set in the DECIDE phase, the only one with moves
     keeps = sorted(game.info.keeps, key=lambda k: (-k.points, k.n))
     out = []

@@ -204,9 +204,10 @@ def turn_dp_radius(
 
 
 @njit(cache=True, inline="always")
-def _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q):
+def _no_choice(prm, kind, floor, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q):
     """(value, slope in beta) of a roll that leaves no keep to choose: a bust, an instant win,
-    or a zilch pay-out, after which the same player must roll all dice again (Game.roll)."""
+    or a zilch pay-out, after which the same player must roll all dice again (Game.roll).
+    ``floor``: the turn's :func:`bankable_from`."""
     if kind == BUST:
         return beta, 1.0
     if kind == WIN:
@@ -221,7 +222,7 @@ def _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB
         if fA >= 0.0:
             return fA + fB * beta, fB
         return bv[T2], 0.0
-    if may_bank_total(bankable_from(prm, fa), T2):
+    if may_bank_total(floor, T2):
         return bv[T2], 0.0
     return forf, fq
 
@@ -281,7 +282,9 @@ def _general_dp(
                     p = c_prob[c]
                     kind = c_kind[c]
                     if kind != NORMAL:
-                        ev, eq = _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q)
+                        ev, eq = _no_choice(
+                            prm, kind, floor, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q
+                        )
                         v += p * ev
                         q += p * eq
                     else:
@@ -406,6 +409,8 @@ def _self_dp(
     track = AR.size > 0
     rho = 1e300
     fq = 1.0 if forf_is_beta else 0.0
+    floor = bankable_from(prm, fa)
+    hot_rolls_on = hot_dice_roll_on(prm)
     W = A.shape[2]
     Af = A.reshape(-1)
     AQf = AQ.reshape(-1)
@@ -421,7 +426,7 @@ def _self_dp(
     buf_e = np.empty(width)
     buf_q = np.empty(width)
     for T2 in range(W - 1, Tcap, -1):
-        _after_keep(prm, fa, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
+        _after_keep(prm, floor, hot_rolls_on, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
     for T in range(Tcap, -1, -1):
         for n in range(1, N + 1):
             for r in range(nr):
@@ -433,7 +438,9 @@ def _self_dp(
                     p = c_prob[c]
                     kind = c_kind[c]
                     if kind != NORMAL:
-                        ev, eq = _no_choice(prm, kind, fa, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q)
+                        ev, eq = _no_choice(
+                            prm, kind, floor, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA, fB, rv, V, Q
+                        )
                         v += p * ev
                         q += p * eq
                     else:
@@ -467,20 +474,19 @@ def _self_dp(
                                         rho = gap / dq
                 V[r, n, T] = v
                 Q[r, n, T] = q
-        _after_keep(prm, fa, T, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
+        _after_keep(prm, floor, hot_rolls_on, T, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR)
     return max(rho, 0.0)
 
 
 @njit(cache=True)
-def _after_keep(prm, fa, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR):
+def _after_keep(prm, floor, hot_rolls_on, T2, Tcap, bv, beta, forf, fq, fA, fB, rv, V, Q, A, AQ, AR):
     """The best action after every keep that leaves the total T2, for :func:`_self_dp`: the
-    choice :func:`_general_dp` makes inline (ending the turn wins a tie with rolling on)."""
+    choice :func:`_general_dp` makes inline (ending the turn wins a tie with rolling on).
+    ``floor`` and ``hot_rolls_on``: the turn's bank rule (:func:`may_bank`), read once per turn."""
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     free = rv.shape[0] > 0
     track = AR.size > 0
-    floor = bankable_from(prm, fa)
-    hot_rolls_on = hot_dice_roll_on(prm)
     for r in range(A.shape[0]):
         can_roll, r2i = roll_axis(maxr, r)
         for k in range(N):
