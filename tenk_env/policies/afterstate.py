@@ -525,7 +525,7 @@ def _plan(game: Game, frame: tuple, vals: np.ndarray, all_seats: bool) -> TurnPl
     nr = max(1, game.max_rolls)
     V = np.zeros((nr, Nd + 1, Tcap + 1))
     A = np.empty((nr, Nd, Tcap + spec.max_step + 1))
-    args = (prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_p, spec.o_d, fa, Tcap)
+    args = (prm, spec.rolls, fa, Tcap)
     optimal_values(*args, bank, beta, forf, -1.0, 0.0, V, A)
     value = np.zeros(N)
     value[0] = V[0, Nd, 0]

@@ -128,31 +128,7 @@ class BestResponse:
         bv = np.zeros(Tcap + s.max_step + 2)
         fA, fB = forced_extension(s.prm, s)
         eval_k.bank_values_rf(s.prm, self.WB, self.RFB, a, b, fb, Tcap + s.max_step + 1, bv)
-        turn_k.turn_dp(
-            s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
-            fa & 1,
-            Tcap,
-            bv,
-            beta,
-            forf,
-            False,
-            True,
-            V,
-            bv,
-            forf,
-            Tcap,
-            V,
-            Q,
-            fA,
-            fB,
-        )
+        turn_k.turn_dp(s.prm, s.rolls, fa & 1, Tcap, bv, beta, forf, False, True, V, bv, forf, Tcap, V, Q, fA, fB)
         return V, bv, Tcap, forf, (fA + fB * beta if fA >= 0 else None)
 
     def final_values(self, d: int, fa: int):
@@ -250,13 +226,7 @@ def _ordered_best_response(sol: GameSolution, opponent: ExactPolicy, theta: floa
                 bA = 1.0 - (cB + qB * (1.0 - x))
                 vA, qA, _ = eval_k.self_value(
                     s.prm,
-                    s.cstart,
-                    s.c_prob,
-                    s.c_kind,
-                    s.c_os,
-                    s.c_oe,
-                    s.o_p,
-                    s.o_d,
+                    s.rolls,
                     s.max_step,
                     a,
                     b,

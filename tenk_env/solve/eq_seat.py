@@ -56,9 +56,7 @@ def bust_value(tu, N, d, E):
 
 
 @njit(cache=True, parallel=True)
-def final_eq(
-    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, out
-):
+def final_eq(prm_f, rolls, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, out):
     """An equilibrium player's final turn when the focus player is another: ``out[hx, j, a +
     tu * r1]`` as :func:`final_fixed` gives it. The turn is chosen on the mover's own chance
     (``OWN[1, bar - target, r1]``, or ``r1 = 0`` where ``OWN`` has one column, once it beats the
@@ -108,12 +106,8 @@ def final_eq(
             Qb = np.empty((nr, N + 1, Tcap + 1))
             Vg = np.empty((nr, N + 1, Tcap + 1))
             Qg = np.empty((nr, N + 1, Tcap + 1))
-            self_eval_dp(
-                prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bb, V, Qa, Vb, Qb, fA, fB
-            )
-            self_eval_dp(
-                prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, 0.0, bg, V, Qa, Vg, Qg, fA, fB
-            )
+            self_eval_dp(prm_f, rolls, fa, Tcap, bv, 0.0, bb, V, Qa, Vb, Qb, fA, fB)
+            self_eval_dp(prm_f, rolls, fa, Tcap, bv, 0.0, bg, V, Qa, Vg, Qg, fA, fB)
             # one induction per starting score, or one over score + total for all of them
             if minbank != 0:
                 lo, hi = a0, a0 + 1
@@ -130,33 +124,7 @@ def final_eq(
 
 
 @njit(cache=True, parallel=True)
-def eqseat_level(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    states,
-    KID,
-    DIST,
-    DW,
-    DQ,
-    TRIG,
-    U,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    fA,
-    fB,
-):
+def eqseat_level(prm, rolls, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG, U, E, TW, XT, pbmin, eps, fA, fB):
     """Solve the turn-start states ``states`` (one level) for player 0, a fixed player, with
     players 1..N-1 playing the equilibrium. ``U[m, idx]``: player 0's chance with player m to
     move at scores idx (absolute order). Player 0's turns are its outcome rows (as in
@@ -221,7 +189,7 @@ def eqseat_level(
                     bc[T] = 1.0 - U[nxt, idx + T * pw[m]]
                 else:
                     bc[T] = 1.0 - TRIG[m, min(y - tu, J - 1), rest]
-            self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bc, V2, Q2, V, Q, fA, fB)
+            self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bc, V2, Q2, V, Q, fA, fB)
             qm = Q[0, Nd, 0]
             c[m] = 1.0 - qm - V[0, Nd, 0]
             q[m] = qm
@@ -302,27 +270,7 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
             else:
                 own = np.zeros((2, JE, tu))
                 own[1] = 1.0 - eq.LB
-            final_eq(
-                st.prm_f,
-                s.cstart,
-                s.c_prob,
-                s.c_kind,
-                s.c_os,
-                s.c_oe,
-                s.o_p,
-                s.o_d,
-                s.max_step,
-                tu,
-                Jk,
-                Pk // tu,
-                own,
-                phi,
-                st.pbmin,
-                EPS,
-                st.fAf,
-                st.fBf,
-                out,
-            )
+            final_eq(st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, own, phi, st.pbmin, EPS, st.fAf, st.fBf, out)
         phi = out
     return phi
 
@@ -383,13 +331,7 @@ def evaluate_beside_equilibrium(
             continue
         eqseat_level(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             s.max_step,
             tu,
             N,

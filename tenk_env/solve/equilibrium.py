@@ -159,7 +159,7 @@ def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
     tu = int(s.prm[P_TARGET])
     prm_f = final_prm(s)
     fA, fB = forced_extension(prm_f, s)
-    args = (prm_f, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, s.max_step, tu, J)
+    args = (prm_f, s.rolls, s.max_step, tu, J)
     # the last player: the chance to beat the bar, and nothing after it
     phi = np.zeros((2, J, 1))
     phi[1] = 1.0
@@ -259,13 +259,7 @@ def solve_equilibrium(
             continue
         eq_k.eq_level(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             s.max_step,
             tu,
             N,

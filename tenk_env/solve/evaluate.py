@@ -175,13 +175,7 @@ def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
         Q = np.zeros_like(V)
         turn_k.turn_dp(
             prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             fb,
             Tt,
             np.zeros(Tt + s.max_step + 2),
@@ -203,13 +197,7 @@ def _final_for(sol: GameSolution, pol: str | TablePolicy) -> np.ndarray:
         # bust), so its final turn is followed until it banks everywhere, not only to the lead.
         end = turn_k.final_turn_table(
             prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             fb,
             bool(s.rules.tie == "shared"),
             EPS,
@@ -282,13 +270,7 @@ def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: Ga
 
     eval_k.eval_game(  # type: ignore[call-arg]  # numba's Dispatcher stub: __call__ takes no arguments
         s.prm,
-        s.cstart,
-        s.c_prob,
-        s.c_kind,
-        s.c_os,
-        s.c_oe,
-        s.o_p,
-        s.o_d,
+        s.rolls,
         s.max_step,
         mask,
         sol.Leps,
@@ -488,7 +470,7 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
             Ta += grow
         cnt = eval_k.tab_frontier(mass, T, theta, pruned, sel_k, sel_r, sel_n)
         if cnt:
-            ne = eval_k.tab_entries(cnt, sel_n, spec.cstart, spec.c_kind, e_sel, e_c)
+            ne = eval_k.tab_entries(cnt, sel_n, spec.rolls, e_sel, e_c)
             if nrows + cnt > dec.shape[0]:
                 dec = np.concatenate([dec, np.full((dec.shape[0] + cnt, C), -1, np.int16)])
             es = e_sel[:ne]
@@ -510,13 +492,7 @@ def _tabulate_chunk(pol: Tabulated, spec: Spec, sits: np.ndarray, theta: float) 
                 np.asarray(end, np.bool_),
                 maxr_k,
                 z,
-                spec.cstart,
-                spec.c_prob,
-                spec.c_kind,
-                spec.c_os,
-                spec.c_oe,
-                spec.o_p,
-                spec.o_d,
+                spec.rolls,
                 mass,
                 rows,
                 nrows,
@@ -615,23 +591,7 @@ class TabSide:
 
     def value(self, tab: Tabulation, prm: np.ndarray, fa: int) -> tuple[float, float, float]:
         s = self.spec
-        c, q, m = eval_k.fixed_dp(
-            prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
-            fa,
-            tab.rows,
-            tab.dec,
-            self.bv,
-            self.V,
-            self.Q,
-            self.M,
-        )
+        c, q, m = eval_k.fixed_dp(prm, s.rolls, fa, tab.rows, tab.dec, self.bv, self.V, self.Q, self.M)
         self.pruned = max(self.pruned, m)
         return c, q, m
 
@@ -711,13 +671,7 @@ class _SelfSide:
         s, sol, p = self.spec, self.sol, self.pol
         c, q = eval_k.self_side(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             s.max_step,
             a,
             b,
@@ -885,9 +839,7 @@ def outcome_rows(pol: Tabulated, spec: Spec, prm: np.ndarray, sits, theta: float
     pruned = 0.0
     for k, (t, sit) in enumerate(zip(tabs, sits)):
         out = np.zeros(t.Tt + s.max_step + 2)
-        OW[k], OB[k], OF[k], pr = eval_k.tab_outcomes(
-            prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, int(sit[2]) & 1, t.rows, t.dec, out
-        )
+        OW[k], OB[k], OF[k], pr = eval_k.tab_outcomes(prm, s.rolls, int(sit[2]) & 1, t.rows, t.dec, out)
         OUT[k, : len(out)] = out
         pruned = max(pruned, pr, t.pruned)
     return OUT, OW, OB, OF, pruned
@@ -982,13 +934,7 @@ class PenaltySide:
             fA, fB = forced_extension(s.prm, s)
             eval_k.self_outcomes(
                 s.prm,
-                s.cstart,
-                s.c_prob,
-                s.c_kind,
-                s.c_os,
-                s.c_oe,
-                s.o_p,
-                s.o_d,
+                s.rolls,
                 s.max_step,
                 self.states,
                 self.pol.W,
@@ -1092,11 +1038,7 @@ class TableTabulated(Tabulated):
         out = np.zeros(len(k), np.int64)
         eval_k.table_decide(
             s.prm,
-            s.cstart,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             maxr_k,
             sits[:, 2].astype(np.int64) & 1,
             k,

@@ -248,13 +248,7 @@ class GameSolution:
         bv = np.zeros(Tcap + s.max_step + 2)
         game_k.state_value_f(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             self.W,
             self.R,
             self.Rsup,
@@ -288,28 +282,7 @@ class GameSolution:
         T = np.arange(Tcap + s.max_step + 2)
         bv = np.where(T > d, 1.0, np.where((T == d) & bool(prm[P_SHARED]), 0.5, 0.0))
         turn_k.turn_dp(
-            prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
-            fa,
-            Tcap,
-            bv,
-            0.0,
-            0.0,
-            False,
-            True,
-            V,
-            bv,
-            0.0,
-            Tcap,
-            V,
-            Q,
-            *forced_extension(prm, s),
+            prm, s.rolls, fa, Tcap, bv, 0.0, 0.0, False, True, V, bv, 0.0, Tcap, V, Q, *forced_extension(prm, s)
         )
         fA, _ = forced_extension(prm, s)
         return V, bv, Tcap, 0.0, (fA if fA >= 0 else None)
@@ -385,29 +358,7 @@ def _run(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -> n
     stats = np.zeros(4)
     for hi, lo, done in _slices(2 * sol.target_units - 2):
         game_k.solve_game(
-            s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
-            W,
-            mask,
-            sol.R,
-            sol.Rsup,
-            sol.pbmin,
-            EPS,
-            sol.Lx,
-            s.max_step,
-            TOL,
-            V,
-            Q,
-            bv,
-            stats,
-            hi,
-            lo,
+            s.prm, s.rolls, W, mask, sol.R, sol.Rsup, sol.pbmin, EPS, sol.Lx, s.max_step, TOL, V, Q, bv, stats, hi, lo
         )
         if progress is not None:
             progress(done)
@@ -440,7 +391,7 @@ def free_roll_table(sol: GameSolution) -> tuple[np.ndarray, float]:
     if not game_k.free_roll_applies(s.prm, float(s.p_bust[s.n_dice])) or s.n_dice < 2:
         return np.zeros((0, 0)), 0.0
     free = np.zeros((2, sol.R.shape[1] + s.max_step + 2))
-    game_k.free_roll_values(s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, sol.R, free)
+    game_k.free_roll_values(s.prm, s.rolls, sol.R, free)
     return free, float(s.p_bust[1 : s.n_dice].min())
 
 
@@ -456,13 +407,7 @@ def _sweeps(sol: GameSolution, mask: np.ndarray, W: np.ndarray, progress=None) -
         for hi, lo, done in _slices(2 * sol.target_units - 2):
             game_k.sweep_game(
                 s.prm,
-                s.cstart,
-                s.c_prob,
-                s.c_kind,
-                s.c_os,
-                s.c_oe,
-                s.o_p,
-                s.o_d,
+                s.rolls,
                 W,
                 mask,
                 sol.R,

@@ -343,13 +343,7 @@ def _final_chain(st: _Setup, x: int, t: int) -> dict:
         if f is None:
             multi_k.final_responder(
                 st.prm_f,
-                s.cstart,
-                s.c_prob,
-                s.c_kind,
-                s.c_os,
-                s.c_oe,
-                s.o_p,
-                s.o_d,
+                s.rolls,
                 s.max_step,
                 tu,
                 Jk,
@@ -407,13 +401,7 @@ def _pass(st: _Setup, x: int, progress=None, weight: float = 1.0, done: float = 
             continue
         multi_k.regular_level(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             s.max_step,
             tu,
             N,
@@ -603,31 +591,7 @@ def turn_tables(spec: Spec, prm: np.ndarray, fa: int, Tcap: int, bv: np.ndarray,
     V = np.zeros((max(1, int(prm[P_MAXROLLS])), s.n_dice + 1, Tcap + 1))
     Q = np.zeros_like(V)
     fA, fB = forced_extension(prm, s)
-    turn_k.turn_dp(
-        prm,
-        s.cstart,
-        s.c_prob,
-        s.c_kind,
-        s.c_os,
-        s.c_oe,
-        s.o_p,
-        s.o_d,
-        fa,
-        Tcap,
-        bv,
-        beta,
-        beta,
-        True,
-        True,
-        V,
-        bv,
-        beta,
-        Tcap,
-        V,
-        Q,
-        fA,
-        fB,
-    )
+    turn_k.turn_dp(prm, s.rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Q, fA, fB)
     return V, bv, Tcap, beta, (fA + fB * beta if fA >= 0 else None)
 
 

@@ -65,7 +65,7 @@ NEG = -1e300
 
 
 @njit(cache=True)
-def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr, n, T, bank_seg, beta, forf, fA, fB):
+def roll_past_cap(prm, rolls, fa, r, maxr, n, T, bank_seg, beta, forf, fA, fB):
     """W* of rolling ``n`` dice at turn total ``T`` (units) past the DP's cap, with ``r``
     rolls used before this roll and ``maxr`` allowed (0: unlimited).
 
@@ -75,6 +75,7 @@ def roll_past_cap(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, r, maxr
     continuation is the kernel's (:func:`tenk_env.solve.kernels.turn.turn_dp` past ``Tcap``):
     bank when allowed, else the forced roll or the forfeit.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     z = prm[P_ZILCH]
     floor = rules_k.bankable_from(prm, fa)
     hot_rolls_on = rules_k.hot_dice_roll_on(prm)
@@ -197,23 +198,7 @@ class TurnTables:
         self.V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + step + 1))
         turn_k.optimal_values(
-            prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
-            self.fa & 1,
-            Tcap,
-            self.bv,
-            self.beta,
-            self.forf,
-            self.fA,
-            self.fB,
-            self.V,
-            A,
+            prm, s.rolls, self.fa & 1, Tcap, self.bv, self.beta, self.forf, self.fA, self.fB, self.V, A
         )
         self.forced = self.fA + self.fB * self.beta if self.fA >= 0 else None
 
@@ -244,24 +229,7 @@ class TurnTables:
         seg = np.array([self.bank(T + j) for j in range(s.max_step + 1)])
         return float(
             roll_past_cap(
-                s.prm,
-                s.cstart,
-                s.c_prob,
-                s.c_kind,
-                s.c_os,
-                s.c_oe,
-                s.o_p,
-                s.o_d,
-                self.fa & 1,
-                rolls,
-                self.maxr,
-                n,
-                T,
-                seg,
-                self.beta,
-                self.forf,
-                self.fA,
-                self.fB,
+                s.prm, s.rolls, self.fa & 1, rolls, self.maxr, n, T, seg, self.beta, self.forf, self.fA, self.fB
             )
         )
 

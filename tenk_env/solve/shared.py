@@ -37,7 +37,7 @@ def forced_extension(prm: np.ndarray, spec: Spec) -> tuple[float, float]:
     """(fA, fB) of :func:`tenk_env.solve.kernels.rules.forced_value`, or (-1, 0) where no roll is forced."""
     if not rules_k.needs_extension(prm):
         return -1.0, 0.0
-    fA, fB = rules_k.forced_value(prm, spec.cstart, spec.c_prob, spec.c_kind, spec.c_os, spec.c_oe, spec.o_d)
+    fA, fB = rules_k.forced_value(prm, spec.rolls)
     return float(fA), float(fB)
 
 
@@ -88,28 +88,7 @@ def _final_table(spec: Spec, prm: np.ndarray, fa: int, shared: bool, ext: int, d
     dummy3 = np.zeros((1, 1, 1))
     dummy1 = np.zeros(1)
     floor = hunt_floor(spec, prm)
-    end = turn_k.final_turn_table(
-        prm,
-        spec.cstart,
-        spec.c_prob,
-        spec.c_kind,
-        spec.c_os,
-        spec.c_oe,
-        spec.o_p,
-        spec.o_d,
-        fa,
-        shared,
-        EPS,
-        dmax,
-        True,
-        dummy3,
-        dummy1,
-        0.0,
-        0,
-        ext,
-        out,
-        floor,
-    )
+    end = turn_k.final_turn_table(prm, spec.rolls, fa, shared, EPS, dmax, True, dummy3, dummy1, 0.0, 0, ext, out, floor)
     if end < 0:
         raise SolverError(
             f"ruleset {spec.rules.name!r}: the chance of scoring {dmax * spec.unit} points in one "

@@ -15,6 +15,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import reduce
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,25 +35,65 @@ class SolverError(ValueError):
     """A ruleset (or a request) the exact solvers cannot handle; the message says why and what to do."""
 
 
+class Rolls(NamedTuple):
+    """What a roll can show and what it offers, as every kernel reads it: passed whole (numba
+    takes a named tuple of arrays), each kernel unpacking the arrays it reads.
+
+    A roll of n dice falls into one of the *classes* ``cstart[n]:cstart[n + 1]`` (rolls that
+    offer the same keeps), with its chance ``c_prob`` and kind ``c_kind`` (NORMAL, BUST, WIN,
+    ZILCH). A class's keeps are the options ``c_os[c]:c_oe[c]``, each worth ``o_p`` units and
+    using ``o_d`` dice, sorted points descending then dice ascending (the tie order of
+    :func:`tenk_env.solve.kernels.rules.better_keep`)."""
+
+    cstart: np.ndarray
+    c_prob: np.ndarray
+    c_kind: np.ndarray
+    c_os: np.ndarray
+    c_oe: np.ndarray
+    o_p: np.ndarray
+    o_d: np.ndarray
+
+
 @dataclass(frozen=True)
 class Spec:
     rules: Ruleset
     unit: int
     #: int64 parameter vector (layout P_*)
     prm: np.ndarray
-    #: classes of n dice are cls[cstart[n]:cstart[n+1]]
-    cstart: np.ndarray
-    c_prob: np.ndarray
-    c_kind: np.ndarray
-    c_os: np.ndarray
-    c_oe: np.ndarray
-    #: options of a class, sorted by points descending then dice ascending (the tie order)
-    o_p: np.ndarray
-    o_d: np.ndarray
+    #: the outcomes of a roll (:class:`Rolls`)
+    rolls: Rolls
     #: largest single step of a turn total (a keep or a zilch pay-out), in units
     max_step: int
     #: probability that a roll of n dice busts
     p_bust: np.ndarray
+
+    @property
+    def cstart(self) -> np.ndarray:
+        return self.rolls.cstart
+
+    @property
+    def c_prob(self) -> np.ndarray:
+        return self.rolls.c_prob
+
+    @property
+    def c_kind(self) -> np.ndarray:
+        return self.rolls.c_kind
+
+    @property
+    def c_os(self) -> np.ndarray:
+        return self.rolls.c_os
+
+    @property
+    def c_oe(self) -> np.ndarray:
+        return self.rolls.c_oe
+
+    @property
+    def o_p(self) -> np.ndarray:
+        return self.rolls.o_p
+
+    @property
+    def o_d(self) -> np.ndarray:
+        return self.rolls.o_d
 
     @property
     def n_dice(self) -> int:
@@ -150,13 +191,15 @@ def build_spec(rules: Ruleset, *, for_game: bool) -> Spec:
         rules,
         unit,
         prm,
-        np.array(cstart, dtype=np.int64),
-        np.array(c_prob),
-        np.array(c_kind, dtype=np.int64),
-        np.array(c_os, dtype=np.int64),
-        np.array(c_oe, dtype=np.int64),
-        np.array(o_p, dtype=np.int64),
-        np.array(o_d, dtype=np.int64),
+        Rolls(
+            np.array(cstart, dtype=np.int64),
+            np.array(c_prob),
+            np.array(c_kind, dtype=np.int64),
+            np.array(c_os, dtype=np.int64),
+            np.array(c_oe, dtype=np.int64),
+            np.array(o_p, dtype=np.int64),
+            np.array(o_d, dtype=np.int64),
+        ),
         int(max_step),
         p_bust,
     )

@@ -80,31 +80,7 @@ def _dp(spec: Spec, fa: int, beta: float, forf: float, Tcap: int):
     V = np.zeros((nr, N + 1, Tcap + 1))
     Q = np.zeros((nr, N + 1, Tcap + 1))
     bv = np.arange(Tcap + spec.max_step + 2, dtype=np.float64) * spec.unit
-    turn_k.turn_dp(
-        spec.prm,
-        spec.cstart,
-        spec.c_prob,
-        spec.c_kind,
-        spec.c_os,
-        spec.c_oe,
-        spec.o_p,
-        spec.o_d,
-        fa,
-        Tcap,
-        bv,
-        beta,
-        forf,
-        False,
-        True,
-        V,
-        bv,
-        forf,
-        Tcap,
-        V,
-        Q,
-        -1.0,
-        0.0,
-    )
+    turn_k.turn_dp(spec.prm, spec.rolls, fa, Tcap, bv, beta, forf, False, True, V, bv, forf, Tcap, V, Q, -1.0, 0.0)
     return V
 
 

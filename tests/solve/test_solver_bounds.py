@@ -124,13 +124,7 @@ def test_bank_chance_agrees_with_the_turn_solver(name, threshold):
     bv = np.ones(Tcap + s.max_step + 2)
     turn_k.turn_dp(
         prm,
-        s.cstart,
-        s.c_prob,
-        s.c_kind,
-        s.c_os,
-        s.c_oe,
-        s.o_p,
-        s.o_d,
+        s.rolls,
         0,
         Tcap,
         bv,
@@ -181,13 +175,7 @@ def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
                 Q, rad = V.copy(), np.zeros(1)
                 kernel(
                     s.prm,
-                    s.cstart,
-                    s.c_prob,
-                    s.c_kind,
-                    s.c_os,
-                    s.c_oe,
-                    s.o_p,
-                    s.o_d,
+                    s.rolls,
                     trial % 2,
                     Tcap,
                     bv,
@@ -213,19 +201,11 @@ def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
         # the optimal agent's kernel: the same values
         V = np.zeros((s.n_rolls_dim, s.n_dice + 1, Tcap + 1))
         A = np.empty((s.n_rolls_dim, s.n_dice, Tcap + s.max_step + 1))
-        turn_k.optimal_values(
-            s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d, 1, Tcap, bv, beta, forf, -1.0, 0.0, V, A
-        )
+        turn_k.optimal_values(s.prm, s.rolls, 1, Tcap, bv, beta, forf, -1.0, 0.0, V, A)
         V0 = np.zeros_like(V)
         turn_k._general_dp(
             s.prm,
-            s.cstart,
-            s.c_prob,
-            s.c_kind,
-            s.c_os,
-            s.c_oe,
-            s.o_p,
-            s.o_d,
+            s.rolls,
             1,
             Tcap,
             bv,

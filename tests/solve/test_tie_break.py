@@ -30,7 +30,7 @@ def spec():
 
 
 def _arrays(s):
-    return s.prm, s.cstart, s.c_prob, s.c_kind, s.c_os, s.c_oe, s.o_p, s.o_d
+    return s.prm, s.rolls
 
 
 def _first_keep_banked(s, value_of_total):
@@ -101,11 +101,7 @@ def test_a_table_policy_ends_on_the_first_keep_where_its_preferences_tie(spec):
     prefs = np.zeros((2, 1, N + 1, Tcap + 1))
     eval_k.table_decide(
         spec.prm,
-        spec.cstart,
-        spec.c_os,
-        spec.c_oe,
-        spec.o_p,
-        spec.o_d,
+        spec.rolls,
         np.zeros(1, np.int64),
         np.ones(1, np.int64),
         zeros,

@@ -74,42 +74,14 @@ def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx):
 
 
 @njit(cache=True)
-def eq_turn(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    d,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    fA,
-    fB,
-    bo,
-    bx,
-    bv2,
-    bv,
-    V2,
-    Q2,
-    V,
-    Q,
-):
+def eq_turn(prm, rolls, max_step, tu, N, d, E, TW, XT, pbmin, eps, fA, fB, bo, bx, bv2, bv, V2, Q2, V, Q):
     """The mover's turn at scores d, its own bust value ``bo``: (own chance, X, bust chance)
     of the turn it chooses, with X's bust value ``bx``. ``bv2``/``bv`` must cover
     ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``."""
     Nd = prm[P_N]
     fa = on_board(prm, d[0])
     Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bv)
-    self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
+    self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
     q = Q[0, Nd, 0]
     return V2[0, Nd, 0], V[0, Nd, 0] + q * bx, q
 
@@ -133,63 +105,12 @@ def eq_cycle(N, A, qk, out):
 
 
 @njit(cache=True)
-def _eq_parts(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    D,
-    k,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    fA,
-    fB,
-    bo,
-    bufs,
-    A,
-    qk,
-):
+def _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk):
     """Mover k's turn chosen at own bust value bo: fills A[k] (each place's chance from the
     turn's banks and wins) and qk[k] (its bust chance); returns the mover's value at bo."""
     bv2, bv, V2, Q2, V, Q = bufs
     own, x, q = eq_turn(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        max_step,
-        tu,
-        N,
-        D[k],
-        E,
-        TW,
-        XT,
-        pbmin,
-        eps,
-        fA,
-        fB,
-        bo,
-        0.0,
-        bv2,
-        bv,
-        V2,
-        Q2,
-        V,
-        Q,
+        prm, rolls, max_step, tu, N, D[k], E, TW, XT, pbmin, eps, fA, fB, bo, 0.0, bv2, bv, V2, Q2, V, Q
     )
     cown = own - q * bo
     A[k, 0] = cown
@@ -201,32 +122,7 @@ def _eq_parts(
 
 
 @njit(cache=True, parallel=True)
-def eq_level(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    reps,
-    E,
-    TW,
-    XT,
-    pbmin,
-    eps,
-    tol,
-    maxit,
-    fA,
-    fB,
-    res,
-    its,
-    gain,
-):
+def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxit, fA, fB, res, its, gain):
     """Solve the equilibrium at the score vectors ``reps`` (one level, one per cycle of turns).
 
     A turn without a bank hands the same scores to the next player, so the N rotations of a
@@ -281,13 +177,7 @@ def eq_level(
                 # the mover of R_k is last in R_{k+1}
                 _eq_parts(
                     prm,
-                    cstart,
-                    c_prob,
-                    c_kind,
-                    c_os,
-                    c_oe,
-                    o_p,
-                    o_d,
+                    rolls,
                     max_step,
                     tu,
                     N,
@@ -323,32 +213,7 @@ def eq_level(
             for _ in range(4 * MC):
                 for k in range(N):
                     bo = Ev[(k + 1) % N, N - 1]
-                    _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        bo,
-                        bufs,
-                        A,
-                        qk,
-                    )
+                    _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
                     seen = False
                     for m in range(nc[k]):
                         seen = seen or cq[k, m] == qk[k]
@@ -368,62 +233,12 @@ def eq_level(
                 for k in range(N):
                     m = rest % nc[k]
                     rest //= nc[k]
-                    _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        cb[k, m],
-                        bufs,
-                        A,
-                        qk,
-                    )
+                    _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, cb[k, m], bufs, A, qk)
                 eq_cycle(N, A, qk, new)
                 worst = 0.0
                 for k in range(N):
                     bo = new[(k + 1) % N, N - 1]
-                    v = _eq_parts(
-                        prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
-                        max_step,
-                        tu,
-                        N,
-                        D,
-                        k,
-                        E,
-                        TW,
-                        XT,
-                        pbmin,
-                        eps,
-                        fA,
-                        fB,
-                        bo,
-                        bufs,
-                        A,
-                        qk,
-                    )
+                    v = _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
                     worst = max(worst, v - new[k, 0])
                 if worst < g:
                     g = worst

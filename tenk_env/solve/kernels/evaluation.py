@@ -30,13 +30,7 @@ from tenk_env.solve.spec import BUST, END_IMMEDIATE, NORMAL, P_END, P_MAXROLLS, 
 @njit(cache=True)
 def _eval_side(
     prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
+    rolls,
     max_step,
     Leps,
     Lx,
@@ -64,68 +58,21 @@ def _eval_side(
     bv2,
 ):
     """(c, q): the mover's win chance is c + q * (its value after a bust), under its fixed policy."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     tu = prm[P_TARGET]
     N = prm[P_N]
     fA, fB = -1.0, 0.0
     if needs_extension(prm):
-        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+        fA, fB = forced_value(prm, rolls)
     if kind == 0:
         # The optimal agent's choices: its own DP on the optimal solution. Past that DP's cap
         # it banks (see opt_tcap), so the same cap is exact for the evaluation too.
         bo = 1.0 - Wopt[fb, fa, b, a]
         Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, bo)
         game_bank_values(prm, Wopt, Ropt, a, b, fb, Tcap + max_step + 1, bv2)
-        turn_dp(
-            prm,
-            cstart,
-            c_prob,
-            c_kind,
-            c_os,
-            c_oe,
-            o_p,
-            o_d,
-            fa,
-            Tcap,
-            bv2,
-            bo,
-            bo,
-            True,
-            True,
-            V2,
-            bv2,
-            bo,
-            Tcap,
-            V2,
-            Q2,
-            fA,
-            fB,
-        )
+        turn_dp(prm, rolls, fa, Tcap, bv2, bo, bo, True, True, V2, bv2, bo, Tcap, V2, Q2, fA, fB)
         game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
-        turn_dp(
-            prm,
-            cstart,
-            c_prob,
-            c_kind,
-            c_os,
-            c_oe,
-            o_p,
-            o_d,
-            fa,
-            Tcap,
-            bv,
-            0.0,
-            0.0,
-            True,
-            False,
-            V2,
-            bv2,
-            bo,
-            Tcap,
-            V,
-            Q,
-            fA,
-            fB,
-        )
+        turn_dp(prm, rolls, fa, Tcap, bv, 0.0, 0.0, True, False, V2, bv2, bo, Tcap, V, Q, fA, fB)
     else:
         # A table policy banks whenever it may from tab_all on; past the target under a
         # final round, leads beyond Leps leave the opponent less than eps.
@@ -139,13 +86,7 @@ def _eval_side(
         game_bank_values(prm, Wn, Rn, a, b, fb, Tcap + max_step + 1, bv)
         turn_dp(
             prm,
-            cstart,
-            c_prob,
-            c_kind,
-            c_os,
-            c_oe,
-            o_p,
-            o_d,
+            rolls,
             fa,
             Tcap,
             bv,
@@ -168,13 +109,7 @@ def _eval_side(
 @njit(cache=True)
 def eval_game(
     prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
+    rolls,
     max_step,
     mask,
     Leps,
@@ -225,13 +160,7 @@ def eval_game(
                         continue
                     cA, qA = _eval_side(
                         prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
+                        rolls,
                         max_step,
                         Leps,
                         Lx,
@@ -260,13 +189,7 @@ def eval_game(
                     )
                     cB, qB = _eval_side(
                         prm,
-                        cstart,
-                        c_prob,
-                        c_kind,
-                        c_os,
-                        c_oe,
-                        o_p,
-                        o_d,
+                        rolls,
                         max_step,
                         Leps,
                         Lx,
@@ -318,33 +241,7 @@ def bank_values_rf(prm, W, RF, a, b, fb, length, bv):
 
 
 @njit(cache=True)
-def self_value(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    a,
-    b,
-    fa,
-    fb,
-    Wn,
-    RFn,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    beta,
-    V,
-    Q,
-    bv,
-    fA,
-    fB,
-):
+def self_value(prm, rolls, max_step, a, b, fa, fb, Wn, RFn, Rsup, pbmin, eps, Lx, beta, V, Q, bv, fA, fB):
     """The best value and bust slope of the mover's turn against fixed opponent values Wn/RFn.
 
     The cap of :func:`opt_tcap` holds for any opponent, not only the optimal one: no final
@@ -352,31 +249,7 @@ def self_value(
     """
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
     bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
-    turn_dp(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        fa,
-        Tcap,
-        bv,
-        beta,
-        beta,
-        True,
-        True,
-        V,
-        bv,
-        beta,
-        Tcap,
-        V,
-        Q,
-        fA,
-        fB,
-    )
+    turn_dp(prm, rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Q, fA, fB)
     N = prm[P_N]
     return V[0, N, 0], Q[0, N, 0], Tcap
 
@@ -386,13 +259,14 @@ TAB_LOSE, TAB_WIN, TAB_BANK, TAB_NEXT, TAB_PRUNED = range(5)
 
 
 @njit(cache=True)
-def tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T):
+def tab_move(prm, rolls, fa, rows, dec, row, c, r, n, T):
     """Where a roll of class c leads in a tabulated turn at state (r, n, T), decisions in row
     ``row`` of ``dec``: (outcome, r2, n2, T2). TAB_LOSE: a bust, or a total the turn cannot
     bank at its end (forfeited); TAB_WIN: an instant win; TAB_BANK: T2 banked; TAB_NEXT: the
     turn goes on at (r2, n2, T2); TAB_PRUNED: it goes on at a state the tabulation pruned.
     The one statement of the rules for :func:`fixed_dp` (backward) and the N-player solver's
     forward pass (:func:`tab_outcomes`)."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     can_roll, r2i = roll_axis(maxr, r)
@@ -425,7 +299,7 @@ def tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T
 
 
 @njit(cache=True)
-def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, bv, V, Q, M):
+def fixed_dp(prm, rolls, fa, rows, dec, bv, V, Q, M):
     """A turn played by tabulated decisions: (c, q, m), its value being c + q * beta.
 
     ``rows[r, n, T]`` is the row of ``dec`` holding the decisions at that state (-1: not
@@ -434,6 +308,7 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
     the mirror state); m is the chance of reaching a pruned state, valued 0, so the true
     value lies within m above. ``bv`` must cover totals up to the last row + max_step.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     nr = rows.shape[0]
     Tt = rows.shape[2] - 1
@@ -448,7 +323,7 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
                 m = 0.0
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c]
-                    out, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
+                    out, r2i, n2, T2 = tab_move(prm, rolls, fa, rows, dec, row, c, r, n, T)
                     if out == TAB_LOSE:
                         q += p
                     elif out == TAB_WIN:
@@ -468,7 +343,7 @@ def fixed_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, b
 
 
 @njit(cache=True)
-def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, dec, out):
+def tab_outcomes(prm, rolls, fa, rows, dec, out):
     """A tabulated turn played forward: ``out[T]`` = P(the turn banks a total of T units).
 
     Returns (instant win, bust, forfeit, pruned) chances; a forfeit is a total the turn ends
@@ -476,6 +351,7 @@ def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, de
     legality are :func:`tab_move`'s, as in :func:`fixed_dp`, which values the same turn
     backward; ``out`` must cover the last row's total + max_step.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     nr = rows.shape[0]
     Tt = rows.shape[2] - 1
@@ -495,7 +371,7 @@ def tab_outcomes(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, rows, de
                 row = rows[r, n, T]
                 for c in range(cstart[n], cstart[n + 1]):
                     p = c_prob[c] * mm
-                    res, r2i, n2, T2 = tab_move(prm, cstart, c_kind, c_os, o_p, o_d, fa, rows, dec, row, c, r, n, T)
+                    res, r2i, n2, T2 = tab_move(prm, rolls, fa, rows, dec, row, c, r, n, T)
                     if res == TAB_LOSE:
                         if c_kind[c] == BUST:
                             qb += p
@@ -534,8 +410,9 @@ def tab_frontier(mass, T, theta, pruned, sel_k, sel_r, sel_n):
 
 
 @njit(cache=True)
-def tab_entries(cnt, sel_n, cstart, c_kind, e_sel, e_c):
+def tab_entries(cnt, sel_n, rolls, e_sel, e_c):
     """The decisions asked at the selected states: one per class of rolls that offers a keep."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     ne = 0
     for i in range(cnt):
         n = sel_n[i]
@@ -548,35 +425,11 @@ def tab_entries(cnt, sel_n, cstart, c_kind, e_sel, e_c):
 
 
 @njit(cache=True)
-def tab_apply(
-    T,
-    cnt,
-    sel_k,
-    sel_r,
-    sel_n,
-    ne,
-    e_sel,
-    e_c,
-    pts,
-    nd,
-    end,
-    maxr_k,
-    z,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    mass,
-    rows,
-    row0,
-    dec,
-):
+def tab_apply(T, cnt, sel_k, sel_r, sel_n, ne, e_sel, e_c, pts, nd, end, maxr_k, z, rolls, mass, rows, row0, dec):
     """Store the decisions of the selected states (rows row0.. of dec) and carry their
     probability forward. Returns the highest total reached, or -1 - e when decision e is
     not one of its roll's keeps."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = mass.shape[2] - 1
     hi = T
     for i in range(cnt):
@@ -625,10 +478,11 @@ def tab_apply(
 
 
 @njit(cache=True)
-def table_decide(prm, cstart, c_os, c_oe, o_p, o_d, maxr_k, fa_k, k, r, n, T, c, cq_roll, cq_bank, cq_forf, out):
+def table_decide(prm, rolls, maxr_k, fa_k, k, r, n, T, c, cq_roll, cq_bank, cq_forf, out):
     """A table policy's move at each asked state, chosen on fixed preference tables by the
     bank rule and tie-break of :mod:`tenk_env.solve.kernels.rules` (as
     :func:`tenk_env.solve.kernels.turn.turn_dp` chooses on them): out[i] = 2 * option + end."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     hot_rolls_on = hot_dice_roll_on(prm)
     nbank = cq_bank.shape[0] - 1
@@ -668,35 +522,7 @@ def table_decide(prm, cstart, c_os, c_oe, o_p, o_d, maxr_k, fa_k, k, r, n, T, c,
 
 @njit(cache=True)
 def self_side(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    a,
-    b,
-    fa,
-    fb,
-    Wv,
-    RFv,
-    Wn,
-    RFn,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    V,
-    Q,
-    bv,
-    V2,
-    Q2,
-    bv2,
-    fA,
-    fB,
+    prm, rolls, max_step, a, b, fa, fb, Wv, RFv, Wn, RFn, Rsup, pbmin, eps, Lx, V, Q, bv, V2, Q2, bv2, fA, fB
 ):
     """(c, q) of a self-valued player (optimal, a best response) in an evaluation: its moves
     come from its own values Wv/RFv, exactly as its agent picks them; they are then valued
@@ -706,7 +532,7 @@ def self_side(
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, bo)
     bank_values_rf(prm, Wv, RFv, a, b, fb, Tcap + max_step + 1, bv2)
     bank_values_rf(prm, Wn, RFn, a, b, fb, Tcap + max_step + 1, bv)
-    self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
+    self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
     return V[0, N, 0], Q[0, N, 0]
 
 
@@ -733,31 +559,7 @@ def _settle_row(prm, x, y, sy, out, RFn, D, i):
 
 
 @njit(cache=True, parallel=True)
-def self_outcomes(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    states,
-    Wv,
-    RFv,
-    RFn,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    fA,
-    fB,
-    D,
-    C,
-    QB,
-    QF,
-):
+def self_outcomes(prm, rolls, max_step, states, Wv, RFv, RFn, Rsup, pbmin, eps, Lx, fA, fB, D, C, QB, QF):
     """The outcome of a self-valued player's turn at every state i = (x, y, sx, sy) of
     ``states`` (own score, opponent's, statuses): its moves chosen on its own values Wv/RFv
     (the opponent's win chance with the opponent to move; its final turns), exactly as
@@ -779,12 +581,10 @@ def self_outcomes(
         bank_values_rf(prm, Wv, RFv, x, y, sy, Tcap + max_step + 1, bv)
         V = np.zeros((nr, N + 1, Tcap + 1))
         A = np.empty((nr, N, Tcap + max_step + 1))
-        optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, fA, fB, V, A)
+        optimal_values(prm, rolls, sx & 1, Tcap, bv, beta, forf, fA, fB, V, A)
         out = np.zeros(Tcap + max_step + 2)
         mass = np.empty((nr, N + 1, Tcap + 1))
-        w, qb, qf = self_forward(
-            prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, sx & 1, Tcap, bv, beta, forf, V, A, mass, fA, fB, out
-        )
+        w, qb, qf = self_forward(prm, rolls, sx & 1, Tcap, bv, beta, forf, V, A, mass, fA, fB, out)
         C[i] = w + _settle_row(prm, x, y, sy, out, RFn, D, i)
         QB[i] = qb
         QF[i] = qf

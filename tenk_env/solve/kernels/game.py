@@ -82,156 +82,30 @@ def sure_bank_score(prm, Rsup, bound, b, fb):
 
 
 @njit(cache=True)
-def state_value(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    a,
-    b,
-    fa,
-    fb,
-    beta,
-    V,
-    Q,
-    bv,
-    fA,
-    fB,
-):
+def state_value(prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, a, b, fa, fb, beta, V, Q, bv, fA, fB):
     """Optimal value and bust slope of the mover's turn at (a, b, fa, fb) given the bust value
     (statuses fa, fb: :func:`bust_target`; a forfeit counts as a bust, as it does without a
     bust penalty)."""
     return state_value_f(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        W,
-        R,
-        Rsup,
-        pbmin,
-        eps,
-        Lx,
-        max_step,
-        a,
-        b,
-        fa,
-        fb,
-        beta,
-        beta,
-        True,
-        V,
-        Q,
-        bv,
-        fA,
-        fB,
+        prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, a, b, fa, fb, beta, beta, True, V, Q, bv, fA, fB
     )
 
 
 @njit(cache=True)
 def state_value_f(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    a,
-    b,
-    fa,
-    fb,
-    beta,
-    forf,
-    forf_is_beta,
-    V,
-    Q,
-    bv,
-    fA,
-    fB,
+    prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, a, b, fa, fb, beta, forf, forf_is_beta, V, Q, bv, fA, fB
 ):
     """:func:`state_value` with the value of a forfeited total given apart (under a bust
     penalty a forfeit is not a bust: it starts the count again)."""
     Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, fa, fb, beta)
     game_bank_values(prm, W, R, a, b, fb, Tcap + max_step + 1, bv)
     N = prm[P_N]
-    turn_dp(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        fa & 1,
-        Tcap,
-        bv,
-        beta,
-        forf,
-        forf_is_beta,
-        True,
-        V,
-        bv,
-        forf,
-        Tcap,
-        V,
-        Q,
-        fA,
-        fB,
-    )
+    turn_dp(prm, rolls, fa & 1, Tcap, bv, beta, forf, forf_is_beta, True, V, bv, forf, Tcap, V, Q, fA, fB)
     return V[0, N, 0], Q[0, N, 0], Tcap
 
 
 @njit(cache=True)
-def solve_game(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    mask,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    tol,
-    V,
-    Q,
-    bv,
-    stats,
-    k_hi,
-    k_lo,
-):
+def solve_game(prm, rolls, W, mask, R, Rsup, pbmin, eps, Lx, max_step, tol, V, Q, bv, stats, k_hi, k_lo):
     """Win probabilities W[fa, fb, a, b] of the player to move, for every masked state.
 
     States are solved by decreasing a + b: banking raises the sum, so only a bust (or a
@@ -244,10 +118,11 @@ def solve_game(
     k_lo (a + b = k; all levels: 2 * target - 2 down to 0), those above already solved: the
     caller solves in slices so that a signal (Ctrl-C) and progress get a turn between them.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     tu = prm[P_TARGET]
     fA, fB = -1.0, 0.0
     if needs_extension(prm):
-        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+        fA, fB = forced_value(prm, rolls)
     for k in range(k_hi, k_lo - 1, -1):
         for a in range(max(0, k - tu + 1), min(k, tu - 1) + 1):
             b = k - a
@@ -270,31 +145,7 @@ def solve_game(
                         it += 1
                         bA = 1.0 - y
                         vA, qA, _ = state_value(
-                            prm,
-                            cstart,
-                            c_prob,
-                            c_kind,
-                            c_os,
-                            c_oe,
-                            o_p,
-                            o_d,
-                            W,
-                            R,
-                            Rsup,
-                            pbmin,
-                            eps,
-                            Lx,
-                            max_step,
-                            a,
-                            b,
-                            fa,
-                            fb,
-                            bA,
-                            V,
-                            Q,
-                            bv,
-                            fA,
-                            fB,
+                            prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, a, b, fa, fb, bA, V, Q, bv, fA, fB
                         )
                         stats[1] += 1
                         if single:
@@ -313,31 +164,7 @@ def solve_game(
                         else:
                             bB = 1.0 - x
                             vB, qB, _ = state_value(
-                                prm,
-                                cstart,
-                                c_prob,
-                                c_kind,
-                                c_os,
-                                c_oe,
-                                o_p,
-                                o_d,
-                                W,
-                                R,
-                                Rsup,
-                                pbmin,
-                                eps,
-                                Lx,
-                                max_step,
-                                b,
-                                a,
-                                fb,
-                                fa,
-                                bB,
-                                V,
-                                Q,
-                                bv,
-                                fA,
-                                fB,
+                                prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, b, a, fb, fa, bB, V, Q, bv, fA, fB
                             )
                             stats[1] += 1
                             res = max(abs(vA - x), abs(vB - y))
@@ -365,7 +192,7 @@ def solve_game(
 
 
 @njit(cache=True)
-def free_roll_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, R, out):
+def free_roll_values(prm, rolls, R, out):
     """out[fb, l]: the value of rolling all N dice when banking would leave the mover l units
     ahead of a final-turn opponent on board fb, for rulesets whose roll of N dice cannot bust
     (zilch: a roll of six with nothing pays and rolls again).
@@ -375,6 +202,7 @@ def free_roll_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, R, out):
     the value only grows with the lead, and one sweep down from the lead where banking wins
     to within the truncation (R's last entry) fills it. Needs an end with a final turn,
     optional hot dice and unlimited rolls (:func:`free_roll_applies`)."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     z = prm[P_ZILCH]
     L = R.shape[1]
@@ -422,35 +250,7 @@ def free_cap(prm, Rsup, pb, a, b, fa, fb, beta):
 
 @njit(cache=True)
 def _turn_of(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    fA,
-    fB,
-    a,
-    b,
-    sa,
-    sb,
-    beta,
-    forf,
-    V,
-    Q,
-    bv,
-    free,
-    pb_free,
-    rv,
+    prm, rolls, W, R, Rsup, pbmin, eps, Lx, max_step, fA, fB, a, b, sa, sb, beta, forf, V, Q, bv, free, pb_free, rv
 ):
     """Value of the optimal turn at (a, b, sa, sb); ``free``: past the cap, rolls of all dice
     take their values from the table ``free`` (see :func:`free_roll_values`; size 0: not used)."""
@@ -464,61 +264,13 @@ def _turn_of(
         Tcap = opt_tcap(prm, Rsup, pbmin, eps, Lx, a, b, sa, sb, beta)
         past = rv[:0]
     game_bank_values(prm, W, R, a, b, sb, Tcap + max_step + 1, bv)
-    turn_dp_radius(
-        prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
-        sa & 1,
-        Tcap,
-        bv,
-        beta,
-        forf,
-        False,
-        True,
-        V,
-        bv,
-        forf,
-        Tcap,
-        V,
-        Q,
-        fA,
-        fB,
-        rv[:0],
-        past,
-    )
+    turn_dp_radius(prm, rolls, sa & 1, Tcap, bv, beta, forf, False, True, V, bv, forf, Tcap, V, Q, fA, fB, rv[:0], past)
     return V[0, prm[P_N], 0]
 
 
 @njit(cache=True)
 def sweep_game(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    mask,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    t_len,
-    free,
-    pb_free,
-    tol_off,
-    stats,
-    k_hi,
-    k_lo,
+    prm, rolls, W, mask, R, Rsup, pbmin, eps, Lx, max_step, t_len, free, pb_free, tol_off, stats, k_hi, k_lo
 ):
     """One sweep of value iteration on W[sa, sb, a, b] under a bust penalty, levels a + b =
     k_hi down to k_lo (statuses: :func:`bust_target`).
@@ -537,11 +289,12 @@ def sweep_game(
     again until they change by less than ``tol_off``, so that the outer sweeps need not carry
     that loop. stats: [states, dp calls, largest change of this sweep (its first pass), unused].
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     tu = prm[P_TARGET]
     C = n_statuses(prm) // 2
     fA, fB = -1.0, 0.0
     if needs_extension(prm):
-        fA, fB = forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+        fA, fB = forced_value(prm, rolls)
     out = np.empty((tu, C, 2, 2))
     # per score a, so that the parallel loop writes no shared cell: [change, states]
     acc = np.zeros((tu, 2))
@@ -549,44 +302,14 @@ def sweep_game(
     calls = 0.0
     for k in range(k_hi, k_lo - 1, -1):
         _sweep_level(
-            prm,
-            cstart,
-            c_prob,
-            c_kind,
-            c_os,
-            c_oe,
-            o_p,
-            o_d,
-            W,
-            mask,
-            R,
-            Rsup,
-            pbmin,
-            eps,
-            Lx,
-            max_step,
-            t_len,
-            free,
-            pb_free,
-            fA,
-            fB,
-            k,
-            False,
-            out,
-            acc,
+            prm, rolls, W, mask, R, Rsup, pbmin, eps, Lx, max_step, t_len, free, pb_free, fA, fB, k, False, out, acc
         )
         if prm[P_ENTRY] > 0:
             for _ in range(100_000):
                 again[:] = 0.0
                 _sweep_level(
                     prm,
-                    cstart,
-                    c_prob,
-                    c_kind,
-                    c_os,
-                    c_oe,
-                    o_p,
-                    o_d,
+                    rolls,
                     W,
                     mask,
                     R,
@@ -615,31 +338,7 @@ def sweep_game(
 
 @njit(cache=True, parallel=True)
 def _sweep_level(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    mask,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    t_len,
-    free,
-    pb_free,
-    fA,
-    fB,
-    k,
-    off_only,
-    out,
-    acc,
+    prm, rolls, W, mask, R, Rsup, pbmin, eps, Lx, max_step, t_len, free, pb_free, fA, fB, k, off_only, out, acc
 ):
     """One pass of :func:`sweep_game` over level k (``off_only``: its states where a player is
     not on the board)."""
@@ -651,13 +350,7 @@ def _sweep_level(
         for a in prange(lo, hi + 1):
             _sweep_group(
                 prm,
-                cstart,
-                c_prob,
-                c_kind,
-                c_os,
-                c_oe,
-                o_p,
-                o_d,
+                rolls,
                 W,
                 mask,
                 R,
@@ -690,33 +383,7 @@ def _sweep_level(
 
 @njit(cache=True)
 def _sweep_group(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    W,
-    mask,
-    R,
-    Rsup,
-    pbmin,
-    eps,
-    Lx,
-    max_step,
-    t_len,
-    free,
-    pb_free,
-    fA,
-    fB,
-    k,
-    cs,
-    a,
-    off_only,
-    out,
-    acc,
+    prm, rolls, W, mask, R, Rsup, pbmin, eps, Lx, max_step, t_len, free, pb_free, fA, fB, k, cs, a, off_only, out, acc
 ):
     """The states of :func:`sweep_game` at level k, bust-count total cs and mover score a
     (``off_only``: those where a player is not on the board), into out[ca, fa, fb]."""
@@ -739,13 +406,7 @@ def _sweep_group(
                 a2, sa2 = bust_target(prm, a, sa)
                 v = _turn_of(
                     prm,
-                    cstart,
-                    c_prob,
-                    c_kind,
-                    c_os,
-                    c_oe,
-                    o_p,
-                    o_d,
+                    rolls,
                     W,
                     R,
                     Rsup,

@@ -121,34 +121,7 @@ def br_turn_inputs(prm, tu, N, x, idx, s, Unext, FB, pw, pbmin, eps, beta, max_s
 
 @njit(cache=True, parallel=True)
 def regular_level(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    max_step,
-    tu,
-    N,
-    x,
-    resp,
-    states,
-    KID,
-    DIST,
-    DW,
-    DQ,
-    FB,
-    TRIG,
-    U,
-    pbmin,
-    eps,
-    tol,
-    fA,
-    fB,
-    res,
-    its,
+    prm, rolls, max_step, tu, N, x, resp, states, KID, DIST, DW, DQ, FB, TRIG, U, pbmin, eps, tol, fA, fB, res, its
 ):
     """Solve the turn-start states ``states`` (one level: equal score sums) for the focus player x.
 
@@ -241,31 +214,7 @@ def regular_level(
                 V = np.empty((nr, Nd + 1, Tcap + 1))
                 Qa = np.empty((nr, Nd + 1, Tcap + 1))
             turn_dp_radius(
-                prm,
-                cstart,
-                c_prob,
-                c_kind,
-                c_os,
-                c_oe,
-                o_p,
-                o_d,
-                fa,
-                Tcap,
-                bv,
-                beta,
-                beta,
-                True,
-                True,
-                V,
-                bv,
-                beta,
-                Tcap,
-                V,
-                Qa,
-                fA,
-                fB,
-                rad,
-                rad[:0],
+                prm, rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Qa, fA, fB, rad, rad[:0]
             )
             v = V[0, Nd, 0]
             qv = Qa[0, Nd, 0]
@@ -365,9 +314,7 @@ def final_bank_values(tu, M, a0, PHI1, r1, beta, bv):
 
 
 @njit(cache=True, parallel=True)
-def final_responder(
-    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB, out, beat
-):
+def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB, out, beat):
     """The responder's final turn: ``out[0, j, a + tu * rest]`` for every own score a, against
     a bar of target + j held by another player, ``PHI1`` the table of the players after it.
     ``beat`` (shape (Jk, tu * P1); size 0: not wanted) receives the chance that the turn so
@@ -414,35 +361,9 @@ def final_responder(
                     bb[T] = 1.0 if a0 + T > M else 0.0
                 Vb = np.empty((nr, N + 1, Tcap + 1))
                 Qb = np.empty((nr, N + 1, Tcap + 1))
-                self_eval_dp(
-                    prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, bb, V, Qa, Vb, Qb, fA, fB
-                )
+                self_eval_dp(prm_f, rolls, fa, Tcap, bv, beta, bb, V, Qa, Vb, Qb, fA, fB)
             else:
-                turn_dp(
-                    prm_f,
-                    cstart,
-                    c_prob,
-                    c_kind,
-                    c_os,
-                    c_oe,
-                    o_p,
-                    o_d,
-                    fa,
-                    Tcap,
-                    bv,
-                    beta,
-                    beta,
-                    True,
-                    True,
-                    V,
-                    bv,
-                    beta,
-                    Tcap,
-                    V,
-                    Qa,
-                    fA,
-                    fB,
-                )
+                turn_dp(prm_f, rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Qa, fA, fB)
             if minbank != 0:
                 out[0, j, a0 + tu * r1] = V[0, N, 0]
                 if track:

@@ -116,11 +116,12 @@ def needs_extension(prm):
 
 
 @njit(cache=True)
-def forced_value(prm, cstart, c_prob, c_kind, c_os, c_oe, o_d):
+def forced_value(prm, rolls):
     """(fA, fB): a forced roll of all dice, where every non-forced outcome banks a sure
     win, is worth fA + fB * beta. A roll continues the chain only if it busts (beta), pays
     a zilch or offers nothing but hot keeps (forced again): F = (1 - pb - pf + pb beta) /
     (1 - pf)."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     pb = 0.0
     pf = 0.0

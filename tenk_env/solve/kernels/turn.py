@@ -42,41 +42,13 @@ from tenk_env.solve.spec import BUST, NORMAL, P_MAXROLLS, P_N, P_ZILCH, WIN, ZIL
 
 @njit(cache=True)
 def turn_dp(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    fa,
-    Tcap,
-    bv,
-    beta,
-    forf,
-    forf_is_beta,
-    choose_self,
-    cq_roll,
-    cq_bank,
-    cq_forf,
-    cq_Tcap,
-    V,
-    Q,
-    fA,
-    fB,
+    prm, rolls, fa, Tcap, bv, beta, forf, forf_is_beta, choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB
 ):
     """Fill V/Q[:, 1:N+1, 0:Tcap+1]: value of rolling, and its slope in ``beta``.
     See :func:`turn_dp_radius`."""
     turn_dp_radius(
         prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
+        rolls,
         fa,
         Tcap,
         bv,
@@ -100,13 +72,7 @@ def turn_dp(
 @njit(cache=True)
 def turn_dp_radius(
     prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
+    rolls,
     fa,
     Tcap,
     bv,
@@ -144,45 +110,19 @@ def turn_dp_radius(
     (:func:`free_roll_values`): such a roll is worth more than banking, so the cap need not
     reach the lead where banking wins surely.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     if choose_self:
         shape = (1 if prm[P_MAXROLLS] == 0 else prm[P_MAXROLLS], prm[P_N], Tcap + _max_keep(o_p) + 1)
         AR = np.empty(shape if rad.shape[0] > 0 else (0, 0, 0))
         rho = _self_dp(
-            prm,
-            cstart,
-            c_prob,
-            c_kind,
-            c_os,
-            c_oe,
-            o_p,
-            o_d,
-            fa,
-            Tcap,
-            bv,
-            beta,
-            forf,
-            forf_is_beta,
-            fA,
-            fB,
-            rv,
-            V,
-            Q,
-            np.empty(shape),
-            np.empty(shape),
-            AR,
+            prm, rolls, fa, Tcap, bv, beta, forf, forf_is_beta, fA, fB, rv, V, Q, np.empty(shape), np.empty(shape), AR
         )
         if rad.shape[0] > 0:
             rad[0] = rho
         return
     _general_dp(
         prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
+        rolls,
         fa,
         Tcap,
         bv,
@@ -230,13 +170,7 @@ def _no_choice(prm, kind, floor, T, Tcap, can_roll, r2i, bv, beta, forf, fq, fA,
 @njit(cache=True)
 def _general_dp(
     prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
+    rolls,
     fa,
     Tcap,
     bv,
@@ -257,6 +191,7 @@ def _general_dp(
 ):
     """:func:`turn_dp_radius` for any chooser, each keep's best action worked out where it is
     met. With ``choose_self`` it is the reference :func:`_self_dp` is tested against."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
@@ -363,30 +298,7 @@ def _max_keep(o_p):
 
 
 @njit(cache=True)
-def _self_dp(
-    prm,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    fa,
-    Tcap,
-    bv,
-    beta,
-    forf,
-    forf_is_beta,
-    fA,
-    fB,
-    rv,
-    V,
-    Q,
-    A,
-    AQ,
-    AR,
-):
+def _self_dp(prm, rolls, fa, Tcap, bv, beta, forf, forf_is_beta, fA, fB, rv, V, Q, A, AQ, AR):
     """:func:`turn_dp_radius` choosing by its own values: the values and slopes of
     :func:`_general_dp` bit for bit (the same sums in the same order), at a third of its cost.
     Returns the radius when ``AR`` is given (size 0: not wanted).
@@ -403,6 +315,7 @@ def _self_dp(
     actions within the keep radius; within both, no (keep, action) beats the one chosen. The
     bound is at most the radius of :func:`_general_dp`, which compares every (keep, action)
     with the chosen one directly at twice the cost."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
@@ -525,26 +438,7 @@ def _after_keep(prm, floor, hot_rolls_on, T2, Tcap, bv, beta, forf, fq, fA, fB, 
 
 @njit(cache=True)
 def final_turn_table(
-    prm_f,
-    cstart,
-    c_prob,
-    c_kind,
-    c_os,
-    c_oe,
-    o_p,
-    o_d,
-    fa,
-    shared,
-    eps,
-    dmax,
-    choose_self,
-    cq_roll,
-    cq_bank,
-    cq_forf,
-    cq_Tcap,
-    ext,
-    out,
-    floor,
+    prm_f, rolls, fa, shared, eps, dmax, choose_self, cq_roll, cq_bank, cq_forf, cq_Tcap, ext, out, floor
 ):
     """out[d] = the final-turn player's win chance when the leader is d units ahead.
 
@@ -554,6 +448,7 @@ def final_turn_table(
     Returns the first d > 0 with out[d] <= floor + eps (out filled up to it), or -1 if
     dmax is reached first.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm_f[P_N]
     nr = max(1, prm_f[P_MAXROLLS])
     max_step = 0
@@ -562,7 +457,7 @@ def final_turn_table(
     max_step = max(max_step, prm_f[P_ZILCH])
     fA, fB = -1.0, 0.0
     if needs_extension(prm_f):
-        fA, fB = forced_value(prm_f, cstart, c_prob, c_kind, c_os, c_oe, o_d)
+        fA, fB = forced_value(prm_f, rolls)
     for d in range(dmax):
         Tcap = max(d + 1, bankable_from(prm_f, fa)) + ext
         V = np.empty((nr, N + 1, Tcap + 1))
@@ -571,56 +466,10 @@ def final_turn_table(
         for T in range(bv.shape[0]):
             bv[T] = 1.0 if T > d else (0.5 if (T == d and shared) else 0.0)
         if choose_self:
-            turn_dp(
-                prm_f,
-                cstart,
-                c_prob,
-                c_kind,
-                c_os,
-                c_oe,
-                o_p,
-                o_d,
-                fa,
-                Tcap,
-                bv,
-                0.0,
-                0.0,
-                False,
-                True,
-                V,
-                bv,
-                0.0,
-                Tcap,
-                V,
-                Q,
-                fA,
-                fB,
-            )
+            turn_dp(prm_f, rolls, fa, Tcap, bv, 0.0, 0.0, False, True, V, bv, 0.0, Tcap, V, Q, fA, fB)
         else:
             turn_dp(
-                prm_f,
-                cstart,
-                c_prob,
-                c_kind,
-                c_os,
-                c_oe,
-                o_p,
-                o_d,
-                fa,
-                Tcap,
-                bv,
-                0.0,
-                0.0,
-                False,
-                False,
-                cq_roll,
-                cq_bank,
-                cq_forf,
-                cq_Tcap,
-                V,
-                Q,
-                fA,
-                fB,
+                prm_f, rolls, fa, Tcap, bv, 0.0, 0.0, False, False, cq_roll, cq_bank, cq_forf, cq_Tcap, V, Q, fA, fB
             )
         out[d] = V[0, N, 0]
         if out[d] <= floor + eps and d > 0:
@@ -629,13 +478,14 @@ def final_turn_table(
 
 
 @njit(cache=True)
-def self_eval_dp(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
+def self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
     """One sweep for a self-valued player in an evaluation: each move is chosen on the
     player's own values (bank values bv2, bust value bo: :func:`turn_dp` with choose_self,
     by the tie-break of :mod:`tenk_env.solve.kernels.rules`, as :func:`tenk_env.solve.policy.pick`
     plays it) and
     valued against the opponent being evaluated (bank values bv): V = c, Q = q with the
     evaluated value c + q * beta. Half the work of two turn_dp passes."""
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
@@ -751,7 +601,7 @@ _SF_ROLL, _SF_BANK, _SF_FORFEIT, _SF_FORCED = range(4)
 
 
 @njit(cache=True)
-def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, fA, fB, V, A):
+def optimal_values(prm, rolls, fa, Tcap, bv, beta, forf, fA, fB, V, A):
     """``V[r, n, T]`` for T <= Tcap exactly as :func:`turn_dp` computes it with ``choose_self``
     (the same floats, so the optimal agent's same moves), and ``A[r, k, T2]``, the value of
     the best action after a keep in roll r that leaves k dice (0 for hot dice) and the total
@@ -759,13 +609,7 @@ def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
     ``Tcap + max_step``, ``bv`` the same."""
     _self_dp(
         prm,
-        cstart,
-        c_prob,
-        c_kind,
-        c_os,
-        c_oe,
-        o_p,
-        o_d,
+        rolls,
         fa,
         Tcap,
         bv,
@@ -784,7 +628,7 @@ def optimal_values(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, 
 
 
 @njit(cache=True)
-def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv, beta, forf, V, A, mass, fA, fB, out):
+def self_forward(prm, rolls, fa, Tcap, bv, beta, forf, V, A, mass, fA, fB, out):
     """The turn of a self-valued player played forward: ``out[T]`` = P(it banks T). Returns
     (instant win, bust, forfeit) chances.
 
@@ -796,6 +640,7 @@ def self_forward(prm, cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d, fa, Tcap, bv
     with chance fA, a bust with fB) or counts as banking its total. ``out`` must cover Tcap
     + max_step; ``mass`` the shape of V.
     """
+    cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
     nr = 1 if maxr == 0 else maxr
