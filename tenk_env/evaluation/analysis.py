@@ -666,7 +666,7 @@ class _Cut:
         self.agent, self.m, self.k, self.at = agent, m, 0, None
         self.name = getattr(agent, "name", "agent")
 
-    def check(self, rules, n):
+    def check(self, rules: Ruleset, n: int) -> None:
         self.agent.check(rules, n)
 
     def piggyback(self, game, rng):

@@ -239,12 +239,11 @@ def _as_policy(rules: Ruleset, p) -> str | TablePolicy:
     raise SolverError(f"policy {p!r}: the exact evaluator follows 'optimal', 'maxscore', 'hold:N' or a TablePolicy")
 
 
-def _evaluate_tables(rules: Ruleset | str, a="optimal", b="maxscore", *, sol: GameSolution | None = None) -> EvalResult:
+def _evaluate_tables(rules: Ruleset, a="optimal", b="maxscore", *, sol: GameSolution | None = None) -> EvalResult:
     """The evaluation of preference tables on the kernels' ``eval_game``: kept as an independent check of
     :func:`evaluate_policies` (tests/solve/test_exact.py). It assumes that a table policy banks
     once it reaches the target under ``end: immediate`` and past a lead of ``Leps``, which
     ``maxscore`` (blind to the scores) does not always do; :func:`evaluate` is exact there."""
-    rules = load_ruleset(rules)
     sol = sol or solve_game(rules)
     s = sol.spec
     pa, pb = _as_policy(rules, a), _as_policy(rules, b)

@@ -58,7 +58,7 @@ class League:
     one process. ``sync(paths)`` loads what is new and forgets what left; a file rewritten
     in place (``best.zip`` when the learner improves) counts as new."""
 
-    def __init__(self, rules=None, n_players: int = 2):
+    def __init__(self, rules: Ruleset | None = None, n_players: int = 2):
         self.paths: list[str] = []
         self.agents: list[Any] = []
         self._keys: list[tuple] = []
@@ -325,7 +325,7 @@ class LeagueAgent:
         self._turn = np.zeros(0, np.int64)
         self._batched: dict[int, Any] = {}
 
-    def check(self, rules, n_players: int) -> None:
+    def check(self, rules: Ruleset, n_players: int) -> None:
         pass
 
     def act(self, engine, games: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:

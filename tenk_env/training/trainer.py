@@ -67,6 +67,7 @@ from tenk_env.policies.ppo import (
     verify_checkpoint,
     write_checkpoint,
 )
+from tenk_env.rules import Ruleset
 from tenk_env.rules_obs import game_meta, reads_rules
 from tenk_env.solve.cache import cache_dir
 from tenk_env.solve.game import solve_game
@@ -171,7 +172,14 @@ class EvalRow:
 
 
 def evaluate_agent(
-    agent: Any, rules, n_players: int, opponent: str, games: int, seed: int, workers: int = 1, backend: str = "auto"
+    agent: Any,
+    rules: Ruleset,
+    n_players: int,
+    opponent: str,
+    games: int,
+    seed: int,
+    workers: int = 1,
+    backend: str = "auto",
 ) -> EvalRow:
     """A seat-balanced match (2 players) or a rotated table (more) of ``agent`` against
     ``opponent``, on the engine ``backend`` picks (as ``eval.backend``; see
@@ -247,7 +255,7 @@ def pooled_row(rows: list[EvalRow]) -> EvalRow:
     )
 
 
-def log_regret(writer: Any, agent: Any, rules, games: int, seed: int, step: int):
+def log_regret(writer: Any, agent: Any, rules: Ruleset, games: int, seed: int, step: int):
     """The agent's exact regret against perfect play over ``games`` analysed games, logged to
     TensorBoard at ``step`` (``eval/regret`` with its interval, ``eval/implied_win_rate/optimal``);
     returns the analysis report."""
@@ -1052,7 +1060,7 @@ class Trainer:
         )
 
 
-def _solving_text(rules, why: str) -> str:
+def _solving_text(rules: Ruleset, why: str) -> str:
     """The line before a game solve that is not cached yet (silent, minutes on classic)."""
     how = (
         "value iteration under its bust penalty: tens of minutes at a 10,000 target"

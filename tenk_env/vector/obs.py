@@ -12,6 +12,7 @@ import numpy as np
 
 from tenk_env.jit import njit
 from tenk_env.obs import OBS_VERSION, TURN_SCALE, obs_size, obs_tables
+from tenk_env.rules import Ruleset
 from tenk_env.vector.engine import BatchedGame
 from tenk_env.vector.layout import (
     F_CURRENT,
@@ -56,7 +57,7 @@ def roll_features(engine: BatchedGame) -> np.ndarray:
 OC_TARGET, OC_NUM_DICE, OC_MAX_ROLLS, OC_ONE_MORE, OC_AFTER = range(5)
 
 
-def obs_consts(rules) -> np.ndarray:
+def obs_consts(rules: Ruleset) -> np.ndarray:
     """The ruleset values the encoder reads, as float64 (all small integers: exact)."""
     after = rules.bust_penalty_after if rules.bust_penalty else 0
     return np.array([rules.target, rules.num_dice, rules.max_rolls, rules.end == "one_more_roll", after], np.float64)
