@@ -11,11 +11,15 @@ compiled from the old code. Here a kernel's cache entry is also stamped with
 :func:`tenk_env.closure.closure_hash` of its module, so an edit to any project module it imports,
 directly or not, recompiles it, as the same edit re-computes the results it serves.
 
-Functions outside the package keep numba's own cache rules.
+A kernel that compiled but could not be written to the cache (a read-only install, a full
+disk, or numba's own failure when several processes compile the same kernels into an empty
+cache at once: ``no compiled object yet``) runs all the same, with a warning; the next process
+compiles it again. Functions outside the package keep numba's own cache rules.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from numba import njit, prange
@@ -98,3 +102,25 @@ _LOCATORS: list = [
     for base in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
 ]
 caching.CacheImpl._locator_classes[:0] = _LOCATORS
+
+
+_numba_save_overload = caching.Cache.save_overload
+
+
+def _save_overload(self, sig, data):
+    """numba's save, for the package's kernels not fatal: the kernel is compiled and already
+    registered with its dispatcher when numba saves it, so a failed save costs only a compile
+    in the next process, where a raised error would end the solve that asked for the kernel."""
+    if not isinstance(self._impl.locator, _ClosureStamp):
+        return _numba_save_overload(self, sig, data)
+    try:
+        _numba_save_overload(self, sig, data)
+    except (OSError, RuntimeError) as e:
+        warnings.warn(
+            f"numba could not cache the kernel {self._name} ({e}); it runs, and compiles again in the next process",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+caching.Cache.save_overload = _save_overload  # type: ignore[method-assign]

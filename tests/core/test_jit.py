@@ -112,3 +112,30 @@ def test_numba_refuses_a_kernel_compiled_before_an_edit_to_the_rules(monkeypatch
     with edited(monkeypatch, "solve/kernels/rules.py"):
         assert load() is None
     assert load() is not None
+
+
+class _Unsaveable:
+    """A compile result that numba cannot serialise, as when two processes fill an empty cache
+    at once (``RuntimeError: no compiled object yet``)."""
+
+    def __init__(self, cres):
+        self._cres = cres
+
+    def __getattr__(self, name):
+        return getattr(self._cres, name)
+
+    def _reduce(self):
+        raise RuntimeError("no compiled object yet for <Library '_general_dp'>")
+
+
+def test_a_kernel_numba_cannot_save_runs_with_a_warning(monkeypatch):
+    kernel = turn_k._max_keep
+    o_p = np.array([50, 100], dtype=np.int64)
+    assert kernel(o_p) == 100
+    sig = kernel.signatures[0]
+    written = []
+    monkeypatch.setattr(kernel._cache._cache_file, "save", lambda key, data: written.append(key))
+    with pytest.warns(RuntimeWarning, match="could not cache the kernel .*no compiled object yet"):
+        kernel._cache.save_overload(sig, _Unsaveable(kernel.overloads[sig]))
+    assert written == []  # nothing half-written
+    assert kernel(o_p) == 100
