@@ -2,9 +2,8 @@
 
 Every kernel module of the package imports ``njit`` and ``prange`` from here (numba's own), so
 that this module has placed its cache locators before any kernel is decorated with
-``cache=True``. numba keys a
-cached kernel by its own source file only, but a kernel compiles in the helpers it calls and the
-constants it reads from other modules (the bank rule and the tie-break of
+``cache=True``. numba keys a cached kernel by its own source file only, but a kernel compiles in
+the helpers it calls and the constants it reads from other modules (the bank rule and the tie-break of
 :mod:`tenk_env.solve.kernels.rules`, the indexes of :mod:`tenk_env.solve.spec`): after an edit
 there, or an upgrade that changes only those files, numba would go on loading the kernels
 compiled from the old code. Here a kernel's cache entry is also stamped with
