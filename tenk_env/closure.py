@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
 from pathlib import Path
 
 __all__ = ["closure_hash", "code_closure", "module_file", "PACKAGE_DIR"]
@@ -235,5 +237,61 @@ def closure_hash(*roots: str) -> str:
     and the statements that run when the module loads, and every project module those refer to,
     with its own closure). A parent package that an import runs is not covered unless something
     imports from it: the packages' ``__init__`` files hold re-exports, no computation. Computed
-    once per process (the code a process runs does not change under it)."""
-    return _closure(tuple(sorted(roots)))[1]
+    once per process (the code a process runs does not change under it), and remembered across
+    processes (:func:`_remembered`)."""
+    roots = tuple(sorted(roots))
+    if roots not in _CLOSURES and roots not in _HASHES:
+        _HASHES[roots] = _remembered(roots)
+    return _CLOSURES[roots][1] if roots in _CLOSURES else _HASHES[roots]
+
+
+#: closure hashes a process took from the memo file, by roots
+_HASHES: dict[tuple[str, ...], str] = {}
+#: where the hashes are remembered across processes (beside numba's cache of the kernels)
+MEMO_FILE = PACKAGE_DIR / "__pycache__" / "tenk-closures.json"
+
+
+def _sources_digest(files: list[str]) -> str | None:
+    """Digest of the raw source of ``files`` (paths relative to the package; None: one is gone)."""
+    h = hashlib.sha256()
+    for rel in files:
+        try:
+            text = _read_source(PACKAGE_DIR / rel)
+        except OSError:
+            return None
+        h.update(f"{rel}\0{text}\0".encode())
+    return h.hexdigest()
+
+
+def _remembered(roots: tuple[str, ...]) -> str:
+    """:func:`closure_hash` of ``roots`` from the memo file when none of the files it covered has
+    changed since, else worked out (parsing every module of the closure: a few tenths of a
+    second, which every process that runs a kernel or keys a result would otherwise pay) and
+    remembered. A memo entry lists the closure's files and a digest of their raw source: an edit
+    that changes the closure (a new import) is an edit to one of those files, so the entry cannot
+    outlive the code it describes. A memo that cannot be read or written is ignored."""
+    name = "|".join(roots)
+    try:
+        memo = json.loads(MEMO_FILE.read_text(encoding="utf-8"))
+        entry = memo[name]
+        if _sources_digest(entry["files"]) == entry["sources"]:
+            return str(entry["hash"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    h = _closure(roots)[1]
+    files = sorted(f.relative_to(PACKAGE_DIR).as_posix() for f in code_closure(*roots))
+    try:
+        try:
+            memo = json.loads(MEMO_FILE.read_text(encoding="utf-8"))
+            if not isinstance(memo, dict):
+                memo = {}
+        except (OSError, ValueError):
+            memo = {}
+        memo[name] = {"hash": h, "files": files, "sources": _sources_digest(files)}
+        MEMO_FILE.parent.mkdir(exist_ok=True)
+        tmp = MEMO_FILE.with_name(f"{MEMO_FILE.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, MEMO_FILE)
+    except OSError:
+        pass
+    return h

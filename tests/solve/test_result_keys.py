@@ -13,6 +13,7 @@ kernel modules from the real closures, so the tests follow files that move.
 from __future__ import annotations
 
 import importlib
+import json
 import re
 
 import numpy as np
@@ -298,4 +299,42 @@ def test_a_key_is_computed_once_per_process():
     n = len(closure._MODULES)
     closure_hash("tenk_env.solve.eq_seat")
     assert len(closure._MODULES) == n
-    assert ("tenk_env.solve.eq_seat",) in closure._CLOSURES
+    roots = ("tenk_env.solve.eq_seat",)
+    assert roots in closure._CLOSURES or roots in closure._HASHES
+
+
+@pytest.fixture
+def memo(monkeypatch, tmp_path):
+    """A memo file of its own, and nothing this process worked out before."""
+    monkeypatch.setattr(closure, "MEMO_FILE", tmp_path / "closures.json")
+    monkeypatch.setattr(closure, "_CLOSURES", {})
+    monkeypatch.setattr(closure, "_HASHES", {})
+    monkeypatch.setattr(closure, "_MODULES", {})
+    return closure.MEMO_FILE
+
+
+def test_a_key_is_remembered_across_processes_and_forgotten_when_its_code_changes(monkeypatch, memo):
+    root = "tenk_env.solve.game"
+    worked_out = closure_hash(root)
+    assert set(json.loads(memo.read_text())) == {root}
+    # a new process: the memo answers without parsing a module
+    monkeypatch.setattr(closure, "_CLOSURES", {})
+    monkeypatch.setattr(closure, "_HASHES", {})
+    monkeypatch.setattr(closure, "_MODULES", {})
+    assert closure_hash(root) == worked_out
+    assert closure._MODULES == {}
+    # an edit to a file of the closure: the memo's entry no longer holds
+    with edited(monkeypatch, "solve/kernels/rules.py"):
+        assert closure_hash(root) != worked_out
+    assert closure_hash(root) == worked_out
+
+
+@pytest.mark.parametrize("text", ["", "{not json", "[]", '{"tenk_env.solve.game": {"hash": "x"}}'])
+def test_a_damaged_memo_is_ignored_and_rewritten(monkeypatch, memo, text):
+    worked_out = closure_hash("tenk_env.solve.turn")
+    monkeypatch.setattr(closure, "_HASHES", {})
+    monkeypatch.setattr(closure, "_CLOSURES", {})
+    memo.write_text(text)
+    assert closure_hash("tenk_env.solve.game") == closure._closure(("tenk_env.solve.game",))[1]
+    assert closure_hash("tenk_env.solve.turn") == worked_out
+    assert "tenk_env.solve.game" in json.loads(memo.read_text())

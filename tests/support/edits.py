@@ -36,6 +36,7 @@ def edited(monkeypatch, path: str, text: str = EDIT):
             if m.file.resolve() == target:
                 del closure._MODULES[name]
         closure._CLOSURES.clear()
+        closure._HASHES.clear()
 
     with monkeypatch.context() as mp:
         mp.setattr(closure, "_read_source", lambda f: read(f) + (text if Path(f).resolve() == target else ""))
