@@ -13,8 +13,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 from pathlib import Path
+
+from tenk_env.io import atomic_write_text
 
 __all__ = ["closure_hash", "code_closure", "module_file", "PACKAGE_DIR"]
 
@@ -273,25 +274,22 @@ def _remembered(roots: tuple[str, ...]) -> str:
     name = "|".join(roots)
     try:
         memo = json.loads(MEMO_FILE.read_text(encoding="utf-8"))
-        entry = memo[name]
-        if _sources_digest(entry["files"]) == entry["sources"]:
-            return str(entry["hash"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    except (OSError, ValueError):
+        memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
+    entry = memo.get(name)
+    if isinstance(entry, dict):
+        try:
+            if _sources_digest(entry["files"]) == entry["sources"]:
+                return str(entry["hash"])
+        except (KeyError, TypeError):
+            pass
     h = _closure(roots)[1]
     files = sorted(f.relative_to(PACKAGE_DIR).as_posix() for f in code_closure(*roots))
+    memo[name] = {"hash": h, "files": files, "sources": _sources_digest(files)}
     try:
-        try:
-            memo = json.loads(MEMO_FILE.read_text(encoding="utf-8"))
-            if not isinstance(memo, dict):
-                memo = {}
-        except (OSError, ValueError):
-            memo = {}
-        memo[name] = {"hash": h, "files": files, "sources": _sources_digest(files)}
-        MEMO_FILE.parent.mkdir(exist_ok=True)
-        tmp = MEMO_FILE.with_name(f"{MEMO_FILE.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, MEMO_FILE)
+        atomic_write_text(MEMO_FILE, json.dumps(memo, sort_keys=True))
     except OSError:
         pass
     return h
