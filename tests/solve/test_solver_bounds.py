@@ -22,6 +22,7 @@ from tenk_env.solve.spec import P_ENTRY, P_MINBANK, build_spec
 from tenk_env.tables import get_tables
 
 from support import ROOT
+from support.reference_turn import self_eval_dp_keep_by_keep
 
 C, F = PRESETS["classic"], PRESETS["farkle_official"]
 
@@ -225,6 +226,37 @@ def test_the_self_choosing_turn_kernel_is_the_general_one_bit_for_bit(name):
             np.zeros(0),
         )
         assert np.array_equal(V, V0)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS) + sorted(ODD))
+def test_the_self_valued_evaluation_kernel_is_the_keep_by_keep_one_bit_for_bit(name):
+    """The equilibrium's movers, the optimal agent in an evaluation and the final-round
+    responders are chosen on one set of values and valued on another by a kernel that works
+    out each after-keep state's action once. Held to the keep-by-keep reference on every
+    preset: the same four arrays to the last bit, for random values and for values on a
+    coarse grid (exact ties between banking and rolling on, and between keeps), with and
+    without forced-roll extensions."""
+    rules = load_ruleset(ODD.get(name, name))
+    rng = np.random.default_rng(len(name) + 7)
+    for for_game in (True, False):
+        s = build_spec(rules, for_game=for_game)
+        for trial in range(6):
+            Tcap = int(rng.integers(0, 90))
+            L = Tcap + s.max_step + 2
+            if trial % 3 == 2:  # a grid of quarters: ties everywhere
+                bv2, bv = rng.integers(0, 5, L) / 4.0, rng.integers(0, 5, L) / 4.0
+                bo = float(rng.integers(0, 5)) / 4.0
+            else:
+                bv2 = rng.random(L) if trial % 2 else np.sort(rng.random(L))
+                bv, bo = rng.random(L), float(rng.random())
+            fA, fB = (-1.0, 0.0) if trial < 3 else (0.5 * float(rng.random()), 0.5 * float(rng.random()))
+            got = []
+            for kernel in (self_eval_dp_keep_by_keep, turn_k.self_eval_dp):
+                arrays = [np.full((s.n_rolls_dim, s.n_dice + 1, Tcap + 1), 7.0) for _ in range(4)]
+                kernel(s.prm, s.rolls, trial % 2, Tcap, bv2, bo, bv, *arrays, fA, fB)
+                got.append(arrays)
+            for a, b in zip(*got):
+                assert np.array_equal(a, b), (name, for_game, trial)
 
 
 @pytest.mark.parametrize(

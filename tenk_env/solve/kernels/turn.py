@@ -482,9 +482,13 @@ def self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
     """One sweep for a self-valued player in an evaluation: each move is chosen on the
     player's own values (bank values bv2, bust value bo: :func:`turn_dp` with choose_self,
     by the tie-break of :mod:`tenk_env.solve.kernels.rules`, as :func:`tenk_env.solve.policy.pick`
-    plays it) and
-    valued against the opponent being evaluated (bank values bv): V = c, Q = q with the
-    evaluated value c + q * beta. Half the work of two turn_dp passes."""
+    plays it) and valued against another player (bank values bv): V2/Q2 = the chooser's value
+    and its slope in bo, V = c, Q = q with the other's value c + q * beta. Half the work of two
+    turn_dp passes.
+
+    As in :func:`_self_dp`, the action after a keep depends only on the state the keep leads
+    to, so it is chosen once per state (:func:`_after_keep_eval`) and a roll's keeps are
+    compared by lookup: the floats of choosing keep by keep, at a third of the cost."""
     cstart, c_prob, c_kind, c_os, c_oe, o_p, o_d = rolls
     N = prm[P_N]
     maxr = prm[P_MAXROLLS]
@@ -492,10 +496,27 @@ def self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
     z = prm[P_ZILCH]
     floor = bankable_from(prm, fa)
     hot_rolls_on = hot_dice_roll_on(prm)
+    W = Tcap + _max_keep(o_p) + 1
+    # after a keep in roll r that leaves k dice (0: hot dice) and the total T2, the action
+    # chosen: [0] its value to the chooser, [1] that value's slope in bo, [2] and [3] the same
+    # for the other player
+    AK = np.empty((4, nr, N, W))
+    A2 = AK[0].reshape(-1)
+    AQ2 = AK[1].reshape(-1)
+    AE = AK[2].reshape(-1)
+    AEQ = AK[3].reshape(-1)
+    off = np.empty(o_p.shape[0], np.int64)
+    for n in range(1, N + 1):
+        for c in range(cstart[n], cstart[n + 1]):
+            for o in range(c_os[c], c_oe[c]):
+                off[o] = (n - o_d[o]) * W + o_p[o]
+    for T2 in range(W - 1, Tcap, -1):
+        _after_keep_eval(prm, floor, hot_rolls_on, T2, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB, AK)
     for T in range(Tcap, -1, -1):
         for n in range(1, N + 1):
             for r in range(nr):
                 can_roll, r2i = roll_axis(maxr, r)
+                base = r * N * W + T
                 v2 = 0.0
                 q2 = 0.0
                 v = 0.0
@@ -534,62 +555,72 @@ def self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB):
                             q2 += p
                             q += p
                     else:
-                        bc = NEG
-                        bq2 = 0.0
-                        be = 0.0
-                        bq = 0.0
-                        first = True
-                        for o in range(c_os[c], c_oe[c]):
-                            T2 = T + o_p[o]
-                            n2 = n - o_d[o]
-                            hot = n2 == 0
-                            if hot:
-                                n2 = N
-                            can_bank = may_bank(floor, hot_rolls_on, T2, hot, can_roll)
-                            cv = NEG
-                            cq = 0.0
-                            ev = 0.0
-                            eq = 0.0
-                            if can_roll:
-                                if T2 <= Tcap:
-                                    cv = V2[r2i, n2, T2]
-                                    cq = Q2[r2i, n2, T2]
-                                    ev = V[r2i, n2, T2]
-                                    eq = Q[r2i, n2, T2]
-                                elif fA >= 0.0 and not can_bank:
-                                    cv = fA + fB * bo
-                                    cq = fB
-                                    ev = fA
-                                    eq = fB
-                                else:
-                                    cv = bv2[T2]
-                                    ev = bv[T2]
-                            if can_bank:
-                                ce = bv2[T2]
-                                if ends_turn(ce, cv) or not can_roll:
-                                    cv = ce
-                                    cq = 0.0
-                                    ev = bv[T2]
-                                    eq = 0.0
-                            elif not can_roll:
-                                cv = bo
-                                cq = 1.0
-                                ev = 0.0
-                                eq = 1.0
-                            if first or better_keep(cv, bc):
-                                bc = cv
-                                bq2 = cq
-                                be = ev
-                                bq = eq
-                                first = False
+                        o0 = c_os[c]
+                        jb = base + off[o0]
+                        bc = A2[jb]
+                        for o in range(o0 + 1, c_oe[c]):
+                            j = base + off[o]
+                            if better_keep(A2[j], bc):
+                                bc = A2[j]
+                                jb = j
                         v2 += p * bc
-                        q2 += p * bq2
-                        v += p * be
-                        q += p * bq
+                        q2 += p * AQ2[jb]
+                        v += p * AE[jb]
+                        q += p * AEQ[jb]
                 V2[r, n, T] = v2
                 Q2[r, n, T] = q2
                 V[r, n, T] = v
                 Q[r, n, T] = q
+        _after_keep_eval(prm, floor, hot_rolls_on, T, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB, AK)
+
+
+@njit(cache=True)
+def _after_keep_eval(prm, floor, hot_rolls_on, T2, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB, AK):
+    """The action chosen after every keep that leaves the total T2, for :func:`self_eval_dp`:
+    bank, roll on or forfeit, on the chooser's values (ending the turn wins a tie), with what
+    it is worth to both players. ``floor`` and ``hot_rolls_on``: the turn's bank rule."""
+    N = prm[P_N]
+    maxr = prm[P_MAXROLLS]
+    for r in range(AK.shape[1]):
+        can_roll, r2i = roll_axis(maxr, r)
+        for k in range(N):
+            hot = k == 0
+            n2 = N if hot else k
+            can_bank = may_bank(floor, hot_rolls_on, T2, hot, can_roll)
+            cv = NEG
+            cq = 0.0
+            ev = 0.0
+            eq = 0.0
+            if can_roll:
+                if T2 <= Tcap:
+                    cv = V2[r2i, n2, T2]
+                    cq = Q2[r2i, n2, T2]
+                    ev = V[r2i, n2, T2]
+                    eq = Q[r2i, n2, T2]
+                elif fA >= 0.0 and not can_bank:
+                    cv = fA + fB * bo
+                    cq = fB
+                    ev = fA
+                    eq = fB
+                else:
+                    cv = bv2[T2]
+                    ev = bv[T2]
+            if can_bank:
+                ce = bv2[T2]
+                if ends_turn(ce, cv) or not can_roll:
+                    cv = ce
+                    cq = 0.0
+                    ev = bv[T2]
+                    eq = 0.0
+            elif not can_roll:
+                cv = bo
+                cq = 1.0
+                ev = 0.0
+                eq = 1.0
+            AK[0, r, k, T2] = cv
+            AK[1, r, k, T2] = cq
+            AK[2, r, k, T2] = ev
+            AK[3, r, k, T2] = eq
 
 
 # A fixed policy's turn is a Markov chain: its outcome (bank T, bust, forfeit, instant win)
