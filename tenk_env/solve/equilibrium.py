@@ -286,7 +286,8 @@ def solve_equilibrium(
         "turns_solved": int(N * its.sum()),
         "cycles": int(reps.shape[0]),
         "searched": int((its >= MAX_ROUNDS).sum()),
-        "no_pure": int((gain > 0).sum()),
+        # a gain within TOL is the rounding of two choices worth the same: pure to rounding
+        "no_pure": int((gain > TOL).sum()),
         "epsilon": float(gain.max()),
     }
     if stats["residual"] > 1e3 * TOL:

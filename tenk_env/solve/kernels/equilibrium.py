@@ -149,10 +149,17 @@ def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxi
             rot[k] = eq_index(tu, N, D[k], 0)
         Ev = np.empty((N, N))
         for k in range(N):
-            if D[k, 1] + 1 < tu:  # a guess from the state one bank higher (solved)
+            # the first guess: the plane through three solved neighbours (the next player one
+            # bank higher, the mover one higher, both), or the first of them alone; on classic
+            # to 2,000 it leaves 46% of the cycles solved in 2 rounds, against none from the
+            # next player's neighbour alone
+            if D[k, 1] + 1 < tu:
+                plane = D[k, 0] + 1 < tu
                 last = 1.0
                 for c in range(N - 1):
                     Ev[k, c] = E[c, rot[k] + tu]
+                    if plane:
+                        Ev[k, c] += E[c, rot[k] + 1] - E[c, rot[k] + 1 + tu]
                     last -= Ev[k, c]
                 Ev[k, N - 1] = last
             else:
