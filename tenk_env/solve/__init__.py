@@ -13,7 +13,10 @@
 * :func:`evaluate_multi`, :func:`best_response_multi`: the same for 2 to 4 players, every seat
   but one fixed (:mod:`tenk_env.solve.multi`).
 * :func:`solve_equilibrium`: the symmetric equilibrium of 2 or 3 players, each maximising its
-  own win probability (:mod:`tenk_env.solve.equilibrium`).
+  own win probability (:mod:`tenk_env.solve.equilibrium`);
+  :func:`evaluate_beside_equilibrium` (a bot beside it), :func:`best_response_beside_equilibrium`
+  and :func:`equilibrium_exploitability` (the best response to it that reads every score, and
+  NashConv; :mod:`tenk_env.solve.eq_seat`).
 * :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
 
 Solutions are cached on disk by ruleset hash and the code that computes them
@@ -23,6 +26,13 @@ inner loops are compiled with numba (cached too, so only the first run compiles)
 
 from tenk_env.solve.best_response import BestResponse, solve_best_response
 from tenk_env.solve.cache import cache_dir
+from tenk_env.solve.eq_seat import (
+    Exploitability,
+    SeatVsEquilibrium,
+    best_response_beside_equilibrium,
+    equilibrium_exploitability,
+    evaluate_beside_equilibrium,
+)
 from tenk_env.solve.equilibrium import Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (
     EvalResult,
@@ -73,4 +83,9 @@ __all__ = [
     "Equilibrium",
     "solve_equilibrium",
     "check_equilibrium_rules",
+    "SeatVsEquilibrium",
+    "evaluate_beside_equilibrium",
+    "best_response_beside_equilibrium",
+    "Exploitability",
+    "equilibrium_exploitability",
 ]

@@ -27,17 +27,26 @@ import numpy as np
 from tenk_env.jit import njit, prange
 from tenk_env.rules import Ruleset, load_ruleset
 from tenk_env.solve.cache import load_arrays, result_key, save_arrays
-from tenk_env.solve.equilibrium import EQ_VERSION, check_equilibrium_rules, solve_equilibrium
+from tenk_env.solve.equilibrium import EQ_VERSION, Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import THETA, Tabulated
 from tenk_env.solve.kernels.equilibrium import eq_cap, eq_index, eq_turn_inputs
-from tenk_env.solve.kernels.multi import final_bank_values, final_cap, final_fixed
+from tenk_env.solve.kernels.multi import final_bank_values, final_cap, final_fixed, final_responder, respond
 from tenk_env.solve.kernels.rules import bankable_from, on_board
 from tenk_env.solve.kernels.turn import self_eval_dp
 from tenk_env.solve.multi import setup_players
-from tenk_env.solve.shared import EPS
-from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N
+from tenk_env.solve.shared import EPS, TOL
+from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N, SolverError
 
-__all__ = ["SeatVsEquilibrium", "evaluate_beside_equilibrium"]
+#: final_responder's beat-chance table, not wanted here
+NO_BEAT = np.zeros((0, 0))
+
+__all__ = [
+    "Exploitability",
+    "SeatVsEquilibrium",
+    "best_response_beside_equilibrium",
+    "equilibrium_exploitability",
+    "evaluate_beside_equilibrium",
+]
 
 
 @njit(cache=True)
@@ -56,14 +65,15 @@ def bust_value(tu, N, d, E):
 
 
 @njit(cache=True, parallel=True)
-def final_eq(prm_f, rolls, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, out):
-    """An equilibrium player's final turn when the focus player is another: ``out[hx, j, a +
-    tu * r1]`` as :func:`final_fixed` gives it. The turn is chosen on the mover's own chance
+def final_eq(prm_f, rolls, max_step, tu, Jk, P1, OWN, PHI1, ix, pbmin, eps, fA, fB, out):
+    """An equilibrium player's final turn: ``out[hx, j, a + tu * r1]`` as :func:`final_fixed`
+    gives it, ``ix``: this player is the focus. The turn is chosen on the mover's own chance
     (``OWN[1, bar - target, r1]``, or ``r1 = 0`` where ``OWN`` has one column, once it beats the
     bar; 0 if it does not: the bar is another player's), as
     :func:`tenk_env.solve.multi.final_turn_values` chooses it. Carried along it: the chance
     that it beats the bar (``pb``) and that it does and the focus player then loses (``pg``):
-    the focus player's chance is ``(1 - pb) * stay + pb - pg``."""
+    the focus player's chance is ``(1 - pb) * stay + pb - pg``; or, where it is the focus,
+    its own chance (``pg``: it beats the bar and then is not beaten)."""
     J1 = PHI1.shape[1]
     one = OWN.shape[2] == 1
     N = prm_f[P_N]
@@ -99,7 +109,7 @@ def final_eq(prm_f, rolls, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, 
                 y = a0 + T
                 if y > M:
                     bb[T] = 1.0
-                    bg[T] = 1.0 - PHI1[0, min(y - tu, J1 - 1), r1]
+                    bg[T] = PHI1[1, min(y - tu, J1 - 1), r1] if ix else 1.0 - PHI1[0, min(y - tu, J1 - 1), r1]
             V = np.empty((nr, N + 1, Tcap + 1))
             Qa = np.empty((nr, N + 1, Tcap + 1))
             Vb = np.empty((nr, N + 1, Tcap + 1))
@@ -120,18 +130,51 @@ def final_eq(prm_f, rolls, max_step, tu, Jk, P1, OWN, PHI1, pbmin, eps, fA, fB, 
                 pb = Vb[0, N, t]
                 pg = Vg[0, N, t]
                 for hx in range(2):
-                    out[hx, j, a + tu * r1] = (1.0 - pb) * PHI1[hx, min(j, J1 - 1), r1] + pb - pg
+                    out[hx, j, a + tu * r1] = pg if ix else (1.0 - pb) * PHI1[hx, min(j, J1 - 1), r1] + pb - pg
 
 
 @njit(cache=True, parallel=True)
-def eqseat_level(prm, rolls, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG, U, E, TW, XT, pbmin, eps, fA, fB):
-    """Solve the turn-start states ``states`` (one level) for player 0, a fixed player, with
-    players 1..N-1 playing the equilibrium. ``U[m, idx]``: player 0's chance with player m to
-    move at scores idx (absolute order). Player 0's turns are its outcome rows (as in
-    :func:`regular_level`); an equilibrium player's turn is chosen as :func:`eq_turn` chooses
-    it and carries player 0's chance. ``TRIG[m, bar - target, rest]``: player 0's chance once
-    player m starts the final round, ``rest`` the scores of the players after m. With every
-    turn fixed the movers' cycle is linear: closed form."""
+def eqseat_level(
+    prm,
+    rolls,
+    max_step,
+    tu,
+    N,
+    resp,
+    eqs,
+    states,
+    KID,
+    DIST,
+    DW,
+    DQ,
+    TRIG,
+    U,
+    E,
+    TW,
+    XT,
+    pbmin,
+    eps,
+    tol,
+    fA,
+    fB,
+    res,
+    its,
+):
+    """Solve the turn-start states ``states`` (one level) for player 0. ``U[m, idx]``: player
+    0's chance with player m to move at scores idx (absolute order). Player m > 0 plays the
+    equilibrium where ``eqs[m]``: its turn is chosen as :func:`eq_turn` chooses it and carries
+    player 0's chance; elsewhere it is a fixed player, its turns its outcome rows
+    ``DIST[KID[m, own, leader]]`` as in :func:`regular_level`. ``TRIG[m, bar - target, rest]``:
+    player 0's chance once player m starts the final round, ``rest`` the scores of the players
+    after m.
+
+    Player 0 is a fixed player (its outcome rows, as in :func:`regular_level`), or an
+    equilibrium player where ``eqs[0]`` (its own chance carried along the turn it chooses):
+    with every turn fixed the movers' cycle is linear, closed form. With ``resp`` it is the
+    best responder: its
+    bust value is then linear in its own value round the cycle, and :func:`respond` finds the
+    fixed point. ``res``/``its`` receive each state's last change and the responder's turn
+    solves (0 for a fixed player)."""
     pw = np.empty(N, np.int64)
     p = 1
     for i in range(N):
@@ -150,23 +193,7 @@ def eqseat_level(prm, rolls, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG, U
             s[k] = idx // tu**k % tu
         c = np.zeros(N)
         q = np.zeros(N)
-        lead = 0
-        for k in range(1, N):
-            lead = max(lead, s[k])
-        key = KID[0, s[0], lead]
         rest0 = eq_index(tu, N, s, 1)
-        cm = DW[key]
-        for T in range(1, Lr):
-            pr = DIST[key, T]
-            if pr == 0.0:
-                continue
-            y = s[0] + T
-            if y < tu:
-                cm += pr * U[1 % N, idx + T]
-            else:
-                cm += pr * TRIG[0, min(y - tu, J - 1), rest0]
-        c[0] = cm
-        q[0] = DQ[key]
         d = np.empty(N, np.int64)
         bv2 = np.empty(size)
         bx = np.empty(size)
@@ -178,11 +205,29 @@ def eqseat_level(prm, rolls, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG, U
         for m in range(1, N):
             for k in range(N):
                 d[k] = s[(m + k) % N]
+            nxt = (m + 1) % N
+            rest = eq_index(tu, N, d, 1)
+            if not eqs[m]:
+                lead = 0
+                for k in range(1, N):
+                    lead = max(lead, d[k])
+                key = KID[m, d[0], lead]
+                cm = 0.0
+                for T in range(1, Lr):
+                    pr = DIST[key, T]
+                    if pr == 0.0:
+                        continue
+                    y = d[0] + T
+                    if y < tu:
+                        cm += pr * U[nxt, idx + T * pw[m]]
+                    else:
+                        cm += pr * TRIG[m, min(y - tu, J - 1), rest]
+                c[m] = cm
+                q[m] = DQ[key]
+                continue
             bo = bust_value(tu, N, d, E)
             fa = on_board(prm, d[0])
             Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bx)
-            nxt = (m + 1) % N
-            rest = eq_index(tu, N, d, 1)
             for T in range(Tcap + max_step + 2):
                 y = d[0] + T
                 if y < tu:
@@ -193,12 +238,63 @@ def eqseat_level(prm, rolls, max_step, tu, N, states, KID, DIST, DW, DQ, TRIG, U
             qm = Q[0, Nd, 0]
             c[m] = 1.0 - qm - V[0, Nd, 0]
             q[m] = qm
-        num = 0.0
-        prod = 1.0
-        for m in range(N):
-            num += prod * c[m]
-            prod *= q[m]
-        u = num / (1.0 - prod)
+        if resp:
+            # after player 0's bust: beta = C + Q * (player 0's value)
+            C = 0.0
+            Qc = 1.0
+            for m in range(1, N):
+                C += Qc * c[m]
+                Qc *= q[m]
+            a = s[0]
+            # the first guess, from the plane through three solved neighbours (as regular_level)
+            xv = U[0, idx + pw[1 % N]] if s[1 % N] + 1 < tu else 0.5
+            if s[1 % N] + 1 < tu and a + 1 < tu:
+                xv += U[0, idx + 1] - U[0, idx + 1 + pw[1 % N]]
+            bv = np.empty(tu - a + J + max_step + 4 + bankable_from(prm, on_board(prm, a)))
+            lose = np.empty(J)
+            for j in range(J):
+                lose[j] = 1.0 - TRIG[0, j, rest0]
+            for T in range(bv.shape[0]):
+                y = a + T
+                bv[T] = U[1 % N, idx + T] if y < tu else TRIG[0, min(y - tu, J - 1), rest0]
+            u, r, it = respond(prm, rolls, tu, a, lose, bv, C, Qc, xv, pbmin, eps, tol, fA, fB)
+            res[i] = r
+            its[i] = it
+        else:
+            if eqs[0]:
+                bo = bust_value(tu, N, s, E)
+                Tcap = eq_turn_inputs(prm, tu, N, s, E, TW, XT, pbmin, eps, bo, max_step, bv2, bx)
+                for T in range(Tcap + max_step + 2):
+                    y = s[0] + T
+                    bc[T] = U[1 % N, idx + T] if y < tu else TRIG[0, min(y - tu, J - 1), rest0]
+                self_eval_dp(prm, rolls, on_board(prm, s[0]), Tcap, bv2, bo, bc, V2, Q2, V, Q, fA, fB)
+                c[0] = V[0, Nd, 0]
+                q[0] = Q[0, Nd, 0]
+            else:
+                lead = 0
+                for k in range(1, N):
+                    lead = max(lead, s[k])
+                key = KID[0, s[0], lead]
+                cm = DW[key]
+                for T in range(1, Lr):
+                    pr = DIST[key, T]
+                    if pr == 0.0:
+                        continue
+                    y = s[0] + T
+                    if y < tu:
+                        cm += pr * U[1 % N, idx + T]
+                    else:
+                        cm += pr * TRIG[0, min(y - tu, J - 1), rest0]
+                c[0] = cm
+                q[0] = DQ[key]
+            num = 0.0
+            prod = 1.0
+            for m in range(N):
+                num += prod * c[m]
+                prod *= q[m]
+            u = num / (1.0 - prod)
+            res[i] = 0.0
+            its[i] = 0
         U[0, idx] = u
         for m in range(N - 1, 0, -1):
             u = c[m] + q[m] * u
@@ -244,10 +340,11 @@ def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     return top
 
 
-def _chain(st, eq, t: int, J1: int) -> np.ndarray:
+def _chain(st, eq, resp: bool, t: int, J1: int) -> np.ndarray:
     """The final round after player t starts it, played backward from the last player:
     player 0's chance with the first player after t to move, ``[hx, bar - target, rest]``
-    for the ``J1`` bars the trigger's bank reaches."""
+    for the ``J1`` bars the trigger's bank reaches; ``resp``: player 0 is the best responder
+    (where ``st.fixed[0]`` is None: else it plays the equilibrium)."""
     s, N, tu = st.spec, st.N, st.tu
     JE = eq.LB.shape[0]
     phi = np.zeros((2, st.J, 1))
@@ -259,9 +356,13 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
         # final turn may have raised
         Jk = J1 if k == 1 else st.J
         out = np.zeros((2, Jk, Pk))
-        if i == 0:
-            f = st.fixed[0]
-            final_fixed(tu, N, 1, Jk, Pk, f.FKID, f.FDIST, f.FW, phi, out)
+        f = st.fixed[i]
+        if i == 0 and resp:  # the best responder: its chance once it beats the bar is phi[1]
+            final_responder(
+                st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, NO_BEAT
+            )
+        elif f is not None:
+            final_fixed(tu, N, int(i == 0), Jk, Pk, f.FKID, f.FDIST, f.FW, phi, out)
         else:
             # its own chance once it beats the bar, as Equilibrium.final_values has it
             if k == N - 1:
@@ -270,15 +371,103 @@ def _chain(st, eq, t: int, J1: int) -> np.ndarray:
             else:
                 own = np.zeros((2, JE, tu))
                 own[1] = 1.0 - eq.LB
-            final_eq(st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, own, phi, st.pbmin, EPS, st.fAf, st.fBf, out)
+            final_eq(
+                st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, own, phi, i == 0, st.pbmin, EPS, st.fAf, st.fBf, out
+            )
         phi = out
     return phi
 
 
-def _key(rules: Ruleset, N: int, policy: Tabulated, theta: float) -> str:
+#: player 0 of :func:`_seat_pass` playing the equilibrium (None there is the best responder)
+EQUILIBRIUM = "equilibrium"
+
+
+def _key(rules: Ruleset, players: list, theta: float) -> str | None:
     # the code part covers every module this evaluation runs (the equilibrium's solver and the
-    # N-player kernels included); the policy's key covers the bot's own code
-    return result_key(__name__, f"eqseat{N}-v{EQ_VERSION}", rules.hash, policy.cache_key(), f"{theta:g}")
+    # N-player kernels included); each bot's key covers the bot's own code
+    first = players[0]
+    who = ["br" if first is None else ("eq" if first == EQUILIBRIUM else first.cache_key())]
+    who += ["eq" if p is None else p.cache_key() for p in players[1:]]
+    if not all(who):
+        return None
+    return result_key(__name__, f"eqseat{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
+
+
+def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, progress):
+    """Player 0 (a :class:`~tenk_env.solve.evaluate.Tabulated` policy, the best responder for
+    None, or :data:`EQUILIBRIUM`) beside players 1..N-1 (policies, or the equilibrium ``eq``
+    for None): (player 0's chance from each seat, stats)."""
+    N = len(players)
+    first = players[0]
+    resp = first is None
+    eqs = np.array([first is EQUILIBRIUM] + [p is None for p in players[1:]])
+    st = setup_players(rules, [None if first is EQUILIBRIUM else first] + players[1:], theta)
+    s, tu = st.spec, st.tu
+    TRIG = np.zeros((N, st.J, tu ** (N - 1)))
+    if s.prm[P_END] == END_IMMEDIATE:
+        TRIG[0] = 1.0  # a bank to the target wins at once
+    else:
+        # the bars a trigger's bank reaches: a bot's from its tables, the equilibrium's from
+        # its caps, the responder's as far as the tables go (past them a bar is beaten with
+        # chance <= EPS)
+        reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
+        for t in range(N):
+            J1 = st.J if (t == 0 and resp) else (reach if eqs[t] else st.J1)
+            TRIG[t, :J1] = _chain(st, eq, resp, t, J1)[1 if t == 0 else 0]
+            TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
+    KID, DIST, DW, DQ, _ = st.stacked
+    order, bounds = st.levels
+    U = np.zeros((N, tu**N))
+    res = np.zeros(order.shape[0])
+    its = np.zeros(order.shape[0], np.int64)
+    total = float(order.shape[0])
+    for lv in range(len(bounds) - 1):
+        lo, hi = bounds[lv], bounds[lv + 1]
+        if hi == lo:
+            continue
+        eqseat_level(
+            s.prm,
+            s.rolls,
+            s.max_step,
+            tu,
+            N,
+            resp,
+            eqs,
+            order[lo:hi],
+            KID,
+            DIST,
+            DW,
+            DQ,
+            TRIG,
+            U,
+            eq.E,
+            eq.TW,
+            eq.XT,
+            st.pbmin,
+            EPS,
+            TOL,
+            st.fA,
+            st.fB,
+            res[lo:hi],
+            its[lo:hi],
+        )
+        if progress is not None:
+            progress(hi / total)
+    # seat j: j players move before player 0, so player (N - j) % N moves first
+    p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
+    fixed = [f for f in st.fixed if f is not None]
+    stats = {
+        "pruned": max((f.pruned for f in fixed), default=0.0),
+        "tabulations": sum(f.tabulations for f in fixed),
+        "residual": float(res.max()),
+        "turns_solved": int(its.sum()),
+    }
+    if stats["residual"] > 1e3 * TOL:
+        raise SolverError(
+            f"ruleset {rules.name!r}: the best response beside the {N}-player equilibrium did not converge "
+            f"(last change {stats['residual']:.2g}); please report this ruleset"
+        )
+    return p_seat, stats
 
 
 def evaluate_beside_equilibrium(
@@ -298,8 +487,8 @@ def evaluate_beside_equilibrium(
     rules = load_ruleset(rules)
     N = int(n_players)
     check_equilibrium_rules(rules, N)
-    key = policy.cache_key()
-    disk = _key(rules, N, policy, theta) if cache and key else None
+    players = [policy] + [None] * (N - 1)
+    disk = _key(rules, players, theta) if cache else None
     if disk:
         got = load_arrays(disk)
         if got is not None:
@@ -309,59 +498,123 @@ def evaluate_beside_equilibrium(
     t0 = time.perf_counter()
     eq = solve_equilibrium(rules, N, cache=cache)
     assert eq is not None  # None only with cached_only
-    st = setup_players(rules, [policy] + [None] * (N - 1), theta)
-    s, tu = st.spec, st.tu
-    TRIG = np.zeros((N, st.J, tu ** (N - 1)))
-    if s.prm[P_END] == END_IMMEDIATE:
-        TRIG[0] = 1.0  # a bank to the target wins at once
-    else:
-        # the bars a trigger's bank reaches: the bot's from its tables, the equilibrium's from its caps
-        reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
-        for t in range(N):
-            J1 = st.J1 if t == 0 else reach
-            TRIG[t, :J1] = _chain(st, eq, t, J1)[1 if t == 0 else 0]
-            TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
-    KID, DIST, DW, DQ, _ = st.stacked
-    order, bounds = st.levels
-    U = np.zeros((N, tu**N))
-    total = float(order.shape[0])
-    for lv in range(len(bounds) - 1):
-        lo, hi = bounds[lv], bounds[lv + 1]
-        if hi == lo:
-            continue
-        eqseat_level(
-            s.prm,
-            s.rolls,
-            s.max_step,
-            tu,
-            N,
-            order[lo:hi],
-            KID,
-            DIST,
-            DW,
-            DQ,
-            TRIG,
-            U,
-            eq.E,
-            eq.TW,
-            eq.XT,
-            st.pbmin,
-            EPS,
-            st.fA,
-            st.fB,
-        )
-        if progress is not None:
-            progress(hi / total)
-    # seat j: j players move before player 0, so player (N - j) % N moves first
-    p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
+    p_seat, stats = _seat_pass(rules, eq, players, theta, progress)
     secs = time.perf_counter() - t0
-    res = SeatVsEquilibrium(
-        rules,
-        policy.name,
-        p_seat,
-        secs,
-        {"cached": False, "pruned": st.fixed[0].pruned, "tabulations": st.fixed[0].tabulations},
-    )
+    res = SeatVsEquilibrium(rules, policy.name, p_seat, secs, {"cached": False, **stats})
     if disk:
         save_arrays(disk, {"p_seat": p_seat, "meta": np.array([secs])})
     return res
+
+
+def best_response_beside_equilibrium(
+    rules: Ruleset | str,
+    others: list,
+    *,
+    cache: bool = True,
+    theta: float = THETA,
+    progress=None,
+    cached_only: bool = False,
+    equilibrium: Equilibrium | None = None,
+) -> SeatVsEquilibrium | None:
+    """The exact best response to ``others``, the players seated after it in this order, each
+    a fixed :class:`~tenk_env.solve.evaluate.Tabulated` policy or (None) a player of the
+    symmetric equilibrium (solved first if it is not cached): a strategy that reads every
+    player's score, and its win probability from every seat (2 or 3 players in all). Against
+    fixed bots alone it is :func:`tenk_env.solve.multi.best_response_multi`'s. Cached on disk
+    by ruleset hash, the bots' content keys and this module's code; ``equilibrium``: the
+    solved equilibrium to play (else it is loaded or solved)."""
+    rules = load_ruleset(rules)
+    players = [None] + list(others)
+    N = len(players)
+    check_equilibrium_rules(rules, N)
+    disk = _key(rules, players, theta) if cache else None
+    if disk:
+        got = load_arrays(disk)
+        if got is not None:
+            m = got["meta"]
+            return SeatVsEquilibrium(
+                rules, "best response", got["p_seat"], float(m[0]), {"cached": True, "turns_solved": int(m[1])}
+            )
+    if cached_only:
+        return None
+    t0 = time.perf_counter()
+    eq = equilibrium or solve_equilibrium(rules, N, cache=cache)
+    assert eq is not None  # None only with cached_only
+    if eq.n_players != N or eq.rules.hash != rules.hash:
+        raise ValueError(
+            f"the equilibrium given is {eq.rules.name!r} at {eq.n_players} players, not {rules.name!r} at {N}"
+        )
+    p_seat, stats = _seat_pass(rules, eq, players, theta, progress)
+    secs = time.perf_counter() - t0
+    if disk:
+        save_arrays(disk, {"p_seat": p_seat, "meta": np.array([secs, stats["turns_solved"]])})
+    return SeatVsEquilibrium(rules, "best response", p_seat, secs, {"cached": False, **stats})
+
+
+@dataclass
+class Exploitability:
+    """How much one seat can gain against N - 1 players of the symmetric equilibrium.
+
+    ``br[j]``: the exact win probability of the best response from seat j (j players move
+    before it; seat 1 moves first), a strategy that reads every player's score and the whole
+    turn; ``played[j]``: the equilibrium strategy's own, as the agent ``equilibrium`` plays it
+    in every seat. ``gain = br - played`` is each seat's exploitability and ``nash_conv``
+    their sum (NashConv, as OpenSpiel reports it: 0 exactly at an equilibrium). ``eq[j]``: the
+    solver's value of the start (:attr:`Equilibrium.p_seat`), the same as ``played`` where
+    every cycle of turns has a pure equilibrium; where one has none, the solver keeps the
+    profile of least deviation gain while the strategy chooses again on the values found, and
+    the two differ by about that gain. ``seconds`` covers the two passes."""
+
+    rules: Ruleset
+    br: np.ndarray
+    played: np.ndarray
+    eq: np.ndarray
+    seconds: float
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def n_players(self) -> int:
+        return len(self.br)
+
+    @property
+    def gain(self) -> np.ndarray:
+        return self.br - self.played
+
+    @property
+    def nash_conv(self) -> float:
+        return float(self.gain.sum())
+
+
+def equilibrium_exploitability(
+    rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None, cached_only: bool = False
+) -> Exploitability | None:
+    """The exploitability of the symmetric equilibrium of ``rules`` (2 or 3 players; solved
+    first if it is not cached), exactly: from every seat, the best response of one seat to the
+    N - 1 others, and the equilibrium strategy's own value there. Two passes, each about as
+    long as a bot's evaluation beside the equilibrium. Cached on disk by ruleset hash and this
+    module's code; ``cached_only``: None unless it is cached."""
+    rules = load_ruleset(rules)
+    N = int(n_players)
+    check_equilibrium_rules(rules, N)
+    disk = _key(rules, [None] * N, THETA) if cache else None
+    eq = solve_equilibrium(rules, N, cache=cache, cached_only=cached_only)
+    if eq is None:
+        return None
+    if disk:
+        got = load_arrays(disk)
+        if got is not None:
+            m = got["meta"]
+            stats = {"cached": True, "residual": float(m[1]), "turns_solved": int(m[2])}
+            return Exploitability(rules, got["br"], got["played"], eq.p_seat, float(m[0]), stats)
+    if cached_only:
+        return None
+    t0 = time.perf_counter()
+    half = (lambda f: progress(f / 2)) if progress else None
+    rest = (lambda f: progress(0.5 + f / 2)) if progress else None
+    br, stats = _seat_pass(rules, eq, [None] * N, THETA, half)
+    played, _ = _seat_pass(rules, eq, [EQUILIBRIUM] + [None] * (N - 1), THETA, rest)
+    secs = time.perf_counter() - t0
+    if disk:
+        meta = np.array([secs, stats["residual"], stats["turns_solved"]])
+        save_arrays(disk, {"br": br, "played": played, "meta": meta})
+    return Exploitability(rules, br, played, eq.p_seat, secs, {"cached": False, **stats})

@@ -301,7 +301,7 @@ def _stack(fixed: list, tu: int, J: int):
     """Every player's outcome tables in the kernels' form, (KID, DIST, DW, DQ, FB): rows of all
     fixed players in one array, ``KID[i]`` pointing into it (the responder gets one unused row)."""
     N = len(fixed)
-    width = max(f.DIST.shape[1] for f in fixed if f is not None)
+    width = max((f.DIST.shape[1] for f in fixed if f is not None), default=1)
     FB = np.zeros((N, tu, J))
     KID = np.zeros((N, tu, tu), np.int32)
     rows, DW, DQ, off = [], [], [], 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tenk_env.jit import njit, prange
-from tenk_env.solve.kernels.multi import cap_past, digits
+from tenk_env.solve.kernels.multi import bank_cap, digits
 from tenk_env.solve.kernels.rules import bankable_from, on_board
 from tenk_env.solve.kernels.turn import self_eval_dp
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_N
@@ -53,14 +53,9 @@ def eq_after_bank(prm, tu, N, d, y, E, TW, XT):
 
 @njit(cache=True)
 def eq_cap(prm, tu, N, d, TW, pbmin, eps, beta):
-    """The mover's sure-bank cap at scores d (:func:`br_cap`'s, against the others' final turns
-    as the equilibrium plays them: ``1 - TW`` is the chance that a bank is beaten)."""
-    a = d[0]
-    fa = on_board(prm, a)
-    if prm[P_END] == END_IMMEDIATE:
-        return max(tu - a, bankable_from(prm, fa))
-    lose = 1.0 - TW[:, eq_index(tu, N, d, 1)]
-    return cap_past(prm, tu, lose, max(eps, pbmin * (1.0 - beta)), eps, a, fa)
+    """The mover's sure-bank cap at scores d (:func:`bank_cap`, against the others' final
+    turns as the equilibrium plays them: ``1 - TW`` is the chance that a bank is beaten)."""
+    return bank_cap(prm, tu, d[0], 1.0 - TW[:, eq_index(tu, N, d, 1)], pbmin, eps, beta)
 
 
 @njit(cache=True)

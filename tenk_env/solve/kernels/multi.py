@@ -63,20 +63,37 @@ def _trigger_value(prm, tu, N, x, m, y, s, FB, TRIG, pw):
 @njit(cache=True)
 def br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta):
     """The total past which the responder's banking at scores s is provably best: the cap of
-    :func:`tenk_env.solve.kernels.opt_tcap`, against every other player's final turn.
+    :func:`tenk_env.solve.kernels.opt_tcap`, against every other player's final turn
+    (:func:`bank_cap`)."""
+    return bank_cap(prm, tu, s[x], _br_lose(prm, tu, N, x, s, FB), pbmin, eps, beta)
+
+
+@njit(cache=True)
+def _br_lose(prm, tu, N, x, s, FB):
+    """lose[j]: the chance that the responder's bank to target + j at scores s is beaten in
+    the final round (none under an immediate end)."""
+    if prm[P_END] == END_IMMEDIATE:
+        return np.zeros(0)
+    lose = np.empty(FB.shape[2])
+    for j in range(lose.shape[0]):
+        lose[j] = 1.0 - _no_beat(FB, s, N, x, tu + j, tu)
+    return lose
+
+
+@njit(cache=True)
+def bank_cap(prm, tu, a, lose, pbmin, eps, beta):
+    """The total past which banking is provably best for a mover at score a with bust value
+    beta, ``lose[j]`` the chance that a bank to target + j is beaten in the final round.
 
     Past the target under a final round, banking beats rolling on once the chance that
     someone beats the bank is at most pbmin * (1 - beta) at every higher total: rolling on
     wins at most 1 - pbmin and otherwise busts to beta. With forced rolls the cap also
     reaches the total past which a bank wins surely (to eps), where a forced roll has a
-    closed form (:func:`tenk_env.solve.kernels.forced_value`)."""
-    a = s[x]
+    closed form (:func:`tenk_env.solve.kernels.forced_value`). Under an immediate end the
+    target itself is the cap."""
     fa = on_board(prm, a)
     if prm[P_END] == END_IMMEDIATE:
         return max(tu - a, bankable_from(prm, fa))
-    lose = np.empty(FB.shape[2])
-    for j in range(lose.shape[0]):
-        lose[j] = 1.0 - _no_beat(FB, s, N, x, tu + j, tu)
     return cap_past(prm, tu, lose, max(eps, pbmin * (1.0 - beta)), eps, a, fa)
 
 
@@ -105,9 +122,15 @@ def br_turn_inputs(prm, tu, N, x, idx, s, Unext, FB, pw, pbmin, eps, beta, max_s
     """The responder's turn at scores s (index idx): fills bv[T], its win chance after banking
     T (``Unext``: its win chance with the next player to move), and returns the cap
     (:func:`br_cap`)."""
-    a = s[x]
     Tcap = br_cap(prm, tu, N, x, s, FB, pbmin, eps, beta)
-    n = Tcap + max_step + 2
+    _br_bank_values(prm, tu, N, x, idx, s, Unext, FB, pw, Tcap + max_step + 2, bv)
+    return Tcap
+
+
+@njit(cache=True)
+def _br_bank_values(prm, tu, N, x, idx, s, Unext, FB, pw, n, bv):
+    """bv[T] for T < n: the responder's win chance after banking T at scores s (index idx)."""
+    a = s[x]
     for T in range(n):
         y = a + T
         if y < tu:
@@ -116,7 +139,48 @@ def br_turn_inputs(prm, tu, N, x, idx, s, Unext, FB, pw, pbmin, eps, beta, max_s
             bv[T] = 1.0
         else:
             bv[T] = _no_beat(FB, s, N, x, y, tu)
-    return Tcap
+
+
+@njit(cache=True)
+def respond(prm, rolls, tu, a, lose, bv, C, Q, xv, pbmin, eps, tol, fA, fB):
+    """The responder's value x at a cycle of turns where everyone else's play is fixed, so
+    that its bust value is linear in it, beta = C + Q * x: the fixed point x = F(beta), F its
+    optimal turn from score a against the bank values ``bv`` (filled for every total a cap
+    reaches), capped by :func:`bank_cap` on ``lose``. Returns (x, last change, turns solved);
+    ``xv`` is the first guess.
+
+    F is convex piecewise linear in beta: Newton steps (policy iteration), then plain
+    iteration, as the 2-player solver does. A policy still optimal at the fixed point it
+    implies (the same cap, the bust value within its radius) makes that point exact."""
+    fa = on_board(prm, a)
+    Nd = prm[P_N]
+    nr = max(1, prm[P_MAXROLLS])
+    V = np.empty((1, 1, 1))
+    Qa = np.empty((1, 1, 1))
+    rad = np.zeros(1)
+    it = 0
+    r = 0.0
+    while True:
+        it += 1
+        beta = C + Q * xv
+        Tcap = bank_cap(prm, tu, a, lose, pbmin, eps, beta)
+        if V.shape[2] < Tcap + 1:
+            V = np.empty((nr, Nd + 1, Tcap + 1))
+            Qa = np.empty((nr, Nd + 1, Tcap + 1))
+        turn_dp_radius(prm, rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Qa, fA, fB, rad, rad[:0])
+        v = V[0, Nd, 0]
+        qv = Qa[0, Nd, 0]
+        r = abs(v - xv)
+        if r < tol or it > 5000:
+            return v, r, it
+        if it <= 8:
+            cA = v - qv * beta
+            xv = (cA + qv * C) / (1.0 - qv * Q)
+            b2 = C + Q * xv
+            if abs(b2 - beta) <= rad[0] and bank_cap(prm, tu, a, lose, pbmin, eps, b2) == Tcap:
+                return xv, 0.0, it
+        else:
+            xv = v
 
 
 @njit(cache=True, parallel=True)
@@ -139,8 +203,6 @@ def regular_level(
         pw[i] = p
         p *= tu
     Lr = DIST.shape[1]
-    Nd = prm[P_N]
-    nr = max(1, prm[P_MAXROLLS])
     for iq in prange(states.shape[0]):
         i = np.int64(iq)
         idx = states[i]
@@ -191,7 +253,6 @@ def regular_level(
             C += Q * c[m]
             Q *= q[m]
         a = s[x]
-        fa = on_board(prm, a)
         nb = (x + 1) % N
         # the first guess of x's value, from the plane through three solved neighbours (x one
         # unit up, the next player one up, both): half the states needed a second turn
@@ -200,39 +261,9 @@ def regular_level(
         if s[nb] + 1 < tu and s[x] + 1 < tu:
             xv += U[x, idx + pw[x]] - U[x, idx + pw[x] + pw[nb]]
         # sized for this state: the cap moves with beta only past the target
-        bv = np.empty(tu - a + FB.shape[2] + max_step + 4 + bankable_from(prm, fa))
-        V = np.empty((1, 1, 1))
-        Qa = np.empty((1, 1, 1))
-        rad = np.zeros(1)
-        it = 0
-        r = 0.0
-        while True:
-            it += 1
-            beta = C + Q * xv
-            Tcap = br_turn_inputs(prm, tu, N, x, idx, s, U[nb], FB, pw, pbmin, eps, beta, max_step, bv)
-            if V.shape[2] < Tcap + 1:
-                V = np.empty((nr, Nd + 1, Tcap + 1))
-                Qa = np.empty((nr, Nd + 1, Tcap + 1))
-            turn_dp_radius(
-                prm, rolls, fa, Tcap, bv, beta, beta, True, True, V, bv, beta, Tcap, V, Qa, fA, fB, rad, rad[:0]
-            )
-            v = V[0, Nd, 0]
-            qv = Qa[0, Nd, 0]
-            r = abs(v - xv)
-            if r < tol or it > 5000:
-                xv = v
-                break
-            if it <= 8:
-                cA = v - qv * beta
-                xv = (cA + qv * C) / (1.0 - qv * Q)
-                # the policy just found is still optimal at the fixed point it implies (same
-                # cap, bust value within its radius): then that point is exact, no check needed
-                b2 = C + Q * xv
-                if abs(b2 - beta) <= rad[0] and br_cap(prm, tu, N, x, s, FB, pbmin, eps, b2) == Tcap:
-                    r = 0.0
-                    break
-            else:
-                xv = v
+        bv = np.empty(tu - a + FB.shape[2] + max_step + 4 + bankable_from(prm, on_board(prm, a)))
+        _br_bank_values(prm, tu, N, x, idx, s, U[nb], FB, pw, bv.shape[0], bv)
+        xv, r, it = respond(prm, rolls, tu, a, _br_lose(prm, tu, N, x, s, FB), bv, C, Q, xv, pbmin, eps, tol, fA, fB)
         U[x, idx] = xv
         u = xv
         for k in range(N - 1, 0, -1):
