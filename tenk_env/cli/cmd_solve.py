@@ -13,7 +13,7 @@ from rich.table import Table
 
 from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
 from tenk_env.cli.args import check_output_file, ruleset_at
-from tenk_env.cli.common import BR_COST, console
+from tenk_env.cli.common import BR_COST, console, peak_mb
 from tenk_env.io import atomic_write_text
 from tenk_env.policies import exact
 from tenk_env.rules import load_ruleset
@@ -228,8 +228,7 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
     if solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
             f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
-            "equilibrium, on 2 cores: 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; "
-            "once: cached)",
+            f"equilibrium, on 2 cores: {EQ_COST}; once: cached)",
             highlight=False,
         )
     console.print(
@@ -325,6 +324,10 @@ def _best_response_n(args: argparse.Namespace) -> int:
     return 0
 
 
+#: on the 2-core machine at 3 players (docs/results/multiplayer.md)
+EQ_COST = "seconds at 1,000, 2 minutes at 3,000, 7 minutes at 5,000, about 40 minutes at 10,000"
+
+
 def cmd_equilibrium(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     n = args.players
@@ -332,8 +335,7 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
             f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
-            "seconds at 1,000, 5 minutes at 3,000, half an hour at 5,000, 3 to 4 hours at 10,000; once: "
-            "cached)",
+            f"{EQ_COST}; once: cached)",
             highlight=False,
         )
     t0 = time.perf_counter()
@@ -344,12 +346,19 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     )
     t.columns.pop()  # no rotation mean: the seats are the same strategy
     t.add_row("equilibrium", *(f"{x:.6f}" for x in eq.p_seat))
+    x = None
+    if args.exploitability:
+        with _progress("best response") as bar:
+            x = solve.equilibrium_exploitability(r, n, cache=not args.no_cache, progress=bar)
+        assert x is not None  # None only with cached_only
+        t.add_row("best response to it", *(f"{v:.6f}" for v in x.br))
+        t.add_row("gain", *(f"{v:.1e}" for v in x.gain))
     console.print(t)
     st = eq.stats
     how = "loaded from cache" if st.get("cached") else f"solved in {eq.seconds:.1f} s"
     console.print(
-        f"{how} ({time.perf_counter() - t0:.1f} s now); {st['cycles']:,} cycles of turns, "
-        f"{st['turns_solved']:,} turns solved, last change <= {st['residual']:.1e}; cache {_cache()}",
+        f"{how} ({time.perf_counter() - t0:.1f} s now, peak memory {peak_mb():,.0f} MB); {st['cycles']:,} cycles "
+        f"of turns, {st['turns_solved']:,} turns solved, last change <= {st['residual']:.1e}; cache {_cache()}",
         highlight=False,
     )
     if st["no_pure"]:
@@ -357,6 +366,14 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
             f"at {st['no_pure']:,} of them no pure stationary equilibrium was found (the movers' best "
             "replies go round): there the profile with the least deviation gain is kept, and no one "
             f"turn's deviation gains more than {st['epsilon']:.1e}",
+            highlight=False,
+        )
+    if x is not None:
+        bhow = "loaded from cache" if x.stats.get("cached") else f"solved in {x.seconds:.1f} s"
+        console.print(
+            f"exploitability: the best response of one seat, reading every score, against {n - 1} equilibrium "
+            f"players gains {x.gain.max():.1e} at most over the equilibrium's value; NashConv (the sum over the "
+            f"seats) {x.nash_conv:.1e} ({bhow})",
             highlight=False,
         )
     return 0
@@ -408,4 +425,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--players", type=int, default=3, help="2 or 3 (default 3)")
     q.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     q.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
+    q.add_argument(
+        "--exploitability",
+        action="store_true",
+        help="also solve the exact best response of one seat to the others (reading every score): each "
+        "seat's gain and NashConv, their sum (about as long as the equilibrium)",
+    )
     q.set_defaults(func=cmd_equilibrium)

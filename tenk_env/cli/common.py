@@ -5,6 +5,7 @@ what a command that may start a long exact solve tells the user it costs."""
 from __future__ import annotations
 
 import argparse
+import resource
 import signal
 
 from rich.console import Console
@@ -30,6 +31,11 @@ class Terminated(KeyboardInterrupt):
 #: set when a SIGTERM arrived: a library that takes the interrupt itself (Ray Tune stops its
 #: trials and returns) leaves no Terminated to tell the exit code by
 _terminated = False
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def on_sigterm(signum, frame) -> None:
