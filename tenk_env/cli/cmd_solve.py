@@ -233,7 +233,7 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
         )
     console.print(
         f"evaluating {bot} beside {n - 1} equilibrium players exactly (about as long as the equilibrium: "
-        "seconds at a small target, a quarter of an hour at 3,000; once: cached)",
+        "seconds at a small target, 2 to 3 minutes at 3,000; once: cached)",
         highlight=False,
     )
     t0 = time.perf_counter()
@@ -256,6 +256,8 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
 def cmd_best_response(args: argparse.Namespace) -> int:
     bots = args.bots
     _n_players(bots, "best-response", 1, 3)
+    if "equilibrium" in bots:
+        return _best_response_beside_equilibrium(args)
     if len(bots) > 1:
         return _best_response_n(args)
     bot = bots[0]
@@ -324,8 +326,37 @@ def _best_response_n(args: argparse.Namespace) -> int:
     return 0
 
 
+def _best_response_beside_equilibrium(args: argparse.Namespace) -> int:
+    others = args.bots
+    r = ruleset_at(args.ruleset, args.target)
+    n = len(others) + 1
+    solve.check_equilibrium_rules(r, n)
+    console.print(
+        f"solving the best response to {', '.join(others)} at {n} players exactly, reading every score "
+        f"(the equilibrium first if it is not cached: {EQ_COST}; then about as long again; once: cached)",
+        highlight=False,
+    )
+    t0 = time.perf_counter()
+    with _progress("solving") as bar:
+        br = exact.exact_br_beside_equilibrium(r, others, progress=bar)
+    assert br is not None  # None only with cached_only
+    t = _seat_table(
+        f"the exact ceiling against {', '.join(others)} (seated after it in this order), {r.name}: P(win) seat by seat",
+        n,
+    )
+    t.add_row("best response", *(f"{x:.6f}" for x in br.p_seat), f"{br.p:.6f}")
+    console.print(t)
+    how = "loaded from cache" if br.stats.get("cached") else f"solved in {br.seconds:.1f} s"
+    console.print(
+        f"no agent in that place wins more often than {br.p:.4%} on average over the seats ({how}, "
+        f"{time.perf_counter() - t0:.1f} s now; cached in {_cache()})",
+        highlight=False,
+    )
+    return 0
+
+
 #: on the 2-core machine at 3 players (docs/results/multiplayer.md)
-EQ_COST = "seconds at 1,000, 2 minutes at 3,000, 7 minutes at 5,000, about 40 minutes at 10,000"
+EQ_COST = "seconds at 1,000, 1.5 minutes at 3,000, 7 minutes at 5,000, under an hour at 10,000"
 
 
 def cmd_equilibrium(args: argparse.Namespace) -> int:
@@ -414,7 +445,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="BOT",
         help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
-        f"responder in this order): {exact.MULTI_AGENTS}",
+        f"responder in this order): {exact.MULTI_AGENTS}; 'equilibrium' for a player of the symmetric "
+        "equilibrium (2 or 3 players in all: the best response then reads every score)",
     )
     b.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     b.set_defaults(func=cmd_best_response)

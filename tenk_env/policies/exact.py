@@ -58,7 +58,7 @@ from tenk_env.policies.heuristic import (
 from tenk_env.policies.optimal import MaxScoreAgent
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
-from tenk_env.solve.eq_seat import SeatVsEquilibrium, evaluate_beside_equilibrium
+from tenk_env.solve.eq_seat import SeatVsEquilibrium, best_response_beside_equilibrium, evaluate_beside_equilibrium
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (
     THETA,
@@ -279,6 +279,23 @@ def exact_eval_beside_equilibrium(
     if res is not None:
         res.name = bot
     return res
+
+
+def exact_br_beside_equilibrium(
+    rules: Ruleset | str, others: list[str], *, cache: bool = True, progress=None, cached_only: bool = False
+) -> SeatVsEquilibrium | None:
+    """The exact best response, reading every score, to ``others`` seated after it in this
+    order: ``equilibrium`` (a player of the symmetric equilibrium, solved first if it is not
+    cached) or a bot of :data:`MULTI_AGENTS`; 2 or 3 players in all. Its win probability seat
+    by seat (:func:`tenk_env.solve.eq_seat.best_response_beside_equilibrium`); cached on disk."""
+    rules = load_ruleset(rules)
+    others = [o.strip() for o in others]
+    for o in others:
+        if o != "equilibrium":
+            check_multi_spec(o)
+    check_equilibrium_rules(rules, len(others) + 1)
+    players = [None if o == "equilibrium" else BotPolicy(make_agent(o), rules) for o in others]
+    return best_response_beside_equilibrium(rules, players, cache=cache, progress=progress, cached_only=cached_only)
 
 
 _BRN: OrderedDict = OrderedDict()
