@@ -14,6 +14,7 @@ from rich.table import Table
 from tenk_env import solve  # the work is called as solve.X / exact.X: tests stub it there
 from tenk_env.cli.args import check_output_file, ruleset_at
 from tenk_env.cli.common import BR_COST, console, peak_mb
+from tenk_env.evaluation.reach import sample_reach
 from tenk_env.io import atomic_write_text
 from tenk_env.policies import exact
 from tenk_env.rules import load_ruleset
@@ -363,6 +364,16 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     r = ruleset_at(args.ruleset, args.target)
     n = args.players
     solve.check_equilibrium_rules(r, n)
+    if args.kingmakers:
+        # before the solve, so that a bad option costs nothing
+        if n != 3:
+            raise solve.SolverError(
+                f"--kingmakers needs 3 players (got --players {n}): with 2, the other player's chance is 1 minus the mover's"
+            )
+        if not 0.0 < args.below < 1.0 / n:
+            raise solve.SolverError(f"--below must be a chance between 0 and 1/{n} (got {args.below})")
+        if args.kingmaker_games < 0:
+            raise solve.SolverError(f"--kingmaker-games must be 0 or more (got {args.kingmaker_games})")
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
             f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
@@ -407,7 +418,62 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
             f"seats) {x.nash_conv:.1e} ({bhow})",
             highlight=False,
         )
+    if args.fair_start:
+        _fair_start(eq)
+    if args.kingmakers:
+        _kingmakers(r, eq, args)
     return 0
+
+
+def _fair_start(eq) -> None:
+    n = eq.n_players
+    edge = ", ".join(f"seat {j + 1} {100 * (p - 1 / n):+.2f}" for j, p in enumerate(eq.p_seat))
+    h = solve.fair_head_start(eq)
+    start = ", ".join(f"seat {j + 1} {int(x):,}" for j, x in enumerate(h.points) if j)
+    chances = ", ".join(f"{100 * p:.2f}%" for p in h.p_seat)
+    console.print(
+        f"the first mover's edge, in points of win chance against a fair {100 / n:.2f}%: {edge}\n"
+        f"fair head starts (points banked before the first turn, which also puts a seat on the board): "
+        f"{start}; the seats then win {chances} (at most {100 * h.spread:.2f} points from fair)",
+        highlight=False,
+    )
+
+
+def _kingmakers(r, eq, args: argparse.Namespace) -> None:
+    n = eq.n_players
+    with _progress("kingmaker census") as bar:
+        k = solve.kingmaker_census(eq, args.below, progress=bar)
+    below = f"{100 * args.below:g}%"
+    console.print(
+        f"positions where the mover's own chance is below {below}: {len(k.own):,} of {k.positions:,} score "
+        f"vectors; at {int(k.decides.sum()):,} of them its turn decides which of the others is the likelier "
+        f"winner ({k.seconds:.1f} s)",
+        highlight=False,
+    )
+    if not len(k.own):
+        return
+    i = int(k.swing.argmax())
+    sc = ", ".join(f"{int(x):,}" for x in k.scores[i])
+    console.print(
+        f"the largest swing: {100 * k.swing[i]:.2f} points of one player's chance, at scores {sc} (the mover "
+        f"first, then the next to move): the next player {100 * k.lo[i, 0]:.2f}-{100 * k.hi[i, 0]:.2f}%, the "
+        f"last {100 * k.lo[i, 1]:.2f}-{100 * k.hi[i, 1]:.2f}% (equilibrium play: {100 * k.eq[i, 0]:.2f}% and "
+        f"{100 * k.eq[i, 1]:.2f}%)",
+        highlight=False,
+    )
+    if args.kingmaker_games:
+        agent = exact.EquilibriumAgent()
+        with console.status(f"{args.kingmaker_games:,} games of equilibrium play"):
+            kings = {tuple(int(x) for x in s) for s in k.scores[k.decides]}
+            sets = {f"a mover below {below}": k.lookup(), "a kingmaker": kings}
+            got = sample_reach(r, [agent] * n, sets, args.kingmaker_games, args.seed)
+        for what, x in got.items():
+            lo, hi = x.interval
+            console.print(
+                f"games of equilibrium play that reach {what}: {100 * x.share:.2f}% [{100 * lo:.2f}, "
+                f"{100 * hi:.2f}] of {x.games:,} (seed {args.seed}; {x.hits:,} of {x.turns:,} regular turns)",
+                highlight=False,
+            )
 
 
 def _cache():
@@ -463,4 +529,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also solve the exact best response of one seat to the others (reading every score): each "
         "seat's gain and NashConv, their sum (about as long as the equilibrium)",
     )
+    q.add_argument(
+        "--fair-start",
+        action="store_true",
+        help="also the first mover's edge and the head starts for the later seats that make the game fairest",
+    )
+    q.add_argument(
+        "--kingmakers",
+        action="store_true",
+        help="also the census of positions (3 players) where a mover with almost no chance of its own decides "
+        "which of the others wins, and how often equilibrium play reaches them",
+    )
+    q.add_argument(
+        "--below", type=float, default=0.01, help="the census's bound on the mover's own chance (default 0.01)"
+    )
+    q.add_argument(
+        "--kingmaker-games",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="games of equilibrium play sampled for how often the census's positions are reached (default "
+        "2000; 0: none)",
+    )
+    q.add_argument("--seed", type=int, default=0, help="seed of those games (default 0)")
     q.set_defaults(func=cmd_equilibrium)

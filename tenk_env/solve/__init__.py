@@ -16,7 +16,8 @@
   own win probability (:mod:`tenk_env.solve.equilibrium`);
   :func:`evaluate_beside_equilibrium` (a bot beside it), :func:`best_response_beside_equilibrium`
   and :func:`equilibrium_exploitability` (the best response to it that reads every score, and
-  NashConv; :mod:`tenk_env.solve.eq_seat`).
+  NashConv; :mod:`tenk_env.solve.eq_seat`); :func:`fair_head_start` and
+  :func:`kingmaker_census`, what it says about the game (:mod:`tenk_env.solve.eq_analysis`).
 * :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
 
 Solutions are cached on disk by ruleset hash and the code that computes them
@@ -26,6 +27,7 @@ inner loops are compiled with numba (cached too, so only the first run compiles)
 
 from tenk_env.solve.best_response import BestResponse, solve_best_response
 from tenk_env.solve.cache import cache_dir
+from tenk_env.solve.eq_analysis import HeadStart, Kingmakers, fair_head_start, kingmaker_census
 from tenk_env.solve.eq_seat import (
     Exploitability,
     SeatVsEquilibrium,
@@ -88,4 +90,8 @@ __all__ = [
     "best_response_beside_equilibrium",
     "Exploitability",
     "equilibrium_exploitability",
+    "HeadStart",
+    "fair_head_start",
+    "Kingmakers",
+    "kingmaker_census",
 ]
