@@ -58,7 +58,12 @@ from tenk_env.policies.heuristic import (
 from tenk_env.policies.optimal import MaxScoreAgent
 from tenk_env.rules import Ruleset, did_you_mean, load_ruleset
 from tenk_env.solve.best_response import BestResponse, br_cache_key, solve_best_response
-from tenk_env.solve.eq_seat import SeatVsEquilibrium, best_response_beside_equilibrium, evaluate_beside_equilibrium
+from tenk_env.solve.eq_seat import (
+    SeatBestResponse,
+    SeatVsEquilibrium,
+    best_response_beside_equilibrium,
+    evaluate_beside_equilibrium,
+)
 from tenk_env.solve.equilibrium import check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import (
     THETA,
@@ -213,11 +218,14 @@ def check_multi_spec(spec) -> None:
 
 
 def _bot_list(arg: str) -> list[str]:
+    """The players ``br:BOT1,BOT2`` answers: bots the N-player solver follows, or
+    ``equilibrium`` (a player of the symmetric equilibrium)."""
     bots = [b.strip() for b in arg.split(",")]
     if not all(bots):
         raise SolverError(f"agent 'br:{arg}': name every bot it answers, separated by commas: br:dicenow,maxscore")
     for b in bots:
-        check_multi_spec(b)
+        if b != "equilibrium":
+            check_multi_spec(b)
     return bots
 
 
@@ -283,7 +291,7 @@ def exact_eval_beside_equilibrium(
 
 def exact_br_beside_equilibrium(
     rules: Ruleset | str, others: list[str], *, cache: bool = True, progress=None, cached_only: bool = False
-) -> SeatVsEquilibrium | None:
+) -> SeatBestResponse | None:
     """The exact best response, reading every score, to ``others`` seated after it in this
     order: ``equilibrium`` (a player of the symmetric equilibrium, solved first if it is not
     cached) or a bot of :data:`MULTI_AGENTS`; 2 or 3 players in all. Its win probability seat
@@ -295,7 +303,10 @@ def exact_br_beside_equilibrium(
             check_multi_spec(o)
     check_equilibrium_rules(rules, len(others) + 1)
     players = [None if o == "equilibrium" else BotPolicy(make_agent(o), rules) for o in others]
-    return best_response_beside_equilibrium(rules, players, cache=cache, progress=progress, cached_only=cached_only)
+    br = best_response_beside_equilibrium(rules, players, cache=cache, progress=progress, cached_only=cached_only)
+    if br is not None:
+        br.name = "br:" + ",".join(others)
+    return br
 
 
 _BRN: OrderedDict = OrderedDict()
@@ -635,7 +646,9 @@ class BestResponseAgent(_TableAgent):
     """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
     response (:func:`best_response`; solved on first use, then read from the disk cache);
     ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
-    (:func:`best_response_n`), for 3- and 4-player games. Against anything but those bots in
+    (:func:`best_response_n`), for 3- and 4-player games; ``equilibrium`` among them (3 players
+    in all) for a player of the symmetric equilibrium (:func:`exact_br_beside_equilibrium`:
+    ``br:equilibrium,equilibrium`` is the most one seat can win against equilibrium play). Against anything but those bots in
     those seats it still plays the same moves: it is the ceiling against them, not a
     general player."""
 
@@ -663,6 +676,8 @@ class BestResponseAgent(_TableAgent):
                 )
             if self.bots is None:
                 check_exact_rules(rules, n_players)
+            elif "equilibrium" in self.bots:
+                check_equilibrium_rules(rules, n_players)
             else:
                 check_multi_rules(rules, n_players)
         except SolverError as e:
@@ -677,9 +692,13 @@ class BestResponseAgent(_TableAgent):
     def _solution(self, rules: Ruleset):
         br = self._br.get(rules.hash)
         if br is None:
-            br = self._br[rules.hash] = (
-                best_response(rules, self.target) if self.bots is None else best_response_n(rules, self.bots)
-            )
+            if self.bots is None:
+                br = best_response(rules, self.target)
+            elif "equilibrium" in self.bots:
+                br = exact_br_beside_equilibrium(rules, self.bots)
+            else:
+                br = best_response_n(rules, self.bots)
+            self._br[rules.hash] = br
         return br
 
     def values(self, game: Game) -> list[tuple[Keep, float | None, float | None]]:

@@ -30,12 +30,23 @@ from tenk_env.solve.cache import load_arrays, result_key, save_arrays
 from tenk_env.solve.equilibrium import EQ_VERSION, Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import THETA, Tabulated
 from tenk_env.solve.kernels.equilibrium import eq_cap, eq_index, eq_turn_inputs
-from tenk_env.solve.kernels.multi import final_bank_values, final_cap, final_fixed, final_responder, respond
+from tenk_env.solve.kernels.multi import bank_cap, final_bank_values, final_cap, final_fixed, final_responder, respond
 from tenk_env.solve.kernels.rules import bankable_from, on_board
 from tenk_env.solve.kernels.turn import self_eval_dp
-from tenk_env.solve.multi import setup_players
-from tenk_env.solve.shared import EPS, TOL
-from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_ENTRY, P_MAXROLLS, P_MINBANK, P_N, SolverError
+from tenk_env.solve.multi import final_turn_values, setup_players, turn_tables
+from tenk_env.solve.shared import EPS, TOL, min_bust_chance
+from tenk_env.solve.spec import (
+    END_IMMEDIATE,
+    P_END,
+    P_ENTRY,
+    P_MAXROLLS,
+    P_MINBANK,
+    P_N,
+    P_TARGET,
+    SolverError,
+    Spec,
+    build_spec,
+)
 
 #: final_responder's beat-chance table, not wanted here
 NO_BEAT = np.zeros((0, 0))
@@ -43,6 +54,7 @@ NO_BEAT = np.zeros((0, 0))
 __all__ = [
     "Exploitability",
     "SeatVsEquilibrium",
+    "SeatBestResponse",
     "best_response_beside_equilibrium",
     "equilibrium_exploitability",
     "evaluate_beside_equilibrium",
@@ -327,6 +339,56 @@ class SeatVsEquilibrium:
         return 1.0 / self.n_players
 
 
+@dataclass(kw_only=True)
+class SeatBestResponse(SeatVsEquilibrium):
+    """The best response beside equilibrium players (and bots), with the tables the agent
+    ``br:equilibrium,equilibrium`` plays from. Scores are read from the responder (its own
+    first, then the players after it), in units: ``U0[idx]``, its chance at the start of its
+    turn; ``U1[idx]``, with the next player to move; ``TRIG0[bar - target, rest]``, once it
+    starts the final round (``rest``: the others' scores); ``finals[t]``, its chance once it
+    has played its final turn, the round started by the player t places after it
+    (``[holds the bar, bar - target, scores of the players still to play]``)."""
+
+    spec: Spec
+    U0: np.ndarray
+    U1: np.ndarray
+    TRIG0: np.ndarray
+    finals: dict
+
+    @property
+    def unit(self) -> int:
+        return self.spec.unit
+
+    def turn_values(self, scores):
+        """The responder's within-turn values at the start of its turn (``scores`` in units,
+        its own first), as :meth:`tenk_env.solve.multi.MultiBestResponse.turn_values` returns
+        them: the turn the solver chose there."""
+        s = self.spec
+        tu = int(s.prm[P_TARGET])
+        sv = [int(x) for x in scores]
+        idx = sum(x * tu**k for k, x in enumerate(sv))
+        rest, a = idx // tu, sv[0]
+        beta = float(self.U1[idx])
+        J = self.TRIG0.shape[0]
+        Tcap = int(bank_cap(s.prm, tu, a, 1.0 - self.TRIG0[:, rest], min_bust_chance(s), EPS, beta))
+        bv = np.array(
+            [
+                self.U1[idx + T] if a + T < tu else self.TRIG0[min(a + T - tu, J - 1), rest]
+                for T in range(Tcap + s.max_step + 2)
+            ]
+        )
+        return turn_tables(s, s.prm, int(on_board(s.prm, a)), Tcap, bv, beta)
+
+    def final_values(self, scores, trigger: int, bar: int):
+        """The responder's final turn: ``scores`` as in :meth:`turn_values`, ``trigger`` the
+        position (1..N-1 after the responder) of the player who started the final round,
+        ``bar`` the highest score so far (units, held by another player)."""
+        N, tu = self.n_players, int(self.spec.prm[P_TARGET])
+        k = N - trigger  # the responder's place in the final round's order
+        r1 = sum(int(scores[(trigger + ell) % N]) * tu ** (ell - k - 1) for ell in range(k + 1, N))
+        return final_turn_values(self.spec, self.finals[trigger], r1, int(bar), int(scores[0]))
+
+
 @njit(cache=True)
 def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     """The most units past the target an equilibrium player's regular turn banks: at every
@@ -340,11 +402,12 @@ def eq_reach(prm, tu, N, E, TW, pbmin, eps, max_step):
     return top
 
 
-def _chain(st, eq, resp: bool, t: int, J1: int) -> np.ndarray:
+def _chain(st, eq, resp: bool, t: int, J1: int, keep: dict | None = None) -> np.ndarray:
     """The final round after player t starts it, played backward from the last player:
     player 0's chance with the first player after t to move, ``[hx, bar - target, rest]``
     for the ``J1`` bars the trigger's bank reaches; ``resp``: player 0 is the best responder
-    (where ``st.fixed[0]`` is None: else it plays the equilibrium)."""
+    (where ``st.fixed[0]`` is None: else it plays the equilibrium). ``keep[t]`` receives the
+    table the responder's final turn plays against (its chance once it has played)."""
     s, N, tu = st.spec, st.N, st.tu
     JE = eq.LB.shape[0]
     phi = np.zeros((2, st.J, 1))
@@ -358,6 +421,8 @@ def _chain(st, eq, resp: bool, t: int, J1: int) -> np.ndarray:
         out = np.zeros((2, Jk, Pk))
         f = st.fixed[i]
         if i == 0 and resp:  # the best responder: its chance once it beats the bar is phi[1]
+            if keep is not None:
+                keep[t] = phi
             final_responder(
                 st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, NO_BEAT
             )
@@ -393,10 +458,11 @@ def _key(rules: Ruleset, players: list, theta: float) -> str | None:
     return result_key(__name__, f"eqseat{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
 
 
-def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, progress):
+def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, progress, tables: dict | None = None):
     """Player 0 (a :class:`~tenk_env.solve.evaluate.Tabulated` policy, the best responder for
     None, or :data:`EQUILIBRIUM`) beside players 1..N-1 (policies, or the equilibrium ``eq``
-    for None): (player 0's chance from each seat, stats)."""
+    for None): (player 0's chance from each seat, stats). ``tables``, for the best responder,
+    receives what it plays from (the fields of :class:`SeatBestResponse`)."""
     N = len(players)
     first = players[0]
     resp = first is None
@@ -404,6 +470,7 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
     st = setup_players(rules, [None if first is EQUILIBRIUM else first] + players[1:], theta)
     s, tu = st.spec, st.tu
     TRIG = np.zeros((N, st.J, tu ** (N - 1)))
+    finals: dict = {}
     if s.prm[P_END] == END_IMMEDIATE:
         TRIG[0] = 1.0  # a bank to the target wins at once
     else:
@@ -413,7 +480,7 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
         reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
         for t in range(N):
             J1 = st.J if (t == 0 and resp) else (reach if eqs[t] else st.J1)
-            TRIG[t, :J1] = _chain(st, eq, resp, t, J1)[1 if t == 0 else 0]
+            TRIG[t, :J1] = _chain(st, eq, resp, t, J1, finals)[1 if t == 0 else 0]
             TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
     KID, DIST, DW, DQ, _ = st.stacked
     order, bounds = st.levels
@@ -455,6 +522,8 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
             progress(hi / total)
     # seat j: j players move before player 0, so player (N - j) % N moves first
     p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
+    if tables is not None and resp:
+        tables.update(U0=U[0].copy(), U1=U[1 % N].copy(), TRIG0=TRIG[0].copy(), finals=finals)
     fixed = [f for f in st.fixed if f is not None]
     stats = {
         "pruned": max((f.pruned for f in fixed), default=0.0),
@@ -515,25 +584,37 @@ def best_response_beside_equilibrium(
     progress=None,
     cached_only: bool = False,
     equilibrium: Equilibrium | None = None,
-) -> SeatVsEquilibrium | None:
+) -> SeatBestResponse | None:
     """The exact best response to ``others``, the players seated after it in this order, each
     a fixed :class:`~tenk_env.solve.evaluate.Tabulated` policy or (None) a player of the
     symmetric equilibrium (solved first if it is not cached): a strategy that reads every
-    player's score, and its win probability from every seat (2 or 3 players in all). Against
-    fixed bots alone it is :func:`tenk_env.solve.multi.best_response_multi`'s. Cached on disk
-    by ruleset hash, the bots' content keys and this module's code; ``equilibrium``: the
-    solved equilibrium to play (else it is loaded or solved)."""
+    player's score, its win probability from every seat (2 or 3 players in all) and the
+    tables it plays from (:class:`SeatBestResponse`). Against fixed bots alone it is
+    :func:`tenk_env.solve.multi.best_response_multi`'s. Cached on disk by ruleset hash, the
+    bots' content keys and this module's code; ``equilibrium``: the solved equilibrium to
+    play (else it is loaded or solved)."""
     rules = load_ruleset(rules)
     players = [None] + list(others)
     N = len(players)
     check_equilibrium_rules(rules, N)
+    spec = build_spec(rules, for_game=True)
     disk = _key(rules, players, theta) if cache else None
     if disk:
         got = load_arrays(disk)
         if got is not None:
             m = got["meta"]
-            return SeatVsEquilibrium(
-                rules, "best response", got["p_seat"], float(m[0]), {"cached": True, "turns_solved": int(m[1])}
+            finals = {int(k[6:]): v for k, v in got.items() if k.startswith("final_")}
+            return SeatBestResponse(
+                rules,
+                "best response",
+                got["p_seat"],
+                float(m[0]),
+                {"cached": True, "turns_solved": int(m[1])},
+                spec=spec,
+                U0=got["U0"],
+                U1=got["U1"],
+                TRIG0=got["TRIG0"],
+                finals=finals,
             )
     if cached_only:
         return None
@@ -544,11 +625,16 @@ def best_response_beside_equilibrium(
         raise ValueError(
             f"the equilibrium given is {eq.rules.name!r} at {eq.n_players} players, not {rules.name!r} at {N}"
         )
-    p_seat, stats = _seat_pass(rules, eq, players, theta, progress)
+    tables: dict = {}
+    p_seat, stats = _seat_pass(rules, eq, players, theta, progress, tables)
     secs = time.perf_counter() - t0
+    finals = tables.pop("finals")
     if disk:
-        save_arrays(disk, {"p_seat": p_seat, "meta": np.array([secs, stats["turns_solved"]])})
-    return SeatVsEquilibrium(rules, "best response", p_seat, secs, {"cached": False, **stats})
+        arrays = {f"final_{t}": v for t, v in finals.items()}
+        save_arrays(disk, {"p_seat": p_seat, **tables, **arrays, "meta": np.array([secs, stats["turns_solved"]])})
+    return SeatBestResponse(
+        rules, "best response", p_seat, secs, {"cached": False, **stats}, spec=spec, finals=finals, **tables
+    )
 
 
 @dataclass
