@@ -59,9 +59,10 @@ def fair_head_start(eq: Equilibrium, top: int | None = None) -> HeadStart:
     v = eq.E[:, idx]  # [seat, head starts...]: every seat but the last
     p = np.concatenate([v, (1.0 - v.sum(axis=0))[None]], axis=0)
     spread = np.abs(p - 1.0 / N).max(axis=0)
-    best = np.unravel_index(int(np.argmin(spread)), spread.shape)
+    flat = int(np.argmin(spread))
+    best = [int(b) for b in np.unravel_index(flat, spread.shape)]
     points = np.array([0] + [int(k[b]) * u for b in best])
-    return HeadStart(points, p[(slice(None), *best)].copy())
+    return HeadStart(points, p.reshape(N, -1)[:, flat].copy())
 
 
 @dataclass
