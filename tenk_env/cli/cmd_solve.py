@@ -8,6 +8,7 @@ import csv
 import io
 import time
 
+import numpy as np
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -452,15 +453,19 @@ def _kingmakers(r, eq, args: argparse.Namespace) -> None:
     )
     if not len(k.own):
         return
-    i = int(k.swing.argmax())
-    sc = ", ".join(f"{int(x):,}" for x in k.scores[i])
-    console.print(
-        f"the largest swing: {100 * k.swing[i]:.2f} points of one player's chance, at scores {sc} (the mover "
-        f"first, then the next to move): the next player {100 * k.lo[i, 0]:.2f}-{100 * k.hi[i, 0]:.2f}%, the "
-        f"last {100 * k.lo[i, 1]:.2f}-{100 * k.hi[i, 1]:.2f}% (equilibrium play: {100 * k.eq[i, 0]:.2f}% and "
-        f"{100 * k.eq[i, 1]:.2f}%)",
-        highlight=False,
-    )
+    sw = k.swing
+    for what, rows in (("", np.arange(len(sw))), (" where it decides", np.flatnonzero(k.decides))):
+        if not len(rows):
+            continue
+        i = int(rows[sw[rows].argmax()])
+        sc = ", ".join(f"{int(x):,}" for x in k.scores[i])
+        console.print(
+            f"the largest swing{what}: {100 * sw[i]:.2f} points of one player's chance, at scores {sc} (the "
+            f"mover first, then the next to move): the next player {100 * k.lo[i, 0]:.2f}-{100 * k.hi[i, 0]:.2f}%, "
+            f"the last {100 * k.lo[i, 1]:.2f}-{100 * k.hi[i, 1]:.2f}% (equilibrium play: {100 * k.eq[i, 0]:.2f}% "
+            f"and {100 * k.eq[i, 1]:.2f}%)",
+            highlight=False,
+        )
     if args.kingmaker_games:
         agent = exact.EquilibriumAgent()
         with console.status(f"{args.kingmaker_games:,} games of equilibrium play"):

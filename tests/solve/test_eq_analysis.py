@@ -157,6 +157,7 @@ def test_tenk_solve_equilibrium_fair_start_and_kingmakers(tmp_path, capsys):
     assert f"seat 2 {h.points[1]:,}, seat 3 {h.points[2]:,}" in out
     assert f"{len(k.own):,} of {k.positions:,} score vectors" in out
     assert f"the largest swing: {100 * k.swing.max():.2f} points" in out
+    assert f"the largest swing where it decides: {100 * k.swing[k.decides].max():.2f} points" in out
     assert "games of equilibrium play that reach a kingmaker" in out and "of 10 (seed 0;" in out
     for bad, why in (
         (["--players", "2"], "needs 3 players"),
