@@ -375,6 +375,12 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
             raise solve.SolverError(f"--below must be a chance between 0 and 1/{n} (got {args.below})")
         if args.kingmaker_games < 0:
             raise solve.SolverError(f"--kingmaker-games must be 0 or more (got {args.kingmaker_games})")
+    if args.plot:
+        if n != 3 or not args.fair_start:
+            raise solve.SolverError(
+                "--plot draws the fair start (and the kingmakers): give it with --fair-start, at 3 players"
+            )
+        check_output_file(args.plot, "--plot", f"{r.name}-equilibrium.png")
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
             f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
@@ -384,6 +390,7 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with _progress("solving") as bar:
         eq = solve.solve_equilibrium(r, n, cache=not args.no_cache, progress=bar)
+    assert eq is not None  # None only with cached_only
     t = _seat_table(
         f"{r.name}, {n} players, each maximising its own win probability: P(win) by seat (seat 1 moves first)", n
     )
@@ -419,14 +426,15 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
             f"seats) {x.nash_conv:.1e} ({bhow})",
             highlight=False,
         )
-    if args.fair_start:
-        _fair_start(eq)
-    if args.kingmakers:
-        _kingmakers(r, eq, args)
+    head = _fair_start(eq) if args.fair_start else None
+    kings = _kingmakers(r, eq, args) if args.kingmakers else None
+    if args.plot:
+        assert head is not None  # checked before the solve
+        console.print(f"plot: {solve.plot_equilibrium(eq, args.plot, head, kings)}", highlight=False)
     return 0
 
 
-def _fair_start(eq) -> None:
+def _fair_start(eq) -> solve.HeadStart:
     n = eq.n_players
     edge = ", ".join(f"seat {j + 1} {100 * (p - 1 / n):+.2f}" for j, p in enumerate(eq.p_seat))
     h = solve.fair_head_start(eq)
@@ -438,9 +446,10 @@ def _fair_start(eq) -> None:
         f"{start}; the seats then win {chances} (at most {100 * h.spread:.2f} points from fair)",
         highlight=False,
     )
+    return h
 
 
-def _kingmakers(r, eq, args: argparse.Namespace) -> None:
+def _kingmakers(r, eq, args: argparse.Namespace) -> solve.Kingmakers:
     n = eq.n_players
     with _progress("kingmaker census") as bar:
         k = solve.kingmaker_census(eq, args.below, progress=bar)
@@ -452,7 +461,7 @@ def _kingmakers(r, eq, args: argparse.Namespace) -> None:
         highlight=False,
     )
     if not len(k.own):
-        return
+        return k
     sw = k.swing
     for what, rows in (("", np.arange(len(sw))), (" where it decides", np.flatnonzero(k.decides))):
         if not len(rows):
@@ -479,6 +488,7 @@ def _kingmakers(r, eq, args: argparse.Namespace) -> None:
                 f"{100 * hi:.2f}] of {x.games:,} (seed {args.seed}; {x.hits:,} of {x.turns:,} regular turns)",
                 highlight=False,
             )
+    return k
 
 
 def _cache():
@@ -557,4 +567,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "2000; 0: none)",
     )
     q.add_argument("--seed", type=int, default=0, help="seed of those games (default 0)")
+    q.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="with --fair-start (3 players): also save how far from fair every pair of head starts leaves the "
+        "seats, and with --kingmakers where the census's positions lie, as a PNG",
+    )
     q.set_defaults(func=cmd_equilibrium)

@@ -18,7 +18,8 @@
   and :func:`equilibrium_exploitability` (the best response to it that reads every score, and
   NashConv; :mod:`tenk_env.solve.eq_seat`); :func:`fair_head_start` and
   :func:`kingmaker_census`, what it says about the game (:mod:`tenk_env.solve.eq_analysis`).
-* :func:`plot_policy`: the optimal banking turn total as maps (:mod:`tenk_env.solve.plot`).
+* :func:`plot_policy`: the optimal banking turn total as maps; :func:`plot_equilibrium`, the
+  fair start and the kingmaker census (:mod:`tenk_env.solve.plot`).
 
 Solutions are cached on disk by ruleset hash and the code that computes them
 (:func:`tenk_env.solve.cache.result_key`; ``$TENK_CACHE`` or ``~/.cache/tenk``). The
@@ -50,7 +51,7 @@ from tenk_env.solve.evaluate import (
 )
 from tenk_env.solve.game import GameSolution, check_exact_rules, check_game_rules, is_cached, solve_game
 from tenk_env.solve.multi import MultiBestResponse, MultiEval, best_response_multi, check_multi_rules, evaluate_multi
-from tenk_env.solve.plot import plot_policy
+from tenk_env.solve.plot import plot_equilibrium, plot_policy
 from tenk_env.solve.spec import SolverError
 from tenk_env.solve.turn import TurnSolution, solve_turn
 
@@ -70,6 +71,7 @@ __all__ = [
     "maxscore_policy",
     "hold_policy",
     "plot_policy",
+    "plot_equilibrium",
     "evaluate_policies",
     "ExactPolicy",
     "SelfValued",

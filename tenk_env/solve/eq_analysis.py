@@ -26,7 +26,7 @@ from tenk_env.solve.kernels import kingmaker as km_k
 from tenk_env.solve.shared import EPS, forced_extension
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, SolverError
 
-__all__ = ["HeadStart", "fair_head_start", "Kingmakers", "kingmaker_census"]
+__all__ = ["HeadStart", "head_start_chances", "fair_head_start", "Kingmakers", "kingmaker_census"]
 
 
 @dataclass
@@ -43,11 +43,11 @@ class HeadStart:
         return float(np.abs(self.p_seat - 1.0 / len(self.p_seat)).max())
 
 
-def fair_head_start(eq: Equilibrium, top: int | None = None) -> HeadStart:
-    """The head starts of seats 2..N, multiples of the solver's unit up to ``top`` points
-    (default: half the target), whose equilibrium seat chances are closest to fair (the
-    least :attr:`HeadStart.spread`; on a tie the first in order of seat 2's head start, then
-    seat 3's). Every candidate is a start the equilibrium has solved, so each figure is exact."""
+def head_start_chances(eq: Equilibrium, top: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(head starts in points, ``p``): ``p[j, h2, h3...]``, seat j's equilibrium chance when
+    seats 2..N start with the head starts of indices h2, h3... (multiples of the solver's unit
+    up to ``top`` points, default half the target; seat 1 starts at 0 and moves first). Every
+    start is a score vector the equilibrium has solved, so each figure is exact."""
     N, tu, u = eq.n_players, eq.target_units, eq.unit
     top = eq.rules.target // 2 if top is None else int(top)
     if not 0 <= top < eq.rules.target:
@@ -56,13 +56,20 @@ def fair_head_start(eq: Equilibrium, top: int | None = None) -> HeadStart:
     # the start read from seat 1 (it moves first): its score 0, then seat 2's, then seat 3's
     grids = np.meshgrid(*([k] * (N - 1)), indexing="ij")
     idx = sum(g * tu ** (i + 1) for i, g in enumerate(grids))
-    v = eq.E[:, idx]  # [seat, head starts...]: every seat but the last
-    p = np.concatenate([v, (1.0 - v.sum(axis=0))[None]], axis=0)
+    v = eq.E[:, idx]  # every seat but the last
+    return k * u, np.concatenate([v, (1.0 - v.sum(axis=0))[None]], axis=0)
+
+
+def fair_head_start(eq: Equilibrium, top: int | None = None) -> HeadStart:
+    """The head starts of seats 2..N (:func:`head_start_chances`) whose equilibrium seat
+    chances are closest to fair: the least :attr:`HeadStart.spread`; on a tie the first in
+    order of seat 2's head start, then seat 3's."""
+    points, p = head_start_chances(eq, top)
+    N = eq.n_players
     spread = np.abs(p - 1.0 / N).max(axis=0)
     flat = int(np.argmin(spread))
-    best = [int(b) for b in np.unravel_index(flat, spread.shape)]
-    points = np.array([0] + [int(k[b]) * u for b in best])
-    return HeadStart(points, p.reshape(N, -1)[:, flat].copy())
+    best = [int(points[b]) for b in np.unravel_index(flat, spread.shape)]
+    return HeadStart(np.array([0, *best]), p.reshape(N, -1)[:, flat].copy())
 
 
 @dataclass

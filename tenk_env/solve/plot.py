@@ -1,8 +1,12 @@
-"""Plot of the optimal policy: the turn total at which it banks.
+"""Plots of solver results.
 
-For each number of dice left after a keep, a map over (own score, opponent score), both
-players on the board: the smallest turn total from which the optimal player banks rather
-than rolls those dice on (at every higher total too).
+* :func:`plot_policy`: the optimal policy's banking turn total. For each number of dice left
+  after a keep, a map over (own score, opponent score), both players on the board: the smallest
+  turn total from which the optimal player banks rather than rolls those dice on (at every
+  higher total too).
+* :func:`plot_equilibrium`: what the 3-player equilibrium says about the game: how far from
+  fair each pair of head starts for seats 2 and 3 leaves the seats, and where the kingmaker
+  census's positions lie.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tenk_env.solve.eq_analysis import HeadStart, Kingmakers, head_start_chances
+from tenk_env.solve.equilibrium import Equilibrium
 from tenk_env.solve.game import GameSolution
 from tenk_env.solve.spec import P_MINBANK
 
-__all__ = ["bank_thresholds", "plot_policy"]
+__all__ = ["bank_thresholds", "plot_policy", "plot_equilibrium"]
 
 
 def bank_thresholds(sol: GameSolution, step: int | None = None):
@@ -39,11 +45,7 @@ def bank_thresholds(sol: GameSolution, step: int | None = None):
 
 def plot_policy(sol: GameSolution, path: str | Path, step: int | None = None) -> Path:
     """Save the banking-threshold maps of ``sol`` as a PNG; returns the path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     scores, thr = bank_thresholds(sol, step)
     N = sol.spec.n_dice
     cols = 3
@@ -61,6 +63,67 @@ def plot_policy(sol: GameSolution, path: str | Path, step: int | None = None) ->
     for k in range(N, rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(f"Optimal banking turn total, {sol.rules.name} (P(first player wins) = {sol.p_first_win:.4f})")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_equilibrium(eq: Equilibrium, path: str | Path, head: HeadStart, kings: Kingmakers | None = None) -> Path:
+    """Save a PNG: the largest distance of a seat's equilibrium chance from 1/3 for every pair
+    of head starts of seats 2 and 3 up to half the target (``head``: the fairest, marked),
+    and with ``kings`` the census's positions by the two other players' scores, coloured by
+    the most the mover's turn can move either one's chance (over the mover's scores), the
+    positions where it decides circled. Returns the path."""
+    plt = _pyplot()
+    points, p = head_start_chances(eq)
+    spread = 100 * np.abs(p - 1.0 / 3).max(axis=0)
+    panels = 2 if kings is not None else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.6 * panels, 4.6), squeeze=False)
+    ax = axes[0][0]
+    ext = [0, points[-1], 0, points[-1]]
+    im = ax.imshow(spread.T, origin="lower", extent=ext, cmap="viridis_r", aspect="auto", vmax=min(10, spread.max()))
+    ax.plot(head.points[1], head.points[2], "r*", ms=12, label=f"fairest: {head.points[1]}, {head.points[2]}")
+    ax.set_xlabel("seat 2's head start (points)")
+    ax.set_ylabel("seat 3's head start (points)")
+    ax.set_title("farthest seat from a fair third")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.colorbar(im, ax=ax, label="points of win chance")
+    if kings is not None:
+        ax = axes[0][1]
+        if len(kings.own):
+            sw = 100 * kings.swing
+            order = np.argsort(sw)  # the largest on top
+            sc = ax.scatter(kings.scores[order, 1], kings.scores[order, 2], c=sw[order], s=6, cmap="magma_r")
+            fig.colorbar(sc, ax=ax, label="largest swing (points)")
+            d = kings.decides
+            if d.any():
+                ax.scatter(
+                    kings.scores[d, 1],
+                    kings.scores[d, 2],
+                    s=40,
+                    facecolors="none",
+                    edgecolors="tab:blue",
+                    label="the mover decides",
+                )
+                ax.legend(loc="upper left", fontsize=8)
+        ax.set_xlim(0, eq.rules.target)
+        ax.set_ylim(0, eq.rules.target)
+        ax.set_xlabel("next player's score")
+        ax.set_ylabel("last player's score")
+        ax.set_title(f"movers below {100 * kings.threshold:g}%: {len(kings.own):,} positions")
+    fig.suptitle(f"{eq.rules.name}, 3 players: seats win " + " / ".join(f"{100 * x:.2f}%" for x in eq.p_seat))
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

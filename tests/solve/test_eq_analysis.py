@@ -151,8 +151,10 @@ def test_tenk_solve_equilibrium_fair_start_and_kingmakers(tmp_path, capsys):
     h = fair_head_start(eq)
     k = kingmaker_census(eq, threshold=0.3)
     argv = ["solve", "equilibrium", str(rules), "--fair-start", "--kingmakers", "--below", "0.3"]
-    assert main([*argv, "--kingmaker-games", "10"]) == 0
+    png = tmp_path / "eq.png"
+    assert main([*argv, "--kingmaker-games", "10", "--plot", str(png)]) == 0
     out = _out(capsys)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"plot: {png}" in out
     assert f"seat 1 {100 * (eq.p_seat[0] - 1 / 3):+.2f}" in out
     assert f"seat 2 {h.points[1]:,}, seat 3 {h.points[2]:,}" in out
     assert f"{len(k.own):,} of {k.positions:,} score vectors" in out
@@ -165,4 +167,11 @@ def test_tenk_solve_equilibrium_fair_start_and_kingmakers(tmp_path, capsys):
         (["--kingmaker-games", "-1"], "0 or more"),
     ):
         assert main([*argv, *bad]) == 2
+        assert why in _out(capsys)
+    plain = ["solve", "equilibrium", str(rules)]
+    for bad, why in (
+        (["--kingmakers", "--plot", str(png)], "give it with --fair-start"),
+        (["--fair-start", "--plot", str(tmp_path)], "--plot"),  # a folder, not a file
+    ):
+        assert main([*plain, *bad]) == 2
         assert why in _out(capsys)
