@@ -11,10 +11,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
+from tenk_env.io import atomic_write_bytes
 from tenk_env.solve.eq_analysis import HeadStart, Kingmakers, head_start_chances
 from tenk_env.solve.equilibrium import Equilibrium
 from tenk_env.solve.game import GameSolution
@@ -63,11 +65,17 @@ def plot_policy(sol: GameSolution, path: str | Path, step: int | None = None) ->
     for k in range(N, rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(f"Optimal banking turn total, {sol.rules.name} (P(first player wins) = {sol.p_first_win:.4f})")
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` as a PNG in one step (a failed write leaves no half file)."""
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
+    path = Path(path)
+    atomic_write_bytes(path, buf.getvalue())
     return path
 
 
@@ -124,9 +132,4 @@ def plot_equilibrium(eq: Equilibrium, path: str | Path, head: HeadStart, kings: 
         ax.set_ylabel("last player's score")
         ax.set_title(f"movers below {100 * kings.threshold:g}%: {len(kings.own):,} positions")
     fig.suptitle(f"{eq.rules.name}, 3 players: seats win " + " / ".join(f"{100 * x:.2f}%" for x in eq.p_seat))
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
