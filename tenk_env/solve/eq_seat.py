@@ -447,7 +447,7 @@ def _chain(st, eq, resp: bool, t: int, J1: int, keep: dict | None = None) -> np.
 EQUILIBRIUM = "equilibrium"
 
 
-def _key(rules: Ruleset, players: list, theta: float) -> str | None:
+def _key(rules: Ruleset, players: list, theta: float, kind: str = "eqseat") -> str | None:
     # the code part covers every module this evaluation runs (the equilibrium's solver and the
     # N-player kernels included); each bot's key covers the bot's own code
     first = players[0]
@@ -455,7 +455,7 @@ def _key(rules: Ruleset, players: list, theta: float) -> str | None:
     who += ["eq" if p is None else p.cache_key() for p in players[1:]]
     if not all(who):
         return None
-    return result_key(__name__, f"eqseat{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
+    return result_key(__name__, f"{kind}{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
 
 
 def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, progress, tables: dict | None = None):
@@ -682,7 +682,8 @@ def equilibrium_exploitability(
     rules = load_ruleset(rules)
     N = int(n_players)
     check_equilibrium_rules(rules, N)
-    disk = _key(rules, [None] * N, THETA) if cache else None
+    # its own kind: the best response alone to N - 1 equilibrium players has the same players
+    disk = _key(rules, [None] * N, THETA, "eqx") if cache else None
     eq = solve_equilibrium(rules, N, cache=cache, cached_only=cached_only)
     if eq is None:
         return None
