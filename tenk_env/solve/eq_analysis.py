@@ -17,7 +17,7 @@ that make the seats fair, and kingmakers.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,7 +94,6 @@ class Kingmakers:
     decides: np.ndarray
     positions: int
     seconds: float
-    stats: dict = field(default_factory=dict)
 
     @property
     def swing(self) -> np.ndarray:
