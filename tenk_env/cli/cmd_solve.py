@@ -7,6 +7,7 @@ import argparse
 import csv
 import io
 import time
+from collections.abc import Container
 
 import numpy as np
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
@@ -375,6 +376,12 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
             raise solve.SolverError(f"--below must be a chance between 0 and 1/{n} (got {args.below})")
         if args.kingmaker_games < 0:
             raise solve.SolverError(f"--kingmaker-games must be 0 or more (got {args.kingmaker_games})")
+        if args.reached_only and not args.kingmaker_games:
+            raise solve.SolverError(
+                "--reached-only censuses the positions sampled games reach: give --kingmaker-games N"
+            )
+    elif args.reached_only:
+        raise solve.SolverError("--reached-only narrows the kingmaker census: give it with --kingmakers")
     if args.plot:
         if n != 3 or not args.fair_start:
             raise solve.SolverError(
@@ -451,13 +458,21 @@ def _fair_start(eq) -> solve.HeadStart:
 
 def _kingmakers(r, eq, args: argparse.Namespace) -> solve.Kingmakers:
     n = eq.n_players
-    with _progress("kingmaker census") as bar:
-        k = solve.kingmaker_census(eq, args.below, progress=bar)
+    agents = [exact.EquilibriumAgent()] * n
+    hopeless = solve.Below(eq, args.below)
     below = f"{100 * args.below:g}%"
+    games = f"{args.kingmaker_games:,} games of equilibrium play"
+    positions, which = None, f"below {below}"
+    if args.reached_only:
+        with console.status(games):
+            seen = sample_reach(r, agents, {"": hopeless}, args.kingmaker_games, args.seed)[""].visits
+        positions, which = np.array(sorted(seen), np.int64), f"below {below} that the {games} reach"
+    with _progress("kingmaker census") as bar:
+        k = solve.kingmaker_census(eq, args.below, progress=bar, positions=positions)
+    of = "" if args.reached_only else f" of {k.positions:,} score vectors"
     console.print(
-        f"positions where the mover's own chance is below {below}: {len(k.own):,} of {k.positions:,} score "
-        f"vectors; at {int(k.decides.sum()):,} of them its turn decides which of the others is the likelier "
-        f"winner ({k.seconds:.1f} s)",
+        f"positions where the mover's own chance is {which}: {len(k.own):,}{of}; at {int(k.decides.sum()):,} of "
+        f"them its turn decides which of the others is the likelier winner ({k.seconds:.1f} s)",
         highlight=False,
     )
     if not len(k.own):
@@ -476,11 +491,10 @@ def _kingmakers(r, eq, args: argparse.Namespace) -> solve.Kingmakers:
             highlight=False,
         )
     if args.kingmaker_games:
-        agent = exact.EquilibriumAgent()
-        with console.status(f"{args.kingmaker_games:,} games of equilibrium play"):
+        with console.status(games):
             kings = {tuple(int(x) for x in s) for s in k.scores[k.decides]}
-            sets = {f"a mover below {below}": k.lookup(), "a kingmaker": kings}
-            got = sample_reach(r, [agent] * n, sets, args.kingmaker_games, args.seed)
+            sets: dict[str, Container[tuple[int, ...]]] = {f"a mover below {below}": hopeless, "a kingmaker": kings}
+            got = sample_reach(r, agents, sets, args.kingmaker_games, args.seed)
         for what, x in got.items():
             lo, hi = x.interval
             console.print(
@@ -565,6 +579,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="games of equilibrium play sampled for how often the census's positions are reached (default "
         "2000; 0: none)",
+    )
+    q.add_argument(
+        "--reached-only",
+        action="store_true",
+        help="census only the positions those games reach (the whole census of classic to 10,000 is 1.4 "
+        "million positions, over an hour on 2 cores)",
     )
     q.add_argument("--seed", type=int, default=0, help="seed of those games (default 0)")
     q.add_argument(

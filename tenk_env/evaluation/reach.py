@@ -9,7 +9,7 @@ players after it in turn order (the order the N-player solvers read them in), so
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +54,7 @@ class Reach:
 def sample_reach(
     rules: Ruleset | str,
     agents: Sequence[str | Policy],
-    sets: Mapping[str, Collection[tuple[int, ...]]],
+    sets: Mapping[str, Container[tuple[int, ...]]],
     games: int,
     seed: int = 0,
 ) -> dict[str, Reach]:

@@ -28,7 +28,7 @@ inner loops are compiled with numba (cached too, so only the first run compiles)
 
 from tenk_env.solve.best_response import BestResponse, solve_best_response
 from tenk_env.solve.cache import cache_dir
-from tenk_env.solve.eq_analysis import HeadStart, Kingmakers, fair_head_start, kingmaker_census
+from tenk_env.solve.eq_analysis import Below, HeadStart, Kingmakers, fair_head_start, kingmaker_census
 from tenk_env.solve.eq_seat import (
     Exploitability,
     SeatVsEquilibrium,
@@ -95,5 +95,6 @@ __all__ = [
     "HeadStart",
     "fair_head_start",
     "Kingmakers",
+    "Below",
     "kingmaker_census",
 ]

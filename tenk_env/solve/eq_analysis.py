@@ -26,7 +26,7 @@ from tenk_env.solve.kernels import kingmaker as km_k
 from tenk_env.solve.shared import EPS, forced_extension
 from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, SolverError
 
-__all__ = ["HeadStart", "head_start_chances", "fair_head_start", "Kingmakers", "kingmaker_census"]
+__all__ = ["HeadStart", "head_start_chances", "fair_head_start", "Kingmakers", "Below", "kingmaker_census"]
 
 
 @dataclass
@@ -83,7 +83,8 @@ class Kingmakers:
     turn can leave player j (0: the next to move, 1: the last), the turn played any way and
     everyone playing the equilibrium after it; ``eq[i, j]``: what the equilibrium's own turn
     leaves them. ``decides[i]``: the mover can make either of them the likelier winner (some
-    turn leaves the next player ahead of the last, another the last ahead of the next)."""
+    turn leaves the next player ahead of the last, another the last ahead of the next).
+    ``positions``: the score vectors looked at (all of them, or those given)."""
 
     threshold: float
     scores: np.ndarray
@@ -136,17 +137,41 @@ _DECIDE = np.array([[1, -1], [-1, 1]], float)
 _SWING = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], float)
 
 
-def kingmaker_census(eq: Equilibrium, threshold: float = 0.01, progress=None) -> Kingmakers:
+class Below:
+    """The positions (banked scores read from the mover, in points) where the mover's own
+    equilibrium chance is below ``threshold``: a container to test positions against without
+    listing them (classic to 10,000 has 1.4 million below 1%)."""
+
+    def __init__(self, eq: Equilibrium, threshold: float):
+        self.eq, self.threshold = eq, threshold
+
+    def __contains__(self, scores) -> bool:
+        tu, u = self.eq.target_units, self.eq.unit
+        if any(int(x) % u or not 0 <= int(x) < self.eq.rules.target for x in scores):
+            return False
+        return bool(self.eq.E[0, sum(int(x) // u * tu**k for k, x in enumerate(scores))] < self.threshold)
+
+
+def kingmaker_census(eq: Equilibrium, threshold: float = 0.01, progress=None, positions=None) -> Kingmakers:
     """Every regular-turn position of the 3-player equilibrium ``eq`` where the mover's own
     chance is below ``threshold``, with the extremes its turn can give the others
     (:class:`Kingmakers`), each the within-turn induction on a linear objective of the two
-    others' chances valued at every bank by the equilibrium's tables.
+    others' chances valued at every bank by the equilibrium's tables. ``positions``: only
+    these score vectors ([n, 3], points read from the mover; those of them below the
+    threshold), e.g. the ones sampled play reaches, where the whole census is too long.
     ``progress(fraction)`` is called as chunks of positions are done."""
     _check_census(eq)
     t0 = time.perf_counter()
     tu, u = eq.target_units, eq.unit
     own = eq.E[0]
-    cand = np.flatnonzero(own < threshold).astype(np.int64)
+    if positions is None:
+        cand = np.flatnonzero(own < threshold).astype(np.int64)
+    else:
+        pts = np.asarray(positions, np.int64).reshape(-1, 3)
+        if (pts % u).any() or (pts < 0).any() or (pts >= eq.rules.target).any():
+            raise ValueError(f"positions must be multiples of {u} below the target {eq.rules.target}")
+        idx = np.unique(pts // u @ np.array([1, tu, tu * tu], np.int64))
+        cand = idx[own[idx] < threshold]
     n = len(cand)
     ext = np.zeros((n, 6))
     chunks = np.array_split(np.arange(n), max(1, n // 4096))
@@ -164,6 +189,6 @@ def kingmaker_census(eq: Equilibrium, threshold: float = 0.01, progress=None) ->
         np.stack([-ext[:, 3], -ext[:, 5]], axis=1),
         np.stack([ext[:, 2], ext[:, 4]], axis=1),
         (ext[:, 0] > 0.0) & (ext[:, 1] > 0.0),
-        int(tu**3),
+        int(tu**3) if positions is None else len(idx),
         time.perf_counter() - t0,
     )

@@ -13,7 +13,7 @@ from tenk_env.cli.main import main
 from tenk_env.evaluation.reach import sample_reach
 from tenk_env.policies.exact import EquilibriumAgent
 from tenk_env.rules import PRESETS
-from tenk_env.solve import SolverError, fair_head_start, kingmaker_census, solve_equilibrium, solve_game
+from tenk_env.solve import Below, SolverError, fair_head_start, kingmaker_census, solve_equilibrium, solve_game
 from tenk_env.solve.eq_analysis import _extremes
 from tenk_env.solve.kernels import rules as rules_k
 from tenk_env.solve.kernels import turn as turn_k
@@ -119,6 +119,24 @@ def test_the_census_brackets_equilibrium_play():
     assert eq.values(list(k.scores[i]))[0] == k.own[i]
 
 
+def test_a_census_of_given_positions_is_the_whole_censuss_rows():
+    eq = solve_equilibrium(SMALL, 3)
+    full = kingmaker_census(eq, threshold=0.3)
+    pick = full.scores[::3]
+    # positions above the bound are left out, as are repeats
+    above = np.array([[0, 0, 0]]) if eq.E[0, 0] >= 0.3 else np.zeros((0, 3), np.int64)
+    part = kingmaker_census(eq, threshold=0.3, positions=np.concatenate([pick, pick[:2], above]))
+    assert part.positions == len(pick) + len(above) and len(part.own) == len(pick)
+    rows = [full.lookup()[tuple(int(x) for x in sc)] for sc in part.scores]
+    for a, b in ((part.lo, full.lo), (part.hi, full.hi), (part.eq, full.eq), (part.decides, full.decides)):
+        assert np.array_equal(a, b[rows])
+    hopeless = Below(eq, 0.3)
+    assert all(tuple(int(x) for x in sc) in hopeless for sc in full.scores)
+    assert (0, 0, 0) not in hopeless and (25, 0, 0) not in hopeless and (0, 0, 500) not in hopeless
+    with pytest.raises(ValueError, match="multiples of 50"):
+        kingmaker_census(eq, positions=[[25, 0, 0]])
+
+
 def test_the_census_refuses_what_it_does_not_cover():
     with pytest.raises(SolverError, match="needs 3 players"):
         kingmaker_census(solve_equilibrium(NO_ENTRY, 2))
@@ -172,6 +190,24 @@ def test_tenk_solve_equilibrium_fair_start_and_kingmakers(tmp_path, capsys):
     for bad, why in (
         (["--kingmakers", "--plot", str(png)], "give it with --fair-start"),
         (["--fair-start", "--plot", str(tmp_path)], "--plot"),  # a folder, not a file
+        (["--reached-only"], "give it with --kingmakers"),
+        (["--kingmakers", "--reached-only", "--kingmaker-games", "0"], "give --kingmaker-games N"),
     ):
         assert main([*plain, *bad]) == 2
         assert why in _out(capsys)
+
+
+def test_tenk_solve_equilibrium_kingmakers_where_play_goes(tmp_path, capsys):
+    # without an entry threshold regular turns start at many score vectors (classic to 500 has
+    # none but 0, 0, 0: its first bank reaches the target)
+    rules = tmp_path / "open.yaml"
+    rules.write_text("base: classic\ntarget: 500\nentry_threshold: 0\n")
+    r = CLASSIC.replace(target=500, entry_threshold=0)
+    eq = solve_equilibrium(r, 3)
+    seen = sample_reach(r, [EquilibriumAgent()] * 3, {"": Below(eq, 0.3)}, 20, 0)[""].visits
+    k = kingmaker_census(eq, 0.3, positions=np.array(sorted(seen)))
+    assert len(seen) > 0 and len(k.own) == len(seen)
+    argv = ["solve", "equilibrium", str(rules), "--kingmakers", "--below", "0.3", "--kingmaker-games", "20"]
+    assert main([*argv, "--reached-only"]) == 0
+    out = _out(capsys)
+    assert f"that the 20 games of equilibrium play reach: {len(seen):,}; at {int(k.decides.sum()):,} of them" in out
