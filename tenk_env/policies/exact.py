@@ -648,9 +648,9 @@ class BestResponseAgent(_TableAgent):
     ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
     (:func:`best_response_n`), for 3- and 4-player games; ``equilibrium`` among them (3 players
     in all) for a player of the symmetric equilibrium (:func:`exact_br_beside_equilibrium`:
-    ``br:equilibrium,equilibrium`` is the most one seat can win against equilibrium play). Against anything but those bots in
-    those seats it still plays the same moves: it is the ceiling against them, not a
-    general player."""
+    ``br:equilibrium,equilibrium`` is the most one seat can win against equilibrium play).
+    Against anything but those players in those seats it still plays the same moves: it is
+    the ceiling against them, not a general player."""
 
     def __init__(self, target: str, cache_size: int = _TableAgent.CACHE_SIZE):
         try:
