@@ -146,10 +146,11 @@ class Below:
         self.eq, self.threshold = eq, threshold
 
     def __contains__(self, scores) -> bool:
-        tu, u = self.eq.target_units, self.eq.unit
-        if any(int(x) % u or not 0 <= int(x) < self.eq.rules.target for x in scores):
+        try:
+            own = self.eq.values(scores)[0]
+        except ValueError:  # not a regular turn's scores (off the unit grid, or at the target)
             return False
-        return bool(self.eq.E[0, sum(int(x) // u * tu**k for k, x in enumerate(scores))] < self.threshold)
+        return bool(own < self.threshold)
 
 
 def kingmaker_census(eq: Equilibrium, threshold: float = 0.01, progress=None, positions=None) -> Kingmakers:
