@@ -7,7 +7,6 @@ import argparse
 import csv
 import io
 import time
-from collections.abc import Container
 
 import numpy as np
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
@@ -458,15 +457,20 @@ def _fair_start(eq) -> solve.HeadStart:
 
 def _kingmakers(r, eq, args: argparse.Namespace) -> solve.Kingmakers:
     n = eq.n_players
-    agents = [exact.EquilibriumAgent()] * n
     hopeless = solve.Below(eq, args.below)
     below = f"{100 * args.below:g}%"
     games = f"{args.kingmaker_games:,} games of equilibrium play"
+    # one set of games serves both the positions censused (--reached-only) and how often play
+    # reaches them and the kingmakers among them (a part of the same set)
+    reach = None
+    if args.kingmaker_games:
+        with console.status(games):
+            agents = [exact.EquilibriumAgent()] * n
+            reach = sample_reach(r, agents, {"": hopeless}, args.kingmaker_games, args.seed)[""]
     positions, which = None, f"below {below}"
     if args.reached_only:
-        with console.status(games):
-            seen = sample_reach(r, agents, {"": hopeless}, args.kingmaker_games, args.seed)[""].visits
-        positions, which = np.array(sorted(seen), np.int64), f"below {below} that the {games} reach"
+        assert reach is not None  # --reached-only needs --kingmaker-games (checked before the solve)
+        positions, which = np.array(sorted(reach.visits), np.int64), f"below {below} that the {games} reach"
     with _progress("kingmaker census") as bar:
         k = solve.kingmaker_census(eq, args.below, progress=bar, positions=positions)
     of = "" if args.reached_only else f" of {k.positions:,} score vectors"
@@ -490,12 +494,9 @@ def _kingmakers(r, eq, args: argparse.Namespace) -> solve.Kingmakers:
             f"and {100 * k.eq[i, 1]:.2f}%)",
             highlight=False,
         )
-    if args.kingmaker_games:
-        with console.status(games):
-            kings = {tuple(int(x) for x in s) for s in k.scores[k.decides]}
-            sets: dict[str, Container[tuple[int, ...]]] = {f"a mover below {below}": hopeless, "a kingmaker": kings}
-            got = sample_reach(r, agents, sets, args.kingmaker_games, args.seed)
-        for what, x in got.items():
+    if reach is not None:
+        kings = {tuple(int(x) for x in s) for s in k.scores[k.decides]}
+        for what, x in ((f"a mover below {below}", reach), ("a kingmaker", reach.within(kings))):
             lo, hi = x.interval
             console.print(
                 f"games of equilibrium play that reach {what}: {100 * x.share:.2f}% [{100 * lo:.2f}, "

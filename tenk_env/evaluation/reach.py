@@ -31,15 +31,27 @@ def turn_start(game: Game) -> tuple[int, ...]:
 
 @dataclass
 class Reach:
-    """``games``: games played; ``reached``: games in which some regular turn started at one of
-    the positions; ``turns``: regular turns played, ``hits``: those that started at one;
-    ``visits``: hits by position."""
+    """``games``: games played; ``turns``: regular turns played; ``per_game[i]``: the positions
+    of the set at which game i's regular turns started, in order (with repeats)."""
 
     games: int
-    reached: int
     turns: int
-    hits: int
-    visits: Counter
+    per_game: list[list[tuple[int, ...]]]
+
+    @property
+    def reached(self) -> int:
+        """Games in which some regular turn started at one of the positions."""
+        return sum(bool(g) for g in self.per_game)
+
+    @property
+    def visits(self) -> Counter:
+        """Turns that started at each position."""
+        return Counter(k for g in self.per_game for k in g)
+
+    @property
+    def hits(self) -> int:
+        """Regular turns that started at one of the positions."""
+        return sum(len(g) for g in self.per_game)
 
     @property
     def share(self) -> float:
@@ -49,6 +61,10 @@ class Reach:
     def interval(self) -> tuple[float, float]:
         """95% Wilson interval of :attr:`share`."""
         return wilson(self.reached, self.games)
+
+    def within(self, positions: Container[tuple[int, ...]]) -> Reach:
+        """The same games counted for the part of this set that is in ``positions``."""
+        return Reach(self.games, self.turns, [[k for k in g if k in positions] for g in self.per_game])
 
 
 def sample_reach(
@@ -61,13 +77,12 @@ def sample_reach(
     """Play ``games`` games of ``agents`` (one per seat, in seat order; game i's dice from a
     generator seeded ``[seed, i]``) and count, for each named set of positions (banked scores
     read from the mover, in points), the regular turns that start at one of them: the same
-    games for every set."""
+    games for every set (:meth:`Reach.within` counts a part of a set without playing again)."""
     rules = load_ruleset(rules)
     players = [make_agent(a) for a in agents]
     if games < 1:
         raise ValueError(f"games must be at least 1 (got {games})")
-    visits: dict[str, Counter] = {name: Counter() for name in sets}
-    reached = dict.fromkeys(sets, 0)
+    per_game: dict[str, list[list[tuple[int, ...]]]] = {name: [] for name in sets}
     turns = 0
     for i in range(games):
         starts: dict[int, tuple[int, ...]] = {}
@@ -79,7 +94,5 @@ def sample_reach(
         play_game(rules, players, np.random.default_rng([seed, i]), record=False, on_step=look)
         turns += len(starts)
         for name, positions in sets.items():
-            hits = [k for k in starts.values() if k in positions]
-            visits[name].update(hits)
-            reached[name] += bool(hits)
-    return {name: Reach(games, reached[name], turns, sum(visits[name].values()), visits[name]) for name in sets}
+            per_game[name].append([k for k in starts.values() if k in positions])
+    return {name: Reach(games, turns, per_game[name]) for name in sets}

@@ -152,6 +152,8 @@ def test_sampled_reach_counts_every_regular_turn():
     # every game opens at 0, 0, 0, and the same games are played for every set
     assert start.reached == start.games == 30 and start.hits >= 30 and start.turns == none.turns
     assert none.reached == none.hits == 0 and none.interval[0] == 0.0
+    # a part of a set, counted on the same games
+    assert start.within({(0, 0, 0)}).per_game == start.per_game and start.within(set()).reached == 0
     again = sample_reach(SMALL, [agent] * 3, sets, games=30, seed=4)["start"]
     assert (again.turns, again.hits) == (start.turns, start.hits)
     with pytest.raises(ValueError, match="at least 1"):
