@@ -525,7 +525,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.set_defaults(func=cmd_game)
     who = (
         f"2 players: one of {exact.EXACT_AGENTS}; 3 or 4 players (seated in this order): one of "
-        f"{exact.MULTI_AGENTS}; or one of those bots and 'equilibrium' in every other seat (3 players)"
+        f"{exact.MULTI_AGENTS}; or one of those bots and 'equilibrium' in every other seat (2 to 4 players)"
     )
     e = ss.add_parser("eval", help="exact win probability of 2 to 4 agents, seat by seat (cached on disk)")
     e.add_argument("ruleset", help="preset name or YAML file")
@@ -542,15 +542,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="BOT",
         help=f"1 bot (2 players): {exact.EXACT_AGENTS}; 2 or 3 bots (3 or 4 players, seated after the "
         f"responder in this order): {exact.MULTI_AGENTS}; 'equilibrium' for a player of the symmetric "
-        "equilibrium (2 or 3 players in all: the best response then reads every score)",
+        "equilibrium (2 to 4 players in all: the best response then reads every score)",
     )
     b.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     b.set_defaults(func=cmd_best_response)
     q = ss.add_parser(
-        "equilibrium", help="the symmetric equilibrium of 2 or 3 players, each maximising its own win probability"
+        "equilibrium", help="the symmetric equilibrium of 2 to 4 players, each maximising its own win probability"
     )
     q.add_argument("ruleset", nargs="?", default="classic", help="preset name or YAML file (default classic)")
-    q.add_argument("--players", type=int, default=3, help="2 or 3 (default 3)")
+    q.add_argument("--players", type=int, default=3, help="2 to 4 (default 3)")
     q.add_argument("--target", type=int, help="play the ruleset to this target instead (a smaller game)")
     q.add_argument("--no-cache", action="store_true", help="solve again instead of loading the cached solution")
     q.add_argument(

@@ -269,7 +269,7 @@ def exact_eval_beside_equilibrium(
     cached_only: bool = False,
 ) -> SeatVsEquilibrium | None:
     """Exact P(win) of ``bot`` (:data:`MULTI_AGENTS`) from every seat of an ``n_players`` game
-    (2 or 3) whose other seats play the symmetric equilibrium
+    (2 to 4) whose other seats play the symmetric equilibrium
     (:class:`~tenk_env.solve.eq_seat.SeatVsEquilibrium`); the equilibrium is solved first if it
     is not cached; cached on disk (``cached_only``: None unless cached)."""
     check_multi_spec(bot)
@@ -294,7 +294,7 @@ def exact_br_beside_equilibrium(
 ) -> SeatBestResponse | None:
     """The exact best response, reading every score, to ``others`` seated after it in this
     order: ``equilibrium`` (a player of the symmetric equilibrium, solved first if it is not
-    cached) or a bot of :data:`MULTI_AGENTS`; 2 or 3 players in all. Its win probability seat
+    cached) or a bot of :data:`MULTI_AGENTS`; 2 to 4 players in all. Its win probability seat
     by seat (:func:`tenk_env.solve.eq_seat.best_response_beside_equilibrium`); cached on disk."""
     rules = load_ruleset(rules)
     others = [o.strip() for o in others]
@@ -646,8 +646,8 @@ class BestResponseAgent(_TableAgent):
     """``br:BOT``: maximises the probability of beating BOT (2 players), from the exact best
     response (:func:`best_response`; solved on first use, then read from the disk cache);
     ``br:BOT1,BOT2[,BOT3]``: the same against 2 or 3 bots seated after it in that order
-    (:func:`best_response_n`), for 3- and 4-player games; ``equilibrium`` among them (3 players
-    in all) for a player of the symmetric equilibrium (:func:`exact_br_beside_equilibrium`:
+    (:func:`best_response_n`), for 3- and 4-player games; ``equilibrium`` among them (2 to 4
+    players in all) for a player of the symmetric equilibrium (:func:`exact_br_beside_equilibrium`:
     ``br:equilibrium,equilibrium`` is the most one seat can win against equilibrium play).
     Against anything but those players in those seats it still plays the same moves: it is
     the ceiling against them, not a general player."""
@@ -724,12 +724,12 @@ class BestResponseAgent(_TableAgent):
 
 
 class EquilibriumAgent(_TableAgent):
-    """``equilibrium``: the symmetric equilibrium's strategy at 2 or 3 players, every player
+    """``equilibrium``: the symmetric equilibrium's strategy at 2 to 4 players, every player
     maximising its own win probability (:func:`tenk_env.solve.equilibrium.solve_equilibrium`;
     solved on first use for the game's ruleset and player count, then read from the disk
-    cache: 5 minutes for classic to 3,000 at 3 players, half an hour to 5,000). Three of it
-    at one table play the equilibrium; any agent in one of the seats is measured against
-    it. At 2 players it plays as ``optimal`` does."""
+    cache: on 2 cores, 1.5 minutes for classic to 3,000 at 3 players, 6 to 5,000, 51 to
+    10,000). A table of it plays the equilibrium; any agent in one of the seats is measured
+    against it. At 2 players it plays as ``optimal`` does."""
 
     def __init__(self, cache_size: int = _TableAgent.CACHE_SIZE):
         super().__init__("equilibrium", cache_size)

@@ -12,7 +12,7 @@
   its exact win rate (:mod:`tenk_env.solve.best_response`).
 * :func:`evaluate_multi`, :func:`best_response_multi`: the same for 2 to 4 players, every seat
   but one fixed (:mod:`tenk_env.solve.multi`).
-* :func:`solve_equilibrium`: the symmetric equilibrium of 2 or 3 players, each maximising its
+* :func:`solve_equilibrium`: the symmetric equilibrium of 2 to 4 players, each maximising its
   own win probability (:mod:`tenk_env.solve.equilibrium`);
   :func:`evaluate_beside_equilibrium` (a bot beside it), :func:`best_response_beside_equilibrium`
   and :func:`equilibrium_exploitability` (the best response to it that reads every score, and

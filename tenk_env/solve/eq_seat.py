@@ -48,8 +48,8 @@ from tenk_env.solve.spec import (
     build_spec,
 )
 
-#: final_responder's beat-chance table, not wanted here
-NO_BEAT = np.zeros((0, 0))
+#: final_responder's table of another player's chance, not wanted here
+NO_EVAL = (np.zeros((0, 0, 0)), np.zeros((0, 0)))
 
 __all__ = [
     "Exploitability",
@@ -208,7 +208,7 @@ def eqseat_level(
         rest0 = eq_index(tu, N, s, 1)
         d = np.empty(N, np.int64)
         bv2 = np.empty(size)
-        bx = np.empty(size)
+        bx = np.empty((XT.shape[0], size))
         bc = np.empty(size)
         V2 = np.empty((nr, Nd + 1, size))
         Q2 = np.empty((nr, Nd + 1, size))
@@ -409,7 +409,6 @@ def _chain(st, eq, resp: bool, t: int, J1: int, keep: dict | None = None) -> np.
     (where ``st.fixed[0]`` is None: else it plays the equilibrium). ``keep[t]`` receives the
     table the responder's final turn plays against (its chance once it has played)."""
     s, N, tu = st.spec, st.N, st.tu
-    JE = eq.LB.shape[0]
     phi = np.zeros((2, st.J, 1))
     phi[1] = 1.0  # the round is over: the holder wins
     for k in range(N - 1, 0, -1):
@@ -424,18 +423,12 @@ def _chain(st, eq, resp: bool, t: int, J1: int, keep: dict | None = None) -> np.
             if keep is not None:
                 keep[t] = phi
             final_responder(
-                st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, NO_BEAT
+                st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, phi, st.pbmin, EPS, st.fAf, st.fBf, out, *NO_EVAL
             )
         elif f is not None:
             final_fixed(tu, N, int(i == 0), Jk, Pk, f.FKID, f.FDIST, f.FW, phi, out)
         else:
-            # its own chance once it beats the bar, as Equilibrium.final_values has it
-            if k == N - 1:
-                own = np.zeros((2, JE, 1))
-                own[1] = 1.0
-            else:
-                own = np.zeros((2, JE, tu))
-                own[1] = 1.0 - eq.LB
+            own = eq.final_own(N - 1 - k)  # its own chance once it beats the bar
             final_eq(
                 st.prm_f, s.rolls, s.max_step, tu, Jk, Pk // tu, own, phi, i == 0, st.pbmin, EPS, st.fAf, st.fBf, out
             )
@@ -550,7 +543,7 @@ def evaluate_beside_equilibrium(
     cached_only: bool = False,
 ) -> SeatVsEquilibrium | None:
     """Exact P(win) of the fixed :class:`~tenk_env.solve.evaluate.Tabulated` ``policy`` from
-    every seat of an ``n_players`` game (2 or 3) whose other seats play the symmetric
+    every seat of an ``n_players`` game (2 to 4) whose other seats play the symmetric
     equilibrium (solved first if it is not cached). Cached on disk by ruleset hash, the
     policy's content key and this module's code; ``cached_only``: None unless it is cached."""
     rules = load_ruleset(rules)
@@ -588,7 +581,7 @@ def best_response_beside_equilibrium(
     """The exact best response to ``others``, the players seated after it in this order, each
     a fixed :class:`~tenk_env.solve.evaluate.Tabulated` policy or (None) a player of the
     symmetric equilibrium (solved first if it is not cached): a strategy that reads every
-    player's score, its win probability from every seat (2 or 3 players in all) and the
+    player's score, its win probability from every seat (2 to 4 players in all) and the
     tables it plays from (:class:`SeatBestResponse`). Against fixed bots alone it is
     :func:`tenk_env.solve.multi.best_response_multi`'s. Cached on disk by ruleset hash, the
     bots' content keys and this module's code; ``equilibrium``: the solved equilibrium to
@@ -674,7 +667,7 @@ class Exploitability:
 def equilibrium_exploitability(
     rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None, cached_only: bool = False
 ) -> Exploitability | None:
-    """The exploitability of the symmetric equilibrium of ``rules`` (2 or 3 players; solved
+    """The exploitability of the symmetric equilibrium of ``rules`` (2 to 4 players; solved
     first if it is not cached), exactly: from every seat, the best response of one seat to the
     N - 1 others, and the equilibrium strategy's own value there. Two passes, each about as
     long as a bot's evaluation beside the equilibrium. Cached on disk by ruleset hash and this

@@ -1,7 +1,7 @@
-"""The symmetric equilibrium of a 2- or 3-player game: every player maximises its own win probability.
+"""The symmetric equilibrium of a game of 2 to 4 players: every player maximises its own win probability.
 
 With two players the game is zero-sum and this is the game solution
-(:func:`tenk_env.solve.game.solve_game`). With three it is not: a player's moves also decide
+(:func:`tenk_env.solve.game.solve_game`). With three or four it is not: a player's moves also decide
 which of the other two is likelier to win. The equilibrium here is the *max-n* one (Luckhardt
 and Irani 1986, the equilibrium point of Nash 1951 that backward induction finds in a game of
 perfect information): at every decision the mover takes the move of highest win probability
@@ -18,11 +18,13 @@ player to move) are linked by turns that bank nothing: a cycle, solved by policy
 (:func:`tenk_env.solve.kernels.equilibrium.eq_level`) to :data:`~tenk_env.solve.shared.TOL`.
 
 The final round (``end: final_round``, ``one_more_roll``) is played backward from the last
-player: its final turn maximises the chance to beat the bar, the player before it maximises
-the chance to beat the bar and then not be beaten; the tables are by bar (the trigger's score)
-and the later players' scores. Not modelled (a clear :class:`SolverError` says so): what the
-N-player solver does not model (:func:`tenk_env.solve.multi.check_multi_rules`), and more
-than three players (the final round's tables and the cycles need one more value per player).
+player: its final turn maximises the chance to beat the bar, each player before it the chance
+to beat the bar and then not be beaten; the tables are by bar (the trigger's score) and the
+later players' scores. Each player's chance rides along the turns others choose as one more
+value carried (N - 2 of them at N players, one at 2). Not modelled (a clear
+:class:`SolverError` says so): what the N-player solver does not model
+(:func:`tenk_env.solve.multi.check_multi_rules`), and more than four players (the tables grow
+as the target in units to the power N: 4 players to 2,000 are 2.6 million score vectors).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_TARGET, SolverError, Spe
 __all__ = ["Equilibrium", "solve_equilibrium", "check_equilibrium_rules", "EQ_VERSION", "MAX_ROUNDS"]
 
 #: bump when results change, to invalidate cached ones
-EQ_VERSION = 1
+EQ_VERSION = 2
 #: policy-iteration rounds per cycle of turns before its choices are taken to go round
 #: (those that converge take at most 6 on classic)
 MAX_ROUNDS = 50
@@ -52,24 +54,28 @@ MAX_ROUNDS = 50
 
 def check_equilibrium_rules(rules: Ruleset, n_players: int) -> None:
     """Raise :class:`SolverError` unless the equilibrium solver covers ``rules`` at ``n_players``."""
-    if n_players not in (2, 3):
+    if n_players not in (2, 3, 4):
         raise SolverError(
-            f"the symmetric equilibrium is solved for 2 and 3 players (got {n_players}): each more "
-            "player needs one more value per state and a longer final round"
+            f"the symmetric equilibrium is solved for 2 to 4 players (got {n_players}): its tables "
+            "grow as the target to the power of the number of players"
         )
     check_multi_rules(rules, n_players)
 
 
 @dataclass
 class Equilibrium:
-    """The symmetric equilibrium of ``rules`` at ``n_players`` (2 or 3).
+    """The symmetric equilibrium of ``rules`` at ``n_players`` (2 to 4).
 
     ``E[i, idx]`` (i < N - 1): the win probability of the player i places after the mover, at
-    the start of the mover's turn with scores ``idx = d0 + tu * d1 + tu**2 * d2`` (units; d0 the
-    mover's, d1 the next player's); the last player's is 1 minus their sum. ``TW[j, rest]``:
-    the trigger's win probability once it starts the final round with target + j units,
-    ``rest`` the later players' scores; ``XT``: the same for anyone but the last player;
-    ``LB[j, s]``: the chance that the last player's final turn beats target + j from score s."""
+    the start of the mover's turn with scores ``idx = d0 + tu * d1 + tu**2 * d2 + ...`` (units;
+    d0 the mover's, d1 the next player's); the last player's is 1 minus their sum.
+    ``TW[j, rest]``: the trigger's win probability once it starts the final round with
+    target + j units, ``rest`` the later players' scores; ``XT[r]`` (K = max(1, N - 2) rows):
+    the same for one of the first N - K + r players from the trigger (``XT[-1]``: anyone but
+    the last player); ``LB[j, s]``: the chance that the last player's final turn beats
+    target + j from score s; ``TW2[j, s2 + tu * s3]`` (4 players; empty otherwise): the bar
+    holder's chance before the third-last player's final turn, s2 and s3 the last two
+    players' scores."""
 
     rules: Ruleset
     spec: Spec
@@ -78,6 +84,7 @@ class Equilibrium:
     TW: np.ndarray
     XT: np.ndarray
     LB: np.ndarray
+    TW2: np.ndarray
     seconds: float
     stats: dict = field(default_factory=dict)
 
@@ -118,6 +125,7 @@ class Equilibrium:
         beta = float(1.0 - self.E[:, bust].sum())  # the mover is last when the next one moves
         fa = int(rules_k.on_board(s.prm, int(d[0])))
         bv = np.zeros(tu - int(d[0]) + self.TW.shape[0] + s.max_step + 4 + int(rules_k.bankable_from(s.prm, fa)))
+        bx = np.zeros((self.XT.shape[0], bv.shape[0]))
         Tcap = int(
             eq_k.eq_turn_inputs(
                 s.prm,
@@ -132,7 +140,7 @@ class Equilibrium:
                 beta,
                 s.max_step,
                 bv,
-                np.zeros_like(bv),
+                bx,
             )
         )
         return turn_tables(s, s.prm, fa, Tcap, bv, beta)
@@ -142,19 +150,27 @@ class Equilibrium:
         position (1..N-1 after the mover) of the player who started the final round, ``bar``
         the highest score so far (units, held by another player)."""
         tu = self.target_units
-        if trigger == 1:  # the trigger moves right after the mover, so the mover plays last: beat the bar
-            phi = np.zeros((2, self.LB.shape[0], 1))
+        r1 = sum(int(scores[k]) * tu ** (k - 1) for k in range(1, int(trigger)))
+        return final_turn_values(self.spec, self.final_own(int(trigger) - 1), r1, int(bar), int(scores[0]))
+
+    def final_own(self, later: int) -> np.ndarray:
+        """``phi[1, j, rest]``: a final turn's mover's chance once it beats the bar, raising it
+        to target + j, with ``later`` players still to play their final turns at scores
+        ``rest`` (index read from the next one); ``phi[0]`` (its chance if it does not) is 0."""
+        tu, J = self.target_units, self.LB.shape[0]
+        phi = np.zeros((2, J, tu**later))
+        if later == 0:  # the last to play: beating the bar wins
             phi[1] = 1.0
-            r1 = 0
-        else:  # then the last player must not beat it
-            phi = np.zeros((2, self.LB.shape[0], tu))
+        elif later == 1:  # then the last player must not beat it
             phi[1] = 1.0 - self.LB
-            r1 = int(scores[1])
-        return final_turn_values(self.spec, phi, r1, int(bar), int(scores[0]))
+        else:  # then neither of the last two, as they play it
+            phi[1] = self.TW2
+        return phi
 
 
 def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
-    """(TW, XT, LB) by [bar - target, later players' scores]: the final round played backward."""
+    """(TW, XT, LB, TW2) by [bar - target, later players' scores]: the final round played
+    backward (:class:`Equilibrium`)."""
     s = spec
     tu = int(s.prm[P_TARGET])
     prm_f = final_prm(s)
@@ -164,20 +180,38 @@ def _final_tables(spec: Spec, N: int, J: int, pbmin: float):
     phi = np.zeros((2, J, 1))
     phi[1] = 1.0
     out = np.zeros((2, J, tu))
-    multi_k.final_responder(*args, 1, phi, pbmin, EPS, fA, fB, out, np.zeros((0, 0)))
+    beat_only = np.zeros((0, 0, 0))
+    multi_k.final_responder(*args, 1, phi, pbmin, EPS, fA, fB, out, beat_only, np.zeros((0, 0)))
     last = out[0]
+    none = np.zeros((0, 0))
     if N == 2:
         TW = 1.0 - last
-        return TW, TW.copy(), last
+        return TW, TW.copy()[None], last, none
     # the player before it: beat the bar, then not be beaten (its chance if it does not: 0)
     phi = np.zeros((2, J, tu))
     phi[1] = 1.0 - last
     out = np.zeros((2, J, tu * tu))
     beat = np.zeros((J, tu * tu))
-    multi_k.final_responder(*args, tu, phi, pbmin, EPS, fA, fB, out, beat)
+    multi_k.final_responder(*args, tu, phi, pbmin, EPS, fA, fB, out, beat_only, beat)
     later = np.arange(tu * tu) // tu
-    TW = (1.0 - beat) * (1.0 - last[:, later])
-    return TW, TW + out[0], last
+    hold = (1.0 - beat) * (1.0 - last[:, later])  # the bar holder's chance
+    if N == 3:
+        return hold, (hold + out[0])[None], last, none
+    # the first after the trigger: beat the bar, then neither of the last two does (its
+    # chance: what the bar holder's was); what it leaves the trigger (the holder's chance
+    # while it does not beat the bar) and the next player (its chance at the bar so left)
+    own2 = out[0]
+    phi = np.zeros((2, J, tu * tu))
+    phi[1] = hold
+    out = np.zeros((2, J, tu**3))
+    TW = np.zeros((J, tu**3))
+    nxt = np.zeros((J, tu**3))
+    trig = np.zeros((2, J, tu * tu))
+    trig[0] = hold
+    multi_k.final_responder(*args, tu * tu, phi, pbmin, EPS, fA, fB, out, trig, TW)
+    multi_k.final_responder(*args, tu * tu, phi, pbmin, EPS, fA, fB, out, np.stack([own2, own2]), nxt)
+    first2 = TW + out[0]
+    return TW, np.stack([first2, first2 + nxt]), last, hold
 
 
 def _cycles(tu: int, N: int):
@@ -206,7 +240,7 @@ def _key(rules: Ruleset, N: int) -> str:
 def solve_equilibrium(
     rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None, cached_only: bool = False
 ) -> Equilibrium | None:
-    """The symmetric (max-n) equilibrium of ``rules`` at 2 or 3 players, cached on disk by
+    """The symmetric (max-n) equilibrium of ``rules`` at 2 to 4 players, cached on disk by
     ruleset hash and this solver's code; ``progress(fraction)`` is called after each level;
     ``cached_only``: None unless it is cached."""
     rules = load_ruleset(rules)
@@ -226,6 +260,7 @@ def solve_equilibrium(
                 got["TW"],
                 got["XT"],
                 got["LB"],
+                got["TW2"],
                 float(m[0]),
                 {
                     "cached": True,
@@ -240,12 +275,14 @@ def solve_equilibrium(
     R, _ = final_turn_chances(s)
     pbmin = min_bust_chance(s)
     if s.prm[P_END] == END_IMMEDIATE:  # no final round: the tables are never read
-        TW = XT = np.ones((1, tu ** (N - 1)))
+        TW = np.ones((1, tu ** (N - 1)))
+        XT = np.ones((max(1, N - 2), 1, tu ** (N - 1)))
         LB = np.zeros((1, tu))
+        TW2 = np.zeros((0, 0))
     else:
         # bars: no final turn, however played, beats a bar L = R.shape[1] units above its
         # score with chance above EPS, so a bar past target + L counts as target + L
-        TW, XT, LB = _final_tables(s, N, R.shape[1] + 2, pbmin)
+        TW, XT, LB, TW2 = _final_tables(s, N, R.shape[1] + 2, pbmin)
     fA, fB = forced_extension(s.prm, s)
     reps, bounds = _cycles(tu, N)
     E = np.zeros((N - 1, tu**N))
@@ -296,9 +333,17 @@ def solve_equilibrium(
             f"{stats['residual']:.2g}); please report this ruleset"
         )
     secs = time.perf_counter() - t0
-    eq = Equilibrium(rules, spec, N, E, TW, XT, LB, secs, stats)
+    eq = Equilibrium(rules, spec, N, E, TW, XT, LB, TW2, secs, stats)
     if cache:
         save_arrays(
-            key, {"E": E, "TW": TW, "XT": XT, "LB": LB, "meta": np.array([secs] + [stats[k] for k in _META], float)}
+            key,
+            {
+                "E": E,
+                "TW": TW,
+                "XT": XT,
+                "LB": LB,
+                "TW2": TW2,
+                "meta": np.array([secs] + [stats[k] for k in _META], float),
+            },
         )
     return eq

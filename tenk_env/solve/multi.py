@@ -354,6 +354,7 @@ def _final_chain(st: _Setup, x: int, t: int) -> dict:
                 st.fAf,
                 st.fBf,
                 out,
+                np.zeros((0, 0, 0)),
                 np.zeros((0, 0)),
             )
         else:

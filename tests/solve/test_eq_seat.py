@@ -1,7 +1,7 @@
 """One bot seated beside the symmetric equilibrium, exactly (tenk_env.solve.eq_seat).
 
 At 2 players the equilibrium is the game solution, so the figures must be the 2-player
-evaluator's against ``optimal``; at 3 players they are held to the brute-force reference in
+evaluator's against ``optimal``; at 3 and 4 players they are held to the brute-force reference in
 tests/support/reference_multi.py, which asks the agent ``equilibrium`` for every move over the rules
 engine alone, and to seat-rotated matches.
 """
@@ -40,6 +40,16 @@ def test_three_players_match_the_brute_force_reference():
     ref = [P[(3 - j) % 3, 0] for j in range(3)]  # seat j: j players move before it
     assert np.abs(e.p_seat - ref).max() < 1e-12, (e.p_seat, ref)
     # against equilibrium play the bot takes less than an equilibrium player's third
+    assert e.p < e.fair
+
+
+@pytest.mark.slow
+def test_four_players_match_the_brute_force_reference():
+    rules = THREE["immediate"]
+    e = exact_eval_beside_equilibrium(rules, "dicenow", 4, cache=False)
+    P = reference_eval(rules, ["dicenow"] + ["equilibrium"] * 3, share_turns=False)
+    ref = [P[(4 - j) % 4, 0] for j in range(4)]
+    assert np.abs(e.p_seat - ref).max() < 1e-12, (e.p_seat, ref)
     assert e.p < e.fair
 
 
@@ -113,7 +123,7 @@ def test_tenk_ffa_shows_each_bots_exact_share_beside_the_equilibrium(tmp_path, c
     [
         (["dicenow", "maxscore", "equilibrium"], "seat one agent beside the equilibrium"),
         (["equilibrium", "equilibrium", "equilibrium"], "seat one agent beside the equilibrium"),
-        (["dicenow", "equilibrium", "equilibrium", "equilibrium"], "solved for 2 and 3 players (got 4)"),
+        (["dicenow", *["equilibrium"] * 4], "takes 2 to 4 agents (got 5"),
         (["zoo:classic_afterstate_3p", "equilibrium", "equilibrium"], "measure it by a match"),
         (["dicenow", "equilibrium"], "at 2 players it plays as optimal does"),
     ],

@@ -1,6 +1,6 @@
 """The symmetric equilibrium (tenk_env.solve.equilibrium): every player maximising its own chance.
 
-At 2 players it must be the game solution, state by state; at 3 players it is held to the
+At 2 players it must be the game solution, state by state; at 3 and 4 players it is held to the
 brute-force reference in tests/support/reference_multi.py, which iterates vectors of win chances over
 the rules engine alone. The agent ``equilibrium`` plays from the same tables.
 """
@@ -32,6 +32,12 @@ THREE = {
     "final_round": FR2.replace(target=300),
     "one_more_roll": ONE.replace(target=300, max_rolls=2),
 }
+# at 4 players the reference's final rounds are slow: one roll a turn keeps them to seconds
+FOUR = {
+    "immediate": THREE["immediate"],
+    "final_round": FR2.replace(target=300, max_rolls=1),
+    "one_more_roll": ONE.replace(target=300, max_rolls=1),
+}
 
 
 @pytest.mark.parametrize("game", list(TWO))
@@ -59,6 +65,16 @@ def test_three_players_match_the_brute_force_reference(game):
     assert eq.p_seat[0] > eq.p_seat[1] > eq.p_seat[2]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("game", list(FOUR))
+def test_four_players_match_the_brute_force_reference(game):
+    rules = FOUR[game]
+    eq = solve_equilibrium(rules, 4, cache=False)
+    assert np.abs(eq.p_seat - reference_equilibrium(rules, 4)).max() < 1e-12
+    assert eq.stats["no_pure"] == 0
+    assert (np.diff(eq.p_seat) < 0).all()
+
+
 def test_the_agent_plays_the_equilibrium():
     rules = THREE["immediate"]
     eq = solve_equilibrium(rules, 3)
@@ -70,6 +86,34 @@ def test_the_agent_plays_the_equilibrium():
         assert abs(V[0, nd, 0] - eq.E[0, idx]) < 1e-12, d
     # and three of it win the first seat as often as the solution says (a 99.7% interval)
     m = play_table(rules, ["equilibrium"] * 3, 600, seed=3)
+    half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
+    assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)
+
+
+def test_the_agent_plays_the_four_player_equilibrium():
+    rules = FOUR["final_round"]
+    eq = solve_equilibrium(rules, 4)
+    tu, nd, J = eq.target_units, rules.num_dice, eq.LB.shape[0]
+    for idx in range(0, tu**4, 7):
+        d = [idx // tu**k % tu for k in range(4)]
+        V = eq.turn_values(d)[0]
+        assert abs(V[0, nd, 0] - eq.E[0, idx]) < 1e-12, d
+    for j in range(0, J, 2):
+        for a in range(tu):
+            for r1 in range(0, tu * tu, 5):
+                s2, s3 = r1 % tu, r1 // tu
+                # the last to play: its chance to beat the bar
+                V = eq.final_values([a, s2, s3, 0], 1, tu + j)[0]
+                assert abs(V[0, nd, 0] - eq.LB[j, a]) < 1e-12, (j, a)
+                # the first after the trigger: beat the bar, then neither of the last two does
+                # (XT[0] - TW: its own chance)
+                V = eq.final_values([a, s2, s3, 0], 3, tu + j)[0]
+                own = eq.XT[0, j, a + tu * r1] - eq.TW[j, a + tu * r1]
+                assert abs(V[0, nd, 0] - own) < 1e-12, (j, a, r1)
+    # the trigger's chance, then with the next player's, then with the one after: each sum grows to 1
+    assert (eq.TW >= 0).all() and (np.diff(np.stack([eq.TW, *eq.XT, np.ones_like(eq.TW)]), axis=0) > -1e-15).all()
+    # and four of it win the first seat of a final-round game as often as the solution says
+    m = play_table(rules, ["equilibrium"] * 4, 800, seed=4)
     half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2
     assert abs(m.first_seat_win_rate - eq.p_seat[0]) < half, (m.first_seat_win_rate, eq.p_seat)
 
@@ -86,7 +130,7 @@ def test_results_are_cached(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "rules, n, needle",
     [
-        (THREE["immediate"], 4, "2 and 3 players"),
+        (THREE["immediate"], 5, "2 to 4 players"),
         (PRESETS["zilch"].replace(target=500), 3, "bust penalty"),
         (THREE["immediate"].replace(komi=50), 3, "komi"),
     ],
@@ -112,8 +156,8 @@ def test_tenk_solve_equilibrium(tmp_path, capsys):
     out = _out(capsys)
     assert f"equilibrium {ref[0]:.6f} {ref[1]:.6f} {ref[2]:.6f}" in out
     assert "loaded from cache" in out
-    assert main(["solve", "equilibrium", "classic", "--players", "4"]) == 2
-    assert "solved for 2 and 3 players (got 4)" in _out(capsys)
+    assert main(["solve", "equilibrium", "classic", "--players", "5"]) == 2
+    assert "solved for 2 to 4 players (got 5)" in _out(capsys)
     with pytest.raises(AgentError, match="takes no argument"):
         make_agent("equilibrium:3")
 
@@ -136,7 +180,7 @@ def test_the_agents_final_turns_are_the_final_rounds_tables():
                 assert abs(V[0, nd, 0] - eq.LB[j, a]) < 1e-12, (j, a)
                 # the one before it: beat the bar, then not be beaten (XT - TW: its own chance)
                 V = eq.final_values([a, r1, 0], 2, tu + j)[0]
-                assert abs(V[0, nd, 0] - (eq.XT[j, a + tu * r1] - eq.TW[j, a + tu * r1])) < 1e-12, (j, a, r1)
+                assert abs(V[0, nd, 0] - (eq.XT[-1, j, a + tu * r1] - eq.TW[j, a + tu * r1])) < 1e-12, (j, a, r1)
     # and three of it win the first seat of a final-round game as often as the solution says
     m = play_table(rules, ["equilibrium"] * 3, 600, seed=5)
     half = 1.5 * (m.first_seat_ci_high - m.first_seat_ci_low) / 2

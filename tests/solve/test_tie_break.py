@@ -154,19 +154,20 @@ def test_the_equilibrium_movers_tie_break_decides_the_others_chances():
     x = (n // tu ** (N - 1) % 4) / 8.0  # dyadic: own = 1 - (1 - x) - x is exactly 0
     E = np.stack([1.0 - x, x])
     TW = np.zeros((J, tu ** (N - 1)))
-    XT = np.repeat((np.arange(J) / 64.0)[:, None], tu ** (N - 1), axis=1)
+    XT = np.repeat((np.arange(J) / 64.0)[None, :, None], tu ** (N - 1), axis=2)
     d = np.array([3, 4, 5], np.int64)
     size = tu + J + s.max_step + 4
-    bufs = [np.empty(size), np.empty(size)] + [np.empty((1, Nd + 1, size)) for _ in range(4)]
-    own, X, q = eq_k.eq_turn(*_arrays(s), s.max_step, tu, N, d, E, TW, XT, 0.0, 1e-12, -1.0, 0.0, 0.0, 0.25, *bufs)
+    bufs = [np.empty(size), np.empty((1, size))] + [np.empty((1, Nd + 1, size)) for _ in range(4)]
+    X = np.empty(1)
+    own, q = eq_k.eq_turn(*_arrays(s), s.max_step, tu, N, d, E, TW, XT, 0.0, 1e-12, -1.0, 0.0, 0.0, *bufs, X)
 
     def x_after_bank(T2):
         y = d[0] + T2
         if y < tu:
             return 1.0 - E[N - 2, d[1] + tu * d[2] + tu**2 * y]
-        return XT[min(y - tu, J - 1), d[1] + tu * d[2]]
+        return XT[0, min(y - tu, J - 1), d[1] + tu * d[2]]
 
     carried, _ = _first_keep_banked(s, x_after_bank)
     assert q == s.p_bust[Nd]
-    assert X == carried + q * 0.25
+    assert X[0] == carried
     assert own == 0.0

@@ -18,10 +18,11 @@ from tenk_env.solve.spec import END_IMMEDIATE, P_END, P_MAXROLLS, P_N
 
 # Scores are read from the mover: idx = d[0] + tu * d[1] + ..., d[0] the mover's, d[1] the next
 # player's. E[i, idx] (i < N - 1): the win chance of the player i places after the mover; the
-# last player's is 1 minus their sum. A turn is chosen on the mover's own chance; X, the
-# chance that anyone but the last player wins (the mover's own at N = 2), is carried along
-# it by :func:`tenk_env.solve.kernels.self_eval_dp`, and with the sum to 1 that is every
-# player's chance at N = 2 and 3.
+# last player's is 1 minus their sum. A turn is chosen on the mover's own chance; the others'
+# are carried along it by :func:`tenk_env.solve.kernels.self_eval_dp` as K = max(1, N - 2)
+# sums X[r] = the chance that one of the first N - K + r players from the mover wins (the
+# last, X[K - 1], the chance that anyone but the last player wins; at N = 2 the mover's own).
+# With the sum to 1 that is every player's chance.
 @njit(cache=True)
 def eq_index(tu, N, d, k0):
     """The index of the scores d[k0:N] (d[k0] + tu * d[k0 + 1] + ...)."""
@@ -34,21 +35,34 @@ def eq_index(tu, N, d, k0):
 
 
 @njit(cache=True)
-def eq_after_bank(prm, tu, N, d, y, E, TW, XT):
-    """(the mover's chance, X) once the mover at scores d banks to a score of y: below the
-    target the next player moves, the old mover last; at the target the final round's
-    tables (``TW``: the trigger's chance, ``XT``: X) by bar and the others' scores."""
+def eq_after_bank(prm, tu, N, d, y, E, TW, XT, x):
+    """The mover's chance once the mover at scores d banks to a score of y, and ``x[r]`` the
+    sums X[r] (see above): below the target the next player moves, the old mover last; at
+    the target the final round's tables (``TW``: the trigger's chance, ``XT[r]``: X[r]) by
+    bar and the others' scores."""
+    K = XT.shape[0]
     if y < tu:
         n = eq_index(tu, N, d, 1) + y * tu ** (N - 1)
         own = 1.0
         for i in range(N - 1):
             own -= E[i, n]
-        return own, 1.0 - E[N - 2, n]
+        for r in range(K):
+            # 1 minus the chances of the players after the first N - K + r (the old place p
+            # is place p - 1 from the next mover)
+            acc = 1.0
+            for p in range(N - 1, N - K + r - 1, -1):
+                acc -= E[p - 1, n]
+            x[r] = acc
+        return own
     if prm[P_END] == END_IMMEDIATE:
-        return 1.0, 1.0
+        for r in range(K):
+            x[r] = 1.0
+        return 1.0
     j = min(y - tu, TW.shape[0] - 1)
     rest = eq_index(tu, N, d, 1)
-    return TW[j, rest], XT[j, rest]
+    for r in range(K):
+        x[r] = XT[r, j, rest]
+    return TW[j, rest]
 
 
 @njit(cache=True)
@@ -61,24 +75,30 @@ def eq_cap(prm, tu, N, d, TW, pbmin, eps, beta):
 @njit(cache=True)
 def eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx):
     """The mover's bank values at scores d, its own (``bv[T]``, what :func:`eq_turn` chooses
-    on) and X's (``bx[T]``), and its cap; ``bo`` its bust value."""
+    on) and the sums X's (``bx[r, T]``), and its cap; ``bo`` its bust value."""
     Tcap = eq_cap(prm, tu, N, d, TW, pbmin, eps, bo)
+    x = np.empty(XT.shape[0])
     for T in range(Tcap + max_step + 2):
-        bv[T], bx[T] = eq_after_bank(prm, tu, N, d, d[0] + T, E, TW, XT)
+        bv[T] = eq_after_bank(prm, tu, N, d, d[0] + T, E, TW, XT, x)
+        for r in range(x.shape[0]):
+            bx[r, T] = x[r]
     return Tcap
 
 
 @njit(cache=True)
-def eq_turn(prm, rolls, max_step, tu, N, d, E, TW, XT, pbmin, eps, fA, fB, bo, bx, bv2, bv, V2, Q2, V, Q):
-    """The mover's turn at scores d, its own bust value ``bo``: (own chance, X, bust chance)
-    of the turn it chooses, with X's bust value ``bx``. ``bv2``/``bv`` must cover
-    ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``."""
+def eq_turn(prm, rolls, max_step, tu, N, d, E, TW, XT, pbmin, eps, fA, fB, bo, bv, bx, V2, Q2, V, Q, x):
+    """The mover's turn at scores d, its own bust value ``bo``: (own chance, bust chance) of
+    the turn it chooses, and ``x[r]`` what it gives the sums X[r] short of a bust (which hands
+    the same scores on). ``bv``/``bx[r]`` must cover
+    ``tu - d[0] + TW.shape[0] + max_step + 4 + bankable_from``. Each sum past the first
+    repeats the choosing (the same choices, a second value carried)."""
     Nd = prm[P_N]
     fa = on_board(prm, d[0])
-    Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv2, bv)
-    self_eval_dp(prm, rolls, fa, Tcap, bv2, bo, bv, V2, Q2, V, Q, fA, fB)
-    q = Q[0, Nd, 0]
-    return V2[0, Nd, 0], V[0, Nd, 0] + q * bx, q
+    Tcap = eq_turn_inputs(prm, tu, N, d, E, TW, XT, pbmin, eps, bo, max_step, bv, bx)
+    for r in range(x.shape[0]):
+        self_eval_dp(prm, rolls, fa, Tcap, bv, bo, bx[r], V2, Q2, V, Q, fA, fB)
+        x[r] = V[0, Nd, 0]
+    return V2[0, Nd, 0], Q[0, Nd, 0]
 
 
 @njit(cache=True)
@@ -100,18 +120,19 @@ def eq_cycle(N, A, qk, out):
 
 
 @njit(cache=True)
-def _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk):
+def _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, x, A, qk):
     """Mover k's turn chosen at own bust value bo: fills A[k] (each place's chance from the
     turn's banks and wins) and qk[k] (its bust chance); returns the mover's value at bo."""
-    bv2, bv, V2, Q2, V, Q = bufs
-    own, x, q = eq_turn(
-        prm, rolls, max_step, tu, N, D[k], E, TW, XT, pbmin, eps, fA, fB, bo, 0.0, bv2, bv, V2, Q2, V, Q
-    )
+    bv, bx, V2, Q2, V, Q = bufs
+    own, q = eq_turn(prm, rolls, max_step, tu, N, D[k], E, TW, XT, pbmin, eps, fA, fB, bo, bv, bx, V2, Q2, V, Q, x)
     cown = own - q * bo
     A[k, 0] = cown
-    if N == 3:
-        A[k, 1] = x - cown
-    A[k, N - 1] = 1.0 - q - x
+    # place c (0 < c < N - 1) is X[c - 1] - X[c - 2], X[-1] the mover's own
+    prev = cown
+    for c in range(1, N - 1):
+        A[k, c] = x[c - 1] - prev
+        prev = x[c - 1]
+    A[k, N - 1] = 1.0 - q - x[x.shape[0] - 1]
     qk[k] = q
     return own
 
@@ -163,9 +184,10 @@ def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxi
         qk = np.empty(N)
         new = np.empty((N, N))
         size = tu + J + max_step + 4 + bankable_from(prm, 0)
+        x = np.empty(XT.shape[0])
         bufs = (
             np.empty(size),
-            np.empty(size),
+            np.empty((XT.shape[0], size)),
             np.empty((nr, Nd + 1, size)),
             np.empty((nr, Nd + 1, size)),
             np.empty((nr, Nd + 1, size)),
@@ -194,6 +216,7 @@ def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxi
                     fB,
                     Ev[(k + 1) % N, N - 1],
                     bufs,
+                    x,
                     A,
                     qk,
                 )
@@ -215,7 +238,7 @@ def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxi
             for _ in range(4 * MC):
                 for k in range(N):
                     bo = Ev[(k + 1) % N, N - 1]
-                    _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
+                    _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, x, A, qk)
                     seen = False
                     for m in range(nc[k]):
                         seen = seen or cq[k, m] == qk[k]
@@ -235,12 +258,14 @@ def eq_level(prm, rolls, max_step, tu, N, reps, E, TW, XT, pbmin, eps, tol, maxi
                 for k in range(N):
                     m = rest % nc[k]
                     rest //= nc[k]
-                    _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, cb[k, m], bufs, A, qk)
+                    _eq_parts(
+                        prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, cb[k, m], bufs, x, A, qk
+                    )
                 eq_cycle(N, A, qk, new)
                 worst = 0.0
                 for k in range(N):
                     bo = new[(k + 1) % N, N - 1]
-                    v = _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, A, qk)
+                    v = _eq_parts(prm, rolls, max_step, tu, N, D, k, E, TW, XT, pbmin, eps, fA, fB, bo, bufs, x, A, qk)
                     worst = max(worst, v - new[k, 0])
                 if worst < g:
                     g = worst

@@ -19,7 +19,7 @@ def others_after(prm, tu, d, y, E, TW, XT, out):
     """out = (next player's, last player's) equilibrium chance once the mover at scores d
     (read from it) ends its turn at a score of y: below the target the next player moves,
     the mover last; at the target, the final round's tables (``TW``: the trigger's chance,
-    ``XT``: the chance that anyone but the last player wins)."""
+    ``XT[0]``: the chance that anyone but the last player wins)."""
     if y < tu:
         n = d[1] + tu * d[2] + tu * tu * y
         out[0] = E[0, n]
@@ -30,8 +30,8 @@ def others_after(prm, tu, d, y, E, TW, XT, out):
     else:
         j = min(y - tu, TW.shape[0] - 1)
         rest = d[1] + tu * d[2]
-        out[0] = XT[j, rest] - TW[j, rest]
-        out[1] = 1.0 - XT[j, rest]
+        out[0] = XT[0, j, rest] - TW[j, rest]
+        out[1] = 1.0 - XT[0, j, rest]
 
 
 @njit(cache=True, parallel=True)

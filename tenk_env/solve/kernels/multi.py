@@ -345,11 +345,14 @@ def final_bank_values(tu, M, a0, PHI1, r1, beta, bv):
 
 
 @njit(cache=True, parallel=True)
-def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB, out, beat):
+def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB, out, PHI2, ev):
     """The responder's final turn: ``out[0, j, a + tu * rest]`` for every own score a, against
     a bar of target + j held by another player, ``PHI1`` the table of the players after it.
-    ``beat`` (shape (Jk, tu * P1); size 0: not wanted) receives the chance that the turn so
-    played beats the bar (:func:`tenk_env.solve.kernels.self_eval_dp`, the same choices).
+    ``ev`` (shape (Jk, tu * P1); size 0: not wanted) receives the value of the turn so played
+    (:func:`tenk_env.solve.kernels.self_eval_dp`, the same choices) to another player, whose
+    chance is ``PHI2[0, j, r1]`` if the bar stands and ``PHI2[1, j', r1]`` once the turn
+    raises it to target + j' (a table laid out as ``PHI1``); ``PHI2`` of size 0: the chance
+    that the turn beats the bar.
 
     Without a minimum bank a turn's values depend on the responder's score only through
     score + turn total, so one backward induction over that sum (index y) serves every
@@ -359,7 +362,8 @@ def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB
     nr = max(1, prm_f[P_MAXROLLS])
     entry = prm_f[P_ENTRY]
     minbank = prm_f[P_MINBANK]
-    track = beat.shape[0] > 0
+    track = ev.shape[0] > 0
+    beat = PHI2.shape[0] == 0
     for jq in prange(Jk * P1):
         jr = np.int64(jq)
         j = jr // P1
@@ -386,10 +390,19 @@ def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB
             V = np.empty((nr, N + 1, Tcap + 1))
             Qa = np.empty((nr, N + 1, Tcap + 1))
             Vb = V
+            Qb = Qa
+            be = 0.0
             if track:
                 bb = np.empty(bv.shape[0])
-                for T in range(bb.shape[0]):
-                    bb[T] = 1.0 if a0 + T > M else 0.0
+                if beat:
+                    for T in range(bb.shape[0]):
+                        bb[T] = 1.0 if a0 + T > M else 0.0
+                else:
+                    J2 = PHI2.shape[1]
+                    be = PHI2[0, min(j, J2 - 1), r1]
+                    for T in range(bb.shape[0]):
+                        y = a0 + T
+                        bb[T] = PHI2[1, min(y - tu, J2 - 1), r1] if y > M else be
                 Vb = np.empty((nr, N + 1, Tcap + 1))
                 Qb = np.empty((nr, N + 1, Tcap + 1))
                 self_eval_dp(prm_f, rolls, fa, Tcap, bv, beta, bb, V, Qa, Vb, Qb, fA, fB)
@@ -398,13 +411,13 @@ def final_responder(prm_f, rolls, max_step, tu, Jk, P1, PHI1, pbmin, eps, fA, fB
             if minbank != 0:
                 out[0, j, a0 + tu * r1] = V[0, N, 0]
                 if track:
-                    beat[j, a0 + tu * r1] = Vb[0, N, 0]
+                    ev[j, a0 + tu * r1] = Vb[0, N, 0] + Qb[0, N, 0] * be
             elif fa == 1:
                 for a in range(tu):
                     out[0, j, a + tu * r1] = V[0, N, a]
                     if track:
-                        beat[j, a + tu * r1] = Vb[0, N, a]
+                        ev[j, a + tu * r1] = Vb[0, N, a] + Qb[0, N, a] * be
             else:
                 out[0, j, tu * r1] = V[0, N, 0]
                 if track:
-                    beat[j, tu * r1] = Vb[0, N, 0]
+                    ev[j, tu * r1] = Vb[0, N, 0] + Qb[0, N, 0] * be
