@@ -156,6 +156,9 @@ def test_tenk_solve_equilibrium(tmp_path, capsys):
     out = _out(capsys)
     assert f"equilibrium {ref[0]:.6f} {ref[1]:.6f} {ref[2]:.6f}" in out
     assert "loaded from cache" in out
+    ref = reference_equilibrium(THREE["immediate"], 4)
+    assert main(["solve", "equilibrium", str(rules), "--target", "500", "--players", "4"]) == 0
+    assert "equilibrium " + " ".join(f"{p:.6f}" for p in ref) in _out(capsys)
     assert main(["solve", "equilibrium", "classic", "--players", "5"]) == 2
     assert "solved for 2 to 4 players (got 5)" in _out(capsys)
     with pytest.raises(AgentError, match="takes no argument"):
