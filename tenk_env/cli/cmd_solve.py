@@ -230,7 +230,7 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
     if solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
             f"solving the symmetric equilibrium of {r.name!r} at {n} players first (tenk solve "
-            f"equilibrium, on 2 cores: {EQ_COST}; once: cached)",
+            f"equilibrium, on 2 cores: {EQ_COST[n]}; once: cached)",
             highlight=False,
         )
     console.print(
@@ -335,7 +335,7 @@ def _best_response_beside_equilibrium(args: argparse.Namespace) -> int:
     solve.check_equilibrium_rules(r, n)
     console.print(
         f"solving the best response to {', '.join(others)} at {n} players exactly, reading every score "
-        f"(the equilibrium first if it is not cached: {EQ_COST}; then about as long again; once: cached)",
+        f"(the equilibrium first if it is not cached: {EQ_COST[n]}; then about as long again; once: cached)",
         highlight=False,
     )
     t0 = time.perf_counter()
@@ -357,8 +357,12 @@ def _best_response_beside_equilibrium(args: argparse.Namespace) -> int:
     return 0
 
 
-#: on the 2-core machine at 3 players (docs/results/multiplayer.md)
-EQ_COST = "seconds at 1,000, 1.5 minutes at 3,000, 7 minutes at 5,000, under an hour at 10,000"
+#: what the equilibrium takes on the 2-core machine, by players (docs/results/multiplayer.md)
+EQ_COST = {
+    2: "seconds at 1,000",
+    3: "seconds at 1,000, 1.5 minutes at 3,000, 7 minutes at 5,000, under an hour at 10,000",
+    4: "13 minutes at 1,000, 45 minutes at 1,500",
+}
 
 
 def cmd_equilibrium(args: argparse.Namespace) -> int:
@@ -389,8 +393,7 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
         check_output_file(args.plot, "--plot", f"{r.name}-equilibrium.png")
     if args.no_cache or solve.solve_equilibrium(r, n, cached_only=True) is None:
         console.print(
-            f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores at 3 players: "
-            f"{EQ_COST}; once: cached)",
+            f"solving the symmetric equilibrium of {r.name!r} at {n} players (on 2 cores: {EQ_COST[n]}; once: cached)",
             highlight=False,
         )
     t0 = time.perf_counter()
