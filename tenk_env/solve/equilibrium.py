@@ -2,7 +2,7 @@
 
 With two players the game is zero-sum and this is the game solution
 (:func:`tenk_env.solve.game.solve_game`). With three or four it is not: a player's moves also decide
-which of the other two is likelier to win. The equilibrium here is the *max-n* one (Luckhardt
+which of the others is likelier to win. The equilibrium here is the *max-n* one (Luckhardt
 and Irani 1986, the equilibrium point of Nash 1951 that backward induction finds in a game of
 perfect information): at every decision the mover takes the move of highest win probability
 for itself, valued as if everyone plays this way from then on, and the same rule serves every
@@ -74,8 +74,7 @@ class Equilibrium:
     the same for one of the first N - K + r players from the trigger (``XT[-1]``: anyone but
     the last player); ``LB[j, s]``: the chance that the last player's final turn beats
     target + j from score s; ``TW2[j, s2 + tu * s3]`` (4 players; empty otherwise): the bar
-    holder's chance before the third-last player's final turn, s2 and s3 the last two
-    players' scores."""
+    holder's chance with the last two players' final turns to come, at scores s2 and s3."""
 
     rules: Ruleset
     spec: Spec
