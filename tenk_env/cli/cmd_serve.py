@@ -73,7 +73,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.allow_cmd:
         console.print(
             "--allow-cmd: games in the page may seat cmd:COMMAND agents, which run that command on this "
-            "machine as you; only pages served from this address can ask for them",
+            "machine as you, and llm:MODEL agents, which send requests to the address their spec names; "
+            "only pages served from this address can ask for them",
             highlight=False,
             soft_wrap=True,
         )
@@ -123,7 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--allow-cmd",
         action="store_true",
-        help="allow cmd:COMMAND agents (programs run on this machine) in the page's games; "
-        "this machine only (not with --public)",
+        help="allow cmd:COMMAND agents (programs run on this machine) and llm:MODEL agents (requests "
+        "to the address their spec names) in the page's games; this machine only (not with --public)",
     )
     s.set_defaults(func=cmd_serve)

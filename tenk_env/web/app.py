@@ -20,7 +20,8 @@ Every refusal is a 4xx with ``{"error": "..."}`` naming the problem, and leaves 
 it was. :mod:`tenk_env.web.guard` refuses, before any route, requests for another host than
 the ones served (a page elsewhere cannot reach this server through a DNS name of its own),
 from another origin, with a body that is not JSON or larger than it takes. ``cmd:`` agents,
-which run commands, are served only with ``allow_cmd``; ``human`` (a terminal's) never.
+which run commands, and ``llm:`` agents, which send requests to the address their spec names,
+are served only with ``allow_cmd``; ``human`` (a terminal's) never.
 
 Solves run one at a time in the server's queue (:class:`~tenk_env.web.games.Solver`). A
 request that needs one not yet done (a new game against ``optimal`` on an unsolved ruleset,

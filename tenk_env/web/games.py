@@ -263,16 +263,23 @@ class Pending(Exception):
         self.waits = waits
 
 
+#: agents that reach beyond the server's own process, seated only with ``allow_cmd``
+_OPT_IN = {
+    "cmd": "programs as agents (cmd:) run commands on this machine",
+    "llm": "models as agents (llm:) send requests from this machine to the address the spec names",
+}
+
+
 def _agents(specs: Sequence[str], rules: Ruleset, n: int, allow_cmd: bool) -> list[Policy]:
     out = []
     for spec in specs:
         if not isinstance(spec, str) or not spec.strip():
             raise WebError(f"agent {spec!r}: give an agent spec such as 'dicenow', 'hold:300' or 'zoo:NAME'")
         spec = spec.strip()
-        if spec.partition(":")[0] == "cmd" and not allow_cmd:
+        kind = spec.partition(":")[0]
+        if kind in _OPT_IN and not allow_cmd:
             raise WebError(
-                f"agent {spec!r}: programs as agents (cmd:) run commands on this machine; start the "
-                "server with `tenk serve --allow-cmd` to allow them",
+                f"agent {spec!r}: {_OPT_IN[kind]}; start the server with `tenk serve --allow-cmd` to allow them",
                 403,
             )
         try:

@@ -374,8 +374,12 @@ def test_a_solve_ends_with_the_server_even_when_it_is_killed(tmp_path):
 
 def test_programs_as_agents_need_the_flag(tmp_path):
     app = create_app(solve_in_background=False)
-    r = TestClient(app, base_url="http://127.0.0.1").post("/api/watch", json={"agents": ["cmd:ls", "dicenow"]})
+    client = TestClient(app, base_url="http://127.0.0.1")
+    r = client.post("/api/watch", json={"agents": ["cmd:ls", "dicenow"]})
     assert r.status_code == 403 and "--allow-cmd" in r.json()["error"]
+    # a model sends requests to the address its spec names: the same opt-in
+    r = client.post("/api/watch", json={"agents": ["llm:m,base_url=http://10.0.0.1/v1", "dicenow"]})
+    assert r.status_code == 403 and "--allow-cmd" in r.json()["error"] and "(llm:)" in r.json()["error"]
 
 
 def test_a_ruleset_the_solver_does_not_cover_plays_with_turn_advice_and_says_why(tmp_path):
