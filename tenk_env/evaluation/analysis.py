@@ -81,6 +81,7 @@ __all__ = [
     "DECISION_FIELDS",
     "KINDS",
     "CHUNK_DEALS",
+    "agent_stats",
 ]
 
 #: deals per task sent to a worker (results never depend on it: every deal has its own key)
@@ -233,6 +234,9 @@ class AnalysisReport:
     * ``width_ratio``: width of ``empirical_ci`` over width of ``implied_ci``: how many
       times narrower the regret-based interval is (None when either is not given).
     * ``by_kind``: regret per game of each kind of mistake (:data:`KINDS`).
+    * ``agent_stats``: what an agent that counts its costs reports of them, summed over the
+      analysis (an ``llm:`` agent: decisions, calls, cached answers, tokens, seconds, bad
+      answers, fallbacks; :class:`tenk_env.policies.llm.LLMStats`), or None.
     * ``interval_notes``: why an interval is not given (its value is ``(nan, nan)``): too
       few deals, or too few with a mistake (:func:`_interval`). Keys: ``regret`` (also
       the implied win rate's), ``regret seat 1`` / ``regret seat 2`` (the implied seat
@@ -269,6 +273,7 @@ class AnalysisReport:
     #: report is tied to the exact weights it measured (None for other agents)
     agent_sha256: str | None = None
     interval_notes: dict[str, str] = field(default_factory=dict)
+    agent_stats: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -279,6 +284,13 @@ class AnalysisReport:
 
     def __str__(self) -> str:
         ratio = f"; interval {self.width_ratio:.1f}x narrower" if self.width_ratio is not None else ""
+        st = self.agent_stats
+        if st and st.get("decisions"):
+            ratio += (
+                f"; answers: {st['bad_answers']:,.0f} bad in {st['decisions']:,.0f} decisions, "
+                f"{st['fallbacks']:,.0f} played by the fallback, {st['calls']:,.0f} calls "
+                f"({st['cached']:,.0f} cached), {st['prompt_tokens'] + st['completion_tokens']:,.0f} tokens"
+            )
         return (
             f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
             f"regret {regret_text(self.regret_per_game, self.regret_ci, note=self.interval_notes.get('regret'))}; "
@@ -326,6 +338,7 @@ class _Scored:
 
     def decide(self, game: Game, rng: np.random.Generator):
         keep, end = self.agent.decide(game, rng)
+        said = self.agent.explain() if hasattr(self.agent, "explain") else None
         t = self.opt.tables(game)
         m = regret_of(t, game, keep, end)
         p = game.current
@@ -352,7 +365,7 @@ class _Scored:
         )
         self.game_regret += m.regret
         if self.top and m.regret > 0 and (len(self.heap) < self.top or m.regret > self.heap[0][0]):
-            item = (m.regret, (self.deal, self.seating, self.m), self._detail(game, t, m))
+            item = (m.regret, (self.deal, self.seating, self.m), self._detail(game, t, m, said))
             if len(self.heap) < self.top:
                 heapq.heappush(self.heap, item)
             else:
@@ -360,7 +373,7 @@ class _Scored:
         self.m += 1
         return keep, end
 
-    def _detail(self, game: Game, t, m) -> dict[str, Any]:
+    def _detail(self, game: Game, t, m, said: dict[str, Any] | None) -> dict[str, Any]:
         p = game.current
         move = lambda k, e, v: {"keep": list(k.dice), "points": k.points, "end": bool(e), "value": v}  # noqa: E731
         return {
@@ -387,6 +400,8 @@ class _Scored:
             "moves": [
                 {"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev} for k, rv, ev in t.values(game)
             ],
+            # what the agent said of its move (an llm: agent's answers), when it says anything
+            "said": said,
         }
 
 
@@ -409,6 +424,7 @@ def _optimal() -> OptimalAgent:
 def _work(task: dict[str, Any]) -> dict[str, Any]:
     rules, seed, start, stop = task["rules"], task["seed"], task["start"], task["stop"]
     opt = _W["opt"]
+    before = agent_stats(_W["agent"])
     scored = _Scored(_W["agent"], opt, _W["top"])
     games = []
     # the rows become arrays here: Python tuples would take several times the memory
@@ -428,7 +444,15 @@ def _work(task: dict[str, Any]) -> dict[str, Any]:
         k: np.asarray(c, t)
         for k, c, t in zip(("deal", "seat", "regret", "win"), g, (np.int64, np.int8, np.float64, np.float64))
     }
-    return {"start": start, "decisions": dec, "games": per_game, "heap": scored.heap}
+    after = agent_stats(_W["agent"])
+    used = {k: after[k] - before.get(k, 0) for k in after} if after is not None and before is not None else None
+    return {"start": start, "decisions": dec, "games": per_game, "heap": scored.heap, "stats": used}
+
+
+def agent_stats(agent: Policy) -> dict[str, float] | None:
+    """What an agent that counts its costs (``stats.as_dict()``, an ``llm:`` agent) has counted so far."""
+    stats = getattr(agent, "stats", None)
+    return dict(stats.as_dict()) if stats is not None and hasattr(stats, "as_dict") else None
 
 
 def _run(tasks: list[dict[str, Any]], agent: str | Policy, top: int, workers: int, advance) -> list[dict]:
@@ -557,10 +581,13 @@ def analyse(
         np.concatenate([p["games"][k] for p in parts]) for k in ("deal", "seat", "regret", "win")
     )
     heap = sorted((x for p in parts for x in p["heap"]), key=lambda x: (-x[0], x[1]))[:top]
+    used = [p["stats"] for p in parts if p["stats"] is not None]
+    stats = {k: sum(u[k] for u in used) for k in used[0]} if used else None
     del parts[:]  # the chunks' arrays are copied: free them before the records are played
     seconds = time.perf_counter() - t0
     report = _report(label, rules, sol, int(seed), decisions, game_seat, game_regret, game_win, seconds, workers)
     report.agent_sha256 = sha
+    report.agent_stats = stats
     mistakes = _with_records(rules, scored_agent, int(seed), [x[2] for x in heap])
     return Analysis(report, rules, decisions, game_deal, game_seat, game_regret, game_win, mistakes)
 

@@ -225,6 +225,12 @@ class LLMAgent:
     def piggyback(self, game: Game, rng: np.random.Generator) -> bool:
         return self._choose(game, rng) == PIGGYBACK_TAKE
 
+    def explain(self) -> dict[str, Any] | None:
+        """The last decision: the model's answers (None where none came), why each refused one
+        was refused, the move it named (from 1, None when the fallback played) and whether the
+        fallback played it."""
+        return asdict(self.last) if self.last is not None else None
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

@@ -374,3 +374,34 @@ def test_prompt_states_every_field(name, rules):
 
 def test_default_template_uses_every_field():
     assert all(f"${f}" in DEFAULT_TEMPLATE for f in ("rules", "position", "moves", "answer"))
+
+
+# ---------------------------------------------------------------------- graded by tenk analyze
+def test_analysis_counts_the_answers_and_keeps_what_the_model_said():
+    from tenk_env.evaluation.analysis import analyse
+
+    imm = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
+    answers = iter(["MOVE 1", "hmm"] * 1000)  # every other answer is malformed
+
+    def script(messages):
+        return next(answers) if len(messages) == 1 else last_move(messages)
+
+    with ChatServer([script]) as server:
+        a = analyse(spec(server), imm, 4, seed=3, top=3)
+        st = a.report.agent_stats
+        assert st["decisions"] == a.report.decisions > 0
+        assert st["calls"] == len(server.requests) and st["cached"] == 0 and st["fallbacks"] == 0
+        assert st["bad_answers"] == st["calls"] - st["decisions"] > 0
+        assert st["prompt_tokens"] == 100 * st["calls"]
+        said = [m["said"] for m in a.mistakes]
+        assert said and all(s["answers"][-1] == "MOVE 1" or s["answers"][-1].startswith("Thinking") for s in said)
+        assert "bad in" in str(a.report) and "fallback" in str(a.report)
+        # the analysis again: every answer from the cache, the same games
+        calls = len(server.requests)
+        b = analyse(spec(server), imm, 4, seed=3, top=3)
+        assert (
+            len(server.requests) == calls
+            and b.report.agent_stats["cached"]
+            == b.report.agent_stats["decisions"] + (b.report.agent_stats["bad_answers"])
+        )
+        assert np.array_equal(a.game_regret, b.game_regret)
