@@ -5,6 +5,10 @@ Inputs are ``order_roll``, ``roll``, ``keep`` and ``piggyback`` events; everythi
 (``turn``, ``bust``, ``bank``, ``penalty``, ``zilch``, ``stop``, ``overshoot``,
 ``instant_win``, ``lose_all``, ``final_round``, ``game_over``) is an outcome. :func:`replay`
 feeds the inputs to a fresh game and checks that every outcome comes out the same.
+
+A ``keep`` or ``piggyback`` event may also hold ``said``: what the agent that made the
+decision said of it (an ``llm:`` agent's answers, :meth:`tenk_env.policies.llm.LLMAgent.explain`).
+It is a note, not part of the game: the replay neither needs nor checks it.
 """
 
 from __future__ import annotations
@@ -146,6 +150,8 @@ def replay(events: list[dict[str, Any]]) -> Game:
                 game.piggyback(e["take"])
         except IllegalMoveError as err:
             raise ReplayError(f"event {i} (line {i + 1}, {kind}) does not replay: {err}") from None
+    # what agents said of their decisions is a note beside the game, not an outcome
+    events = [{k: v for k, v in e.items() if k != "said"} if "said" in e else e for e in events]
     if game.events != events:
         for i, (a, b) in enumerate(zip(game.events, events)):
             if a != b:

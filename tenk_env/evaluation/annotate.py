@@ -258,6 +258,8 @@ class Annotator:
                 if g.phase == Phase.DECIDE and self.scorer.covers(p) and (self.seats is None or p in self.seats):
                     d = score_decision(self.scorer, g, e["dice"], e["end_turn"])
                     d["n"], d["event"] = len(self.decisions), i - 1
+                    if "said" in e:
+                        d["said"] = e["said"]
                     self.decisions.append(d)
                     new.append(d)
                     if self.scorer.unit == "win":

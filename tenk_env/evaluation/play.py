@@ -220,7 +220,9 @@ def advance(
             if player is None:
                 return game
             keep, end = player.decide(game, agent_rng)
+            at = len(game.events)
             game.act(keep, end)
+            _said(game, at, player)
         elif ph is ROLL:
             game.roll(draw(game))
             if game.turn > max_turns:
@@ -229,13 +231,26 @@ def advance(
             player = players[game.current]
             if player is None:
                 return game
-            game.piggyback(bool(player.piggyback(game, agent_rng)))
+            take = bool(player.piggyback(game, agent_rng))
+            at = len(game.events)
+            game.piggyback(take)
+            _said(game, at, player)
         elif ph is ORDER:
             game.roll(draw(game))
         else:
             return game
         if on_step is not None:
             on_step(game)
+
+
+def _said(game: Game, at: int, player: Policy) -> None:
+    """Keep what an agent says of its decision (``explain()``: an ``llm:`` agent's answers) in
+    the decision's event, ``game.events[at]``, as ``said`` (:mod:`tenk_env.records`)."""
+    explain = getattr(player, "explain", None)
+    if explain is not None and game.record and at < len(game.events):
+        said = explain()
+        if said is not None:
+            game.events[at]["said"] = said
 
 
 # --------------------------------------------------------------------------- at the terminal

@@ -405,3 +405,30 @@ def test_analysis_counts_the_answers_and_keeps_what_the_model_said():
             == b.report.agent_stats["decisions"] + (b.report.agent_stats["bad_answers"])
         )
         assert np.array_equal(a.game_regret, b.game_regret)
+
+
+# ---------------------------------------------------------------------- the game record
+def test_record_keeps_what_the_model_said_and_still_replays(tmp_path):
+    from tenk_env.records import load_jsonl, replay, save_jsonl
+    from tenk_env.web.games import analyse as analyse_record
+
+    imm = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
+    answers = iter(["no idea", "MOVE 1"] * 1000)
+    with ChatServer([lambda messages: next(answers)]) as server:
+        agent = make_agent(spec(server))
+        game = play_game(imm, [agent, "random"], dice=11)
+    kept = [e for e in game.events if e["type"] == "keep"]
+    mine = [e for e in kept if e["player"] == 0]
+    assert mine and all(
+        e["said"]["answers"] == ["no idea", "MOVE 1"] and e["said"]["move"] == 1 and not e["said"]["fallback"]
+        for e in mine
+    )
+    assert all("said" not in e for e in kept if e["player"] == 1)  # the bot says nothing
+    save_jsonl(game.events, tmp_path / "g.jsonl")
+    events = load_jsonl(tmp_path / "g.jsonl")
+    assert replay(events).scores == game.scores
+    # the Analyse view of tenk serve shows it at each of the model's decisions
+    a = analyse_record(events, ["model", "random"])
+    said = [d["said"] for d in a["decisions"] if d["player"] == 0]
+    assert said == [e["said"] for e in mine]
+    assert all("said" not in d for d in a["decisions"] if d["player"] == 1)

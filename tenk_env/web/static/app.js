@@ -312,6 +312,7 @@ function renderDecision(d, names, unit, opts = {}) {
       `${pos.final_turn ? " · final turn" : ""}` })));
   if (pos.dice && pos.dice.length) box.append(el("div", { class: "decision-dice" }, diceRow(pos.dice)));
   box.append(el("p", { class: `sentence ${d.regret > 0.01 ? "costly" : ""}`, text: decisionSentence(d, who, unit) }));
+  if (d.said) box.append(renderSaid(d.said));
 
   const moves = d.moves || [];
   if (moves.length) {
@@ -334,6 +335,22 @@ function renderDecision(d, names, unit, opts = {}) {
         el("td", { class: "num", text: fmtInt(m.points) }), cell(m, false), cell(m, true)))));
     box.append(el("div", { class: "table-wrap" }, table));
   }
+  return box;
+}
+
+/** What an agent said of its decision (an llm: agent's answers): each answer, why a refused
+ * one was refused, and whether the fallback agent played the move. */
+function renderSaid(said) {
+  const answers = said.answers || [];
+  const problems = said.problems || [];
+  const box = el("details", { class: "said" },
+    el("summary", { text: said.fallback
+      ? `What the model said: ${plural(answers.length, "answer")}, none usable; the fallback agent played`
+      : `What the model said${answers.length > 1 ? ` (${plural(answers.length, "answer")}, the last one played)` : ""}` }));
+  answers.forEach((a, i) => {
+    box.append(el("pre", { class: "said-text", text: a === null ? "(no answer)" : a }));
+    if (i < problems.length) box.append(el("p", { class: "muted", text: `refused: ${problems[i]}` }));
+  });
   return box;
 }
 
