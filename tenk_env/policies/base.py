@@ -53,6 +53,8 @@ ZOO_DIR = data_dir("zoo")
 def _spec_file(name: str, arg: str) -> Path | None:
     if name == "cmd" and arg:
         return command_file(arg)
+    if name == "llm" and arg:
+        return llm_template_file(arg)
     if name not in FILE_AGENTS or not arg:
         return None
     return ZOO_DIR / arg / "weights.npz" if name == "zoo" else Path(arg)
@@ -71,6 +73,16 @@ def command_file(command: str) -> Path | None:
             return Path(t)
     if tokens and os.sep in tokens[0] and Path(tokens[0]).is_file():
         return Path(tokens[0])
+    return None
+
+
+def llm_template_file(arg: str) -> Path | None:
+    """The prompt template file an ``llm:`` spec names (``template=PATH``), whose bytes key
+    its games, or None (the built-in template: the spec's text keys them)."""
+    for part in arg.split(",")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip() == "template" and value.strip():
+            return Path(value.strip())
     return None
 
 

@@ -432,3 +432,16 @@ def test_record_keeps_what_the_model_said_and_still_replays(tmp_path):
     said = [d["said"] for d in a["decisions"] if d["player"] == 0]
     assert said == [e["said"] for e in mine]
     assert all("said" not in d for d in a["decisions"] if d["player"] == 1)
+
+
+def test_a_template_file_keys_the_agents_games(tmp_path):
+    from tenk_env.io import file_sha256
+    from tenk_env.policies.base import AgentSpec
+
+    f = tmp_path / "t.txt"
+    f.write_text("$rules\n$position\n$moves\n$answer\n")
+    s = AgentSpec.parse(f"llm:m,seed=1,template={f}")
+    assert s.file == f and s.sha256 == file_sha256(f)
+    assert AgentSpec.parse("llm:m,seed=1").file is None  # the built-in template: the spec's text keys them
+    with pytest.raises(AgentError, match="is not a file"):
+        AgentSpec.parse(f"llm:m,template={tmp_path / 'gone.txt'}")
