@@ -34,12 +34,16 @@ seeds needs it; the loop keeps every seed a ruleset should the space change).
 The suite's splits (:func:`split`): ``test``, :data:`N_TEST` rulesets drawn from the seeds
 :data:`TEST_SEEDS` (fixed: the held-out variants); ``train``, the sampler's seeds from 0 up,
 skipping any ruleset whose hash is a test ruleset's or a preset's, so training never sees a
-held-out game; ``presets``, the named presets the solver covers. A result names the space
+held-out game; ``presets``, the named presets the solver covers; ``fresh``, rulesets drawn at
+evaluation time (:func:`fresh`), from sampler seeds far past any training seed and checked
+against every ruleset of the other splits, so an agent (a language model above all) is graded
+on rules published nowhere. A result names the space
 version, so results under another space are never compared by accident.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
@@ -58,12 +62,19 @@ __all__ = [
     "train_rulesets",
     "variant_name",
     "covered",
+    "fresh",
+    "TRAIN_REACH",
+    "FRESH_SEEDS",
 ]
 
 #: bump on any change to the space or to the order of draws: results name it
 SPACE_VERSION = 1
 #: the suite's splits
-SPLITS = ("train", "test", "presets")
+SPLITS = ("train", "test", "presets", "fresh")
+#: the most training rulesets any command takes (the train split has no end)
+TRAIN_REACH = 10_000
+#: the range of sampler seeds fresh rulesets are drawn from: far past every training seed
+FRESH_SEEDS = (2**32, 2**62)
 #: held-out rulesets
 N_TEST = 16
 #: the sampler seeds of the held-out rulesets (train seeds count from 0, far below)
@@ -149,8 +160,39 @@ def train_rulesets(start: int = 0) -> Iterator[Ruleset]:
         seed += 1
 
 
-def split(name: str, count: int | None = None) -> list[Ruleset]:
-    """The rulesets of split ``name`` (train: the first ``count``, default 16)."""
+@functools.cache
+def _known() -> frozenset[str]:
+    """The hashes of every ruleset of the other splits: the held-out ones, the presets and the
+    first :data:`TRAIN_REACH` training ones (about 2 s, once)."""
+    it = train_rulesets()
+    return frozenset(
+        {r.hash for r in PRESETS.values()} | {r.hash for r in _test()} | {next(it).hash for _ in range(TRAIN_REACH)}
+    )
+
+
+def fresh(count: int, seed: int) -> list[Ruleset]:
+    """``count`` rulesets drawn now: sampler seeds from a generator seeded by ``seed``, in
+    :data:`FRESH_SEEDS`; a draw whose ruleset equals (by hash) one of another split (held out,
+    a preset, the first :data:`TRAIN_REACH` training ones) or an earlier draw is drawn again.
+    The same ``(count, seed)`` gives the same rulesets on every machine."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"fresh rulesets' seed {seed!r}: give an integer >= 0")
+    rng = np.random.Generator(np.random.PCG64([0x7E5C, int(seed)]))
+    seen = set(_known())
+    out: list[Ruleset] = []
+    while len(out) < count:
+        r = sample_ruleset(int(rng.integers(*FRESH_SEEDS)))
+        if r.hash not in seen:
+            seen.add(r.hash)
+            out.append(r)
+    return out
+
+
+def split(name: str, count: int | None = None, seed: int = 0) -> list[Ruleset]:
+    """The rulesets of split ``name`` (train: the first ``count``, default 16; fresh: ``count``,
+    default 16, drawn with ``seed``, :func:`fresh`)."""
+    if name == "fresh":
+        return fresh(16 if count is None else int(count), seed)
     if name == "test":
         return _test()
     if name == "presets":

@@ -57,9 +57,24 @@ WORKERS_WHY = "worker processes"
 notes = Console(stderr=True)
 
 
+def _fresh(args: argparse.Namespace) -> None:
+    """``--fresh N`` is ``--split fresh --count N``."""
+    fresh = getattr(args, "fresh", None)
+    if fresh is None:
+        return
+    if args.split not in (None, "fresh") or args.count not in (None, fresh):
+        raise ValueError(
+            f"--fresh {fresh} draws {fresh} new rulesets, the fresh split: give it without --split and --count"
+        )
+    args.split, args.count = "fresh", fresh
+
+
 def _rulesets(args: argparse.Namespace) -> list[Ruleset]:
+    _fresh(args)
+    if args.split is None:
+        args.split = "test"
     check_count(args.split, args.count, "--count")
-    return variants.split(args.split, args.count)
+    return variants.split(args.split, args.count, args.seed)
 
 
 def _scoring(r: Ruleset) -> str:
@@ -147,12 +162,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
+    rulesets = _rulesets(args)
     cmd = (
         f"tenk suite evaluate {args.agent} --split {args.split} --games {args.games} --seed {args.seed}"
         + (f" --count {args.count}" if args.count else "")
         + (" --regret" if args.regret else "")
     )
-    for r in _rulesets(args):  # the split's own checks, before the agent is built
+    for r in rulesets:  # the split's own checks, before the agent is built
         check_games(args.games, r, "--games")
     res = evaluate_suite(
         args.agent,
@@ -355,16 +371,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--split",
             choices=variants.SPLITS,
-            default="test",
+            default=None,
             help="test (default): the held-out rulesets; train: the training variants; presets: the "
-            "named presets the solver covers",
+            "named presets the solver covers; fresh: rulesets drawn now from --seed, in no other split",
         )
         p.add_argument(
             "--count",
             type=count_arg(1, MAX_TRAIN_COUNT, COUNT_WHY),
             metavar="N",
-            help=f"train: how many, from 1 to {MAX_TRAIN_COUNT:,} (default 16)",
+            help=f"train, fresh: how many, from 1 to {MAX_TRAIN_COUNT:,} (default 16)",
         )
+        if name != "evaluate":
+            p.add_argument(
+                "--seed", type=seed_arg, default=0, help="fresh: the seed that draws the rulesets (default 0)"
+            )
         if name == "list":
             p.add_argument("--write", metavar="DIR", help="also write each ruleset as a YAML file in DIR")
         if name == "evaluate":
@@ -376,7 +396,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="analysed games per ruleset where the agent is measured by regret (default 1000; "
                 "at most what the analysis' memory allows under each ruleset)",
             )
-            p.add_argument("--seed", type=seed_arg, default=0, help="seed of the analysed games")
+            p.add_argument(
+                "--seed",
+                type=seed_arg,
+                default=0,
+                help="seed of the analysed games (default 0), and with --fresh of the rulesets' draw",
+            )
+            p.add_argument(
+                "--fresh",
+                type=count_arg(1, MAX_TRAIN_COUNT, "fresh rulesets"),
+                metavar="N",
+                help="draw N new rulesets from the variant space now (seeded by --seed, in no other "
+                "split) and evaluate there, so the agent meets rules published nowhere; each is solved first",
+            )
             p.add_argument(
                 "--regret",
                 action="store_true",
@@ -422,7 +454,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the run directory of an agent that plays any ruleset: afterstate (trained with "
         "eval.keep: true) or PPO (its checkpoints/step_N.zip)",
     )
-    cv.add_argument("--split", choices=variants.SPLITS, default="test", help="the split (default test)")
+    cv.add_argument(
+        "--split",
+        choices=[s for s in variants.SPLITS if s != "fresh"],
+        default="test",
+        help="the split (default test)",
+    )
     cv.add_argument(
         "--games",
         type=count_arg(2, MAX_GAMES, GAMES_WHY),

@@ -68,7 +68,7 @@ _Z95 = 1.959963984540054
 #: the most training rulesets a command takes: the train split has no end (one ruleset a
 #: sampler seed), and more than this is past any run here (the generalist configs draw from
 #: 200) and weeks of solving, while a typo such as 10**12 would draw rulesets until memory runs out
-MAX_TRAIN_COUNT = 10_000
+MAX_TRAIN_COUNT = variants.TRAIN_REACH
 #: analysed games a ruleset at most (as tenk train's evaluations); the analysis also bounds
 #: them by the memory it takes under each ruleset (tenk_env.evaluation.analysis.max_games)
 MAX_GAMES = 1_000_000
@@ -131,8 +131,11 @@ def _stem(agent: str, sha: str | None) -> str:
     return stem
 
 
-def _result_name(agent: str, sha: str | None, split: str, n_rulesets: int, space_version: int, how: str) -> str:
-    count = f"-n{n_rulesets}" if split == "train" else ""  # train's first N; the other splits are fixed
+def _result_name(
+    agent: str, sha: str | None, split: str, n_rulesets: int, space_version: int, how: str, seed: int = 0
+) -> str:
+    # train's first N, fresh's N drawn with a seed; the other splits are fixed
+    count = f"-n{n_rulesets}" if split == "train" else f"-n{n_rulesets}-draw{seed}" if split == "fresh" else ""
     return f"{_stem(agent, sha)}-{split}{count}-space{space_version}-{how}.json"
 
 
@@ -156,7 +159,7 @@ def result_path(out_dir: str | Path, res: SuiteResult) -> Path:
     ``dicenow-test-space1-exact.json``, ``dicenow-train-n1-space1-regret-g400-s0.json``. Only
     a rerun of the same settings writes to the same file."""
     return Path(out_dir) / _result_name(
-        res.agent, res.agent_sha256, res.split, len(res.rulesets), res.space_version, measured(res)
+        res.agent, res.agent_sha256, res.split, len(res.rulesets), res.space_version, measured(res), res.seed
     )
 
 
@@ -168,16 +171,17 @@ def _legacy_path(out_dir: str | Path, agent: str, split: str, sha: str | None) -
 
 def check_count(split: str, count, what: str = "count") -> None:
     """ValueError, naming ``what`` and the fix, unless ``count`` is None or a number of
-    training rulesets (train only: the other splits are fixed) from 1 to :data:`MAX_TRAIN_COUNT`."""
+    rulesets from 1 to :data:`MAX_TRAIN_COUNT` (train and fresh only: the other splits are fixed)."""
     if count is None:
         return
-    if split != "train":
+    if split not in ("train", "fresh"):
         raise ValueError(
-            f"{what} picks how many training rulesets to take; the {split} split is fixed: leave "
-            f"{what} out, or give --split train"
+            f"{what} picks how many training rulesets to take (or fresh ones); the {split} split is fixed: "
+            f"leave {what} out, or give --split train"
         )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_TRAIN_COUNT:
-        raise ValueError(f"{what} {count!r}: give a whole number of training rulesets from 1 to {MAX_TRAIN_COUNT:,}")
+        word = "training" if split == "train" else split
+        raise ValueError(f"{what} {count!r}: give a whole number of {word} rulesets from 1 to {MAX_TRAIN_COUNT:,}")
 
 
 def evaluate_suite(
@@ -193,14 +197,14 @@ def evaluate_suite(
     command: str = "",
 ) -> SuiteResult:
     """Measure ``agent`` (a spec) on every ruleset of ``split`` (``count``: how many training
-    rulesets); ``games``: analysed games per ruleset where the evaluation is by regret (every
+    or fresh rulesets; fresh ones are drawn with ``seed``, :func:`tenk_env.variants.fresh`); ``games``: analysed games per ruleset where the evaluation is by regret (every
     ruleset, with ``exact`` false: an exact evaluation takes minutes a ruleset at a 10,000
     target, the analysis of 1,000 games seconds). The rulesets' solutions are solved first
     where they are not cached (minutes each). ValueError, before any work, for a count or a
     number of games out of range (:func:`check_count`, the analysis' memory bound)."""
     check_count(split, count)
     spec = AgentSpec.parse(agent)
-    rulesets = variants.split(split, count)
+    rulesets = variants.split(split, count, seed)
     for r in rulesets:  # the analysis bounds its games by the memory they take under each ruleset
         check_games(games, r)
     made = spec.make()
@@ -523,6 +527,8 @@ def leaderboard_rows(
             f"{', '.join(f'{s} (space v{v})' for s, v in sorted(kinds))}; give one split's files"
         )
     split, version = kinds.pop()
+    if split == "fresh":  # the same rulesets below, so one seed drew them all
+        split = f"fresh, drawn at evaluation time with seed {results[0].seed}"
     names = [[s.hash for s in r.rulesets] for r in results]
     if any(n != names[0] for n in names):
         raise ValueError(
@@ -547,8 +553,11 @@ def leaderboard_rows(
 
 
 def leaderboard_head(split: str, n: int, version: int, code: str = "`") -> str:
+    """``split`` may carry a note after its name (``fresh, drawn with seed 3``)."""
+    name, _, note = split.partition(", ")
     return (
-        f"Split {code}{split}{code} ({n} rulesets, variant space v{version}): each agent's regret against "
+        f"Split {code}{name}{code} ({n} rulesets{', ' + note if note else ''}, variant space v{version}): "
+        "each agent's regret against "
         "perfect play, the win probability per game it gives away in percentage points (pp/game), "
         "averaged over the rulesets."
     )

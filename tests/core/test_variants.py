@@ -131,7 +131,7 @@ def small_split(monkeypatch):
     """Two held-out rulesets to a 500 target (seconds to solve) in place of a split; the
     run's one cache (conftest.py) keeps each solution and exact evaluation for the next test."""
     rs = [V.split("test")[k].replace(target=500, name=f"small{k}") for k in (1, 8)]
-    monkeypatch.setattr(V, "split", lambda name, count=None: rs)
+    monkeypatch.setattr(V, "split", lambda name, count=None, seed=0: rs)
     return rs
 
 

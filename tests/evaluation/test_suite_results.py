@@ -21,6 +21,7 @@ from tenk_env.cli.main import main
 from tenk_env.evaluation import suite as S
 from tenk_env.evaluation.analysis import KINDS
 from tenk_env.evaluation.suite import RulesetScore, SuiteResult
+from tenk_env.rules import PRESETS
 
 LONG = "cmd:python3 /very/long/path/to/some/agent_program.py --flag value"
 ZOO_WHAT = (
@@ -214,7 +215,7 @@ def test_the_leaderboard_reads_old_and_new_names_and_keeps_one_row_per_agent(tmp
         (lambda d: d.update(mean_regret_ci=[0.5, 0.6]), "mean_regret_ci = [0.5, 0.6] does not hold its figure 0.0366"),
         (lambda d: d["rulesets"][0].update(ci=["a", 1]), "rulesets[0].ci = 'a', not a finite number"),
         (lambda d: d["rulesets"][0]["by_kind"].update(x=None), "rulesets[0].by_kind['x'] = None, not a finite number"),
-        (lambda d: d.update(split="dev"), "split = 'dev', not one of the suite's splits (train, test, presets)"),
+        (lambda d: d.update(split="dev"), "split = 'dev', not one of the suite's splits (train, test, presets, fresh)"),
         (lambda d: d.update(games=1.5), "games = 1.5, not a whole number >= 0"),
         (lambda d: d.update(rulesets=[]), "rulesets = [], no ruleset measured"),
     ],
@@ -331,9 +332,9 @@ def bounded_split(monkeypatch):
     unchecked count would draw rulesets until memory runs out)."""
     real = V.split
 
-    def split(name, count=None):
+    def split(name, count=None, seed=0):
         assert count is None or count <= S.MAX_TRAIN_COUNT, f"split({name!r}, {count}) was asked for"
-        return real(name, count)
+        return real(name, count, seed)
 
     monkeypatch.setattr(V, "split", split)
 
@@ -386,7 +387,9 @@ def test_the_library_bounds_its_counts_too(bounded_split):
         ValueError, match="count 1000000000000: give a whole number of training rulesets from 1 to 10,000"
     ):
         S.evaluate_suite("dicenow", "train", count=10**12, log=lambda m: None)
-    with pytest.raises(ValueError, match="count picks how many training rulesets to take; the test split is fixed"):
+    with pytest.raises(
+        ValueError, match=r"count picks how many training rulesets to take \(or fresh ones\); the test split"
+    ):
         S.evaluate_suite("dicenow", "test", count=3, log=lambda m: None)
     with pytest.raises(ValueError, match="games = 10000000: the analysis keeps about"):
         S.evaluate_suite("dicenow", "presets", games=10**7, log=lambda m: None)
@@ -397,7 +400,7 @@ def test_the_library_bounds_its_counts_too(bounded_split):
 
 def test_a_curve_reads_back_results_written_under_the_old_names(tmp_path, monkeypatch):
     rs = V.split("test")[:2]
-    monkeypatch.setattr(V, "split", lambda name, count=None: rs)
+    monkeypatch.setattr(V, "split", lambda name, count=None, seed=0: rs)
     monkeypatch.setattr(S, "kept_nets", lambda run: ("learner turns", [(100, "maxscore"), (200, "greedy")]))
     measured = []
 
@@ -421,3 +424,40 @@ def test_a_curve_reads_back_results_written_under_the_old_names(tmp_path, monkey
     assert [(n, r.agent, r.mean_regret) for n, r in points] == [(100, "maxscore", 0.01), (200, "greedy", 0.02)]
     assert (tmp_path / "suite" / "greedy-test-space1-regret-g200-s0.json").is_file()
     assert (tmp_path / "suite" / "greedy-test-space1.json").is_file()  # the other games' result is kept
+
+
+# ----------------------------------------------------------------------------- fresh rulesets
+
+
+def test_fresh_rulesets_are_seeded_and_in_no_other_split():
+    a = V.fresh(5, seed=3)
+    assert [r.hash for r in a] == [r.hash for r in V.fresh(5, seed=3)]  # the same on every run
+    assert [r.hash for r in V.fresh(3, seed=3)] == [r.hash for r in a[:3]]
+    assert not {r.hash for r in a} & {r.hash for r in V.fresh(5, seed=4)}
+    assert len({r.hash for r in a}) == 5
+    others = {r.hash for r in V.split("test")} | {r.hash for r in PRESETS.values()}
+    others |= {r.hash for r in V.split("train", S.MAX_TRAIN_COUNT)}
+    assert not {r.hash for r in a} & others
+    for r in a:  # each is a sampler seed's ruleset, far past every training seed
+        seed = int(r.name.rsplit("-", 1)[1])
+        assert seed >= V.FRESH_SEEDS[0] and V.sample_ruleset(seed) == r
+    assert V.split("fresh", 2, seed=3) == a[:2]
+    with pytest.raises(ValueError, match="give an integer >= 0"):
+        V.fresh(1, seed=-1)
+
+
+def test_fresh_through_the_commands(fake_evaluate, tmp_path, capsys):
+    assert main(["suite", "list", "--split", "fresh", "--count", "3", "--seed", "7"]) == 0
+    listed = _flat(capsys.readouterr().out)
+    assert all(r.hash in listed for r in V.fresh(3, 7))
+    out = tmp_path / "suite"
+    assert main(["suite", "evaluate", "dicenow", "--fresh", "2", "--seed", "7", "--out", str(out)]) == 0
+    assert fake_evaluate[-1] == ("dicenow", "fresh", 1000, 7, 2, True)
+    (f,) = out.iterdir()
+    assert f.name == "dicenow-fresh-n2-draw7-space1-exact.json"
+    # the leaderboard says the rulesets were drawn at evaluation time, and with which seed
+    assert main(["suite", "leaderboard", str(out)]) == 0
+    assert "Split `fresh` (2 rulesets, drawn at evaluation time with seed 7" in _flat(capsys.readouterr().out)
+    # --fresh is the fresh split: not beside another one
+    assert main(["suite", "evaluate", "dicenow", "--fresh", "2", "--split", "test"]) == 2
+    assert "give it without --split and --count" in _flat(capsys.readouterr().out)

@@ -287,7 +287,7 @@ def test_a_runs_kept_nets_make_its_learning_curve_on_a_split(tmp_path, monkeypat
     assert len(kept) >= 2
     # two small held-out games stand in for the test split (its 10,000-point games take minutes to solve)
     small = [C.replace(target=1000, multiples="flat", name="small-a"), C.replace(target=800, name="small-b")]
-    monkeypatch.setattr(variants, "split", lambda name, count=None: small)
+    monkeypatch.setattr(variants, "split", lambda name, count=None, seed=0: small)
     assert main(["suite", "curve", str(run), "--games", "80", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     rows = (run / "suite_curve_test.csv").read_text().splitlines()

@@ -178,7 +178,7 @@ def test_a_ppo_runs_checkpoints_make_its_learning_curve(gen_run, monkeypatch, ca
     kept = sorted(int(p.stem[5:]) for p in (gen_run / "checkpoints").iterdir())
     assert len(kept) >= 2
     small = [PRESETS["classic"].replace(target=800, name="small-b")]  # solved in a second, unlike the test split
-    monkeypatch.setattr(variants, "split", lambda name, count=None: small)
+    monkeypatch.setattr(variants, "split", lambda name, count=None, seed=0: small)
     assert main(["suite", "curve", str(gen_run), "--games", "60", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     rows = (gen_run / "suite_curve_test.csv").read_text().splitlines()
