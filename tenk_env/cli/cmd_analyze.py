@@ -106,6 +106,24 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         why.setdefault(text, []).append(key)
     for text, keys in why.items():
         console.print(f"n/a ({', '.join(keys)}): {text}", highlight=False)
+    if r.sample_sizes:
+        s = r.sample_sizes
+        console.print(
+            f"to pin the win rate to +-{100 * s['half_width']:g} percentage point"
+            f"{'s' * (s['half_width'] != 0.01)} (95%): about {s['decisions_by_regret']:,} "
+            f"decisions graded ({s['games_by_regret']:,} games), against {s['games_by_outcome']:,} games "
+            "counted by outcome",
+            highlight=False,
+        )
+    if r.agent_stats and r.agent_stats.get("decisions"):
+        st = r.agent_stats
+        console.print(
+            f"answers: {st['bad_answers']:,.0f} bad in {st['decisions']:,.0f} decisions "
+            f"({st['bad_answers'] / st['decisions']:.0%}), {st['fallbacks']:,.0f} played by the fallback; "
+            f"{st['calls']:,.0f} calls ({st['cached']:,.0f} answers cached), "
+            f"{st['prompt_tokens']:,.0f} + {st['completion_tokens']:,.0f} tokens, {st['seconds']:,.0f} s waiting",
+            highlight=False,
+        )
     if r.mistakes == 0:
         console.print("no regret in any game", highlight=False)
     elif r.width_ratio is not None:

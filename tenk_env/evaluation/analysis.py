@@ -82,6 +82,8 @@ __all__ = [
     "KINDS",
     "CHUNK_DEALS",
     "agent_stats",
+    "sample_sizes",
+    "SIZED_HALF_WIDTH",
 ]
 
 #: deals per task sent to a worker (results never depend on it: every deal has its own key)
@@ -146,6 +148,29 @@ MIN_MISTAKE_DEALS = 10
 #: the value of an interval that is not given (one object, so equal reports compare equal)
 NAN = math.nan
 NO_INTERVAL = (NAN, NAN)
+#: the half-width of the interval that :func:`sample_sizes` sizes samples for: one percentage point
+SIZED_HALF_WIDTH = 0.01
+
+
+def sample_sizes(
+    r_deal: np.ndarray, w_deal: np.ndarray, decisions: int, half_width: float = SIZED_HALF_WIDTH
+) -> dict[str, float]:
+    """The games that would give the win rate's 95% interval a half-width of ``half_width``:
+    by regret (the per-deal mean regrets ``r_deal``: the implied win rate's interval) and by
+    outcome (the per-deal win shares ``w_deal``: the empirical one), each from its measured
+    spread, since a t-interval's width falls as one over the square root of the deals; and the
+    decisions of the agent that the games by regret hold, at the measured decisions per game.
+    Measured, not assumed: the ratio of the two is the squared ratio of the spreads."""
+    z = 1.959963984540054
+    deals = len(r_deal)
+    by_regret = 2 * math.ceil((z * float(np.std(r_deal, ddof=1)) / half_width) ** 2)
+    by_outcome = 2 * math.ceil((z * float(np.std(w_deal, ddof=1)) / half_width) ** 2)
+    return {
+        "half_width": half_width,
+        "games_by_regret": by_regret,
+        "decisions_by_regret": math.ceil(by_regret * decisions / (2 * deals)),
+        "games_by_outcome": by_outcome,
+    }
 
 
 def interval_text(ci: tuple[float, float], fmt: str = "{:.4f}", note: str | None = None) -> str:
@@ -234,6 +259,9 @@ class AnalysisReport:
     * ``width_ratio``: width of ``empirical_ci`` over width of ``implied_ci``: how many
       times narrower the regret-based interval is (None when either is not given).
     * ``by_kind``: regret per game of each kind of mistake (:data:`KINDS`).
+    * ``sample_sizes``: how many games (and decisions of the agent) would pin its win rate
+      against ``optimal`` to within :data:`SIZED_HALF_WIDTH` (95%) by regret, and how many
+      games by outcome alone (:func:`sample_sizes`); None where the intervals are not given.
     * ``agent_stats``: what an agent that counts its costs reports of them, summed over the
       analysis (an ``llm:`` agent: decisions, calls, cached answers, tokens, seconds, bad
       answers, fallbacks; :class:`tenk_env.policies.llm.LLMStats`), or None.
@@ -274,6 +302,7 @@ class AnalysisReport:
     agent_sha256: str | None = None
     interval_notes: dict[str, str] = field(default_factory=dict)
     agent_stats: dict[str, float] | None = None
+    sample_sizes: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -672,6 +701,10 @@ def _report(
         seconds=seconds,
         workers=workers,
         interval_notes=notes,
+        # only where both intervals are given: their spreads then say something
+        sample_sizes=sample_sizes(r_deal, w_deal, int(len(dec["regret"])))
+        if not (math.isnan(regret_ci[0]) or math.isnan(empirical_ci[0]))
+        else None,
     )
 
 

@@ -541,3 +541,22 @@ def test_three_player_feedback_names_the_bots_in_seat_order(monkeypatch, tmp_pat
         "`tenk solve best-response fr300 dicenow maxscore` solves it, the bots in the order they play after "
         f"seat 3); {ADVICE}"
     )
+
+
+def test_sample_sizes_are_the_measured_spreads_scaled():
+    """How many games pin the win rate to +-1 point by regret and by outcome: from the per-deal
+    spreads of the games played, the decisions at the measured decisions per game."""
+    import math
+
+    a = analyse("dicenow", IMM, 200, seed=4)
+    s = a.report.sample_sizes
+    r_deal = a.game_regret.reshape(-1, 2).mean(axis=1)
+    w_deal = a.game_win.reshape(-1, 2).mean(axis=1)
+    z = 1.959963984540054
+    assert s["games_by_regret"] == 2 * math.ceil((z * np.std(r_deal, ddof=1) / 0.01) ** 2)
+    assert s["games_by_outcome"] == 2 * math.ceil((z * np.std(w_deal, ddof=1) / 0.01) ** 2)
+    assert s["decisions_by_regret"] == math.ceil(s["games_by_regret"] * a.report.decisions / 200)
+    # regret carries no dice luck of the outcome: fewer games for the same interval
+    assert s["games_by_regret"] < s["games_by_outcome"]
+    # too few deals for honest intervals: no sizes either
+    assert analyse("dicenow", IMM, 20, seed=4).report.sample_sizes is None
