@@ -25,6 +25,8 @@ assigning to it, or :func:`register`, adds an agent at run time (tests, notebook
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Iterator, MutableMapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -49,6 +51,7 @@ __all__ = [
     "make_policy",
     "make_batched",
     "close_agents",
+    "env_seconds",
 ]
 
 #: entry-point group of agent factories (name = "module:factory")
@@ -59,6 +62,22 @@ BATCHED_GROUP = "tenk.batched"
 
 class AgentError(ValueError):
     """A bad agent spec, or an agent asked to play a game it cannot play."""
+
+
+def env_seconds(var: str, default: float, what: str) -> float:
+    """Seconds from the environment variable ``var`` (``default`` where it is unset or blank);
+    :class:`AgentError` naming it unless it is a number > 0. ``what``: what the seconds bound,
+    for the message (``"an external (cmd:) agent may take to answer one decision"``)."""
+    raw = os.environ.get(var)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        t = float(raw)
+    except ValueError:
+        t = math.nan
+    if not (math.isfinite(t) and t > 0):
+        raise AgentError(f"{var}={raw!r}: give the seconds {what}, a number > 0 (default {default:g})")
+    return t
 
 
 @runtime_checkable

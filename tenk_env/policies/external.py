@@ -113,7 +113,7 @@ from tenk_env.obs import (
     n_actions,
     obs_labels,
 )
-from tenk_env.registry import AgentError
+from tenk_env.registry import AgentError, env_seconds
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
@@ -147,19 +147,7 @@ _EXAMPLE = "cmd:python -m tenk_env.policies.cmd_example"
 
 def answer_timeout() -> float:
     """The seconds an answer may take: ``TENK_CMD_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`."""
-    raw = os.environ.get(TIMEOUT_ENV)
-    if raw is None or not raw.strip():
-        return DEFAULT_TIMEOUT
-    try:
-        t = float(raw)
-    except ValueError:
-        t = math.nan
-    if not (math.isfinite(t) and t > 0):
-        raise AgentError(
-            f"{TIMEOUT_ENV}={raw!r}: give the seconds an external (cmd:) agent may take to answer "
-            f"one decision, a number > 0 (default {DEFAULT_TIMEOUT:g})"
-        )
-    return t
+    return env_seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, "an external (cmd:) agent may take to answer one decision")
 
 
 #: the longest answer line read whole (a longer one is cut, and fails as not JSON)

@@ -70,7 +70,7 @@ from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_text
 from tenk_env.obs import PIGGYBACK_FRESH, PIGGYBACK_TAKE, decode_action, keep_action
 from tenk_env.policies.prompt import BadAnswer, Template, legal_moves, parse_answer, retry_text
-from tenk_env.registry import AgentError, Policy, make_policy
+from tenk_env.registry import AgentError, Policy, env_seconds, make_policy
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.solve.cache import cache_dir
 from tenk_env.tables import Keep
@@ -199,7 +199,9 @@ class LLMAgent:
         self.settings: dict[str, Any] = {"temperature": float(temperature), "max_tokens": int(max_tokens)}
         if seed is not None:
             self.settings["seed"] = int(seed)
-        self.timeout = _timeout() if timeout is None else float(timeout)
+        if timeout is None:
+            timeout = env_seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, "an llm: agent's answer may take")
+        self.timeout = float(timeout)
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise self._bad_option("timeout", timeout)
         self.retries = int(retries)
@@ -355,19 +357,6 @@ class LLMAgent:
 def _short(s: str, n: int = 200) -> str:
     s = " ".join(str(s).split())
     return s if len(s) <= n else s[:n] + "..."
-
-
-def _timeout() -> float:
-    raw = os.environ.get(TIMEOUT_ENV)
-    if raw is None:
-        return DEFAULT_TIMEOUT
-    try:
-        t = float(raw)
-    except ValueError:
-        t = math.nan
-    if not (math.isfinite(t) and t > 0):
-        raise AgentError(f"{TIMEOUT_ENV}={raw!r}: give the seconds an llm: agent's answer may take, a number > 0")
-    return t
 
 
 def make_llm(arg: str | None) -> LLMAgent:
