@@ -261,7 +261,8 @@ class AnalysisReport:
     * ``by_kind``: regret per game of each kind of mistake (:data:`KINDS`).
     * ``sample_sizes``: how many games (and decisions of the agent) would pin its win rate
       against ``optimal`` to within :data:`SIZED_HALF_WIDTH` (95%) by regret, and how many
-      games by outcome alone (:func:`sample_sizes`); None where the intervals are not given.
+      games by outcome alone (:func:`sample_sizes`); None where the intervals are not given or
+      a sample shows no spread (an agent that never wins).
     * ``agent_stats``: what an agent that counts its costs reports of them, summed over the
       analysis (an ``llm:`` agent: decisions, calls, cached answers, tokens, seconds, bad
       answers, fallbacks; :class:`tenk_env.policies.llm.LLMStats`), or None.
@@ -701,9 +702,10 @@ def _report(
         seconds=seconds,
         workers=workers,
         interval_notes=notes,
-        # only where both intervals are given: their spreads then say something
+        # only where both intervals are given and both spreads seen: a sample in which an agent
+        # never wins (random against optimal) says nothing of how its outcomes spread
         sample_sizes=sample_sizes(r_deal, w_deal, int(len(dec["regret"])))
-        if not (math.isnan(regret_ci[0]) or math.isnan(empirical_ci[0]))
+        if not (math.isnan(regret_ci[0]) or math.isnan(empirical_ci[0]) or np.ptp(r_deal) == 0 or np.ptp(w_deal) == 0)
         else None,
     )
 
