@@ -445,3 +445,17 @@ def test_a_template_file_keys_the_agents_games(tmp_path):
     assert AgentSpec.parse("llm:m,seed=1").file is None  # the built-in template: the spec's text keys them
     with pytest.raises(AgentError, match="is not a file"):
         AgentSpec.parse(f"llm:m,template={tmp_path / 'gone.txt'}")
+
+
+def test_plays_a_free_for_all_in_worker_processes(tmp_path, capsys):
+    """tenk ffa sends the agent to worker processes as its spec; each makes its own client."""
+    from tenk_env.cli.main import main
+
+    rules = tmp_path / "short.yaml"
+    PRESETS["classic"].replace(target=500, entry_threshold=0, end="immediate", name="short500").save(rules)
+    with ChatServer([last_move]) as server:
+        argv = ["ffa", spec(server), "--players", "3", "--games", "6", "--rules", str(rules)]
+        assert main([*argv, "--workers", "2", "--baselines", "random", "--opponents", "hold:300", "hold:300"]) == 0
+        assert len(server.requests) > 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "llm:tiny" in out and "random" in out
