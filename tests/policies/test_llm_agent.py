@@ -459,3 +459,22 @@ def test_plays_a_free_for_all_in_worker_processes(tmp_path, capsys):
         assert len(server.requests) > 0
     out = " ".join(capsys.readouterr().out.split())
     assert "llm:tiny" in out and "random" in out
+
+
+def test_tenk_serve_watch_shows_what_the_model_said(tmp_path):
+    """With --allow-cmd a watched game seats the model, and its decisions come back with its answers."""
+    from fastapi.testclient import TestClient
+
+    from tenk_env.web.app import create_app
+
+    imm = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
+    imm.save(tmp_path / "imm1000.yaml")
+    app = create_app([str(tmp_path / "imm1000.yaml")], solve_in_background=False, allow_cmd=True)
+    with ChatServer([last_move]) as server:
+        w = TestClient(app, base_url="http://127.0.0.1").post(
+            "/api/watch", json={"rules": "imm1000", "agents": [spec(server), "dicenow"], "seed": 1}
+        )
+    assert w.status_code == 200, w.json()
+    mine = [d for d in w.json()["decisions"] if d["player"] == 0]
+    assert mine and all(d["said"]["answers"][-1].endswith(f"MOVE {d['said']['move']}") for d in mine)
+    assert all("said" not in d for d in w.json()["decisions"] if d["player"] == 1)
