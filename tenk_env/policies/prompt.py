@@ -323,6 +323,16 @@ def moves_text(game: Game, moves: list[dict[str, Any]]) -> str:
         keep, end = decode_action(game, m["action"])  # type: ignore[misc]
         total = game.turn_total + keep.points
         what = f"set aside {' '.join(map(str, keep.dice))} ({_pts(keep.points)})"
+        score = game.scores[game.current]
+        if game.rules.exact_finish != "off" and score + total > game.rules.target:
+            # the engine ends such a turn at the keep, whatever the move says next
+            lost = "given to the lowest-scoring player" if game.rules.exact_finish == "to_lowest" else "lost"
+            then = "end the turn" if end else "roll on"
+            lines.append(
+                f"{i}. {what} and {then}: this passes the target of {game.rules.target:,}, so the turn ends "
+                f"at once and its total is {lost}"
+            )
+            continue
         if not end:
             left = game.dice_left - keep.n
             dice = f"{left} di{'c' * (left > 1)}e on" if left else f"all {game.rules.num_dice} dice again (hot dice)"
@@ -330,9 +340,7 @@ def moves_text(game: Game, moves: list[dict[str, Any]]) -> str:
             continue
         _, can_bank = game.options(keep)
         if can_bank:
-            lines.append(
-                f"{i}. {what} and end the turn, banking {total:,} (score {game.scores[game.current] + total:,})"
-            )
+            lines.append(f"{i}. {what} and end the turn, banking {total:,} (score {score + total:,})")
         else:
             lines.append(f"{i}. {what} and end the turn, losing the turn total of {total:,} ({game.why_no_bank(keep)})")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from tenk_env.policies.prompt import (
     BadAnswer,
     Template,
     legal_moves,
+    moves_text,
     parse_answer,
     rules_text,
 )
@@ -478,3 +479,14 @@ def test_tenk_serve_watch_shows_what_the_model_said(tmp_path):
     mine = [d for d in w.json()["decisions"] if d["player"] == 0]
     assert mine and all(d["said"]["answers"][-1].endswith(f"MOVE {d['said']['move']}") for d in mine)
     assert all("said" not in d for d in w.json()["decisions"] if d["player"] == 1)
+
+
+def test_moves_that_pass_an_exact_target_say_so():
+    r = Ruleset(name="exact", exact_finish="forfeit", target=1000, entry_threshold=0)
+    g = Game(r, 2)
+    g.scores[0], g.on_board[0] = 900, True
+    g.roll([1, 5, 2, 3, 3, 6])
+    text = moves_text(g, legal_moves(g))
+    assert "1. set aside 1 (100 points) and roll 5 dice on, with a turn total of 100" in text
+    assert "set aside 1 5 (150 points) and roll on: this passes the target of 1,000, so the turn ends at once" in text
+    assert "set aside 1 (100 points) and end the turn, banking 100 (score 1,000)" in text
