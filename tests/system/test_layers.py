@@ -48,6 +48,7 @@ HEAVY = {
     "statsmodels",
     "pettingzoo",
     "fastapi",
+    "mcp",
 }
 
 #: function-level imports of project modules that stay, with why. "defers X": the imported
@@ -67,6 +68,8 @@ ALLOWED = {
     ("tenk_env.cli.bench_train", "tenk_env.training.envs"): "defers stable_baselines3 (torch)",
     # every `tenk` command builds its parser from cmd_serve: the web framework loads on `tenk serve`
     ("tenk_env.cli.cmd_serve", "tenk_env.web.app"): "defers fastapi",
+    # and from cmd_mcp: the MCP SDK loads on `tenk mcp`
+    ("tenk_env.cli.cmd_mcp", "tenk_env.web.mcp"): "defers mcp (the MCP SDK)",
 }
 # `tenk bench` imports its benchmarks by name (BENCHES): each is a plugin of the command
 ALLOWED.update(
@@ -628,6 +631,7 @@ def test_the_entry_points_exist():
                 "afterstate",
                 "onnx",
                 "cmd",
+                "llm",
             },
             "tenk_env.policies",
         ),
