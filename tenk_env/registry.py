@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from tenk_env.game import Game, Phase
-from tenk_env.obs import END_TURN, PIGGYBACK_FRESH, PIGGYBACK_TAKE
+from tenk_env.obs import END_TURN, PIGGYBACK_FRESH, PIGGYBACK_TAKE, action_table
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.tables import Keep
 
@@ -52,6 +52,7 @@ __all__ = [
     "make_batched",
     "close_agents",
     "env_seconds",
+    "legal_actions",
 ]
 
 #: entry-point group of agent factories (name = "module:factory")
@@ -62,6 +63,14 @@ BATCHED_GROUP = "tenk.batched"
 
 class AgentError(ValueError):
     """A bad agent spec, or an agent asked to play a game it cannot play."""
+
+
+def legal_actions(game: Game) -> list[dict[str, Any]]:
+    """The legal actions of the decision due, ascending (:func:`tenk_env.obs.action_table`), for
+    agents that choose by action (``cmd:``, ``llm:``); :class:`AgentError` when none is due."""
+    if game.phase not in (Phase.DECIDE, Phase.PIGGYBACK):
+        raise AgentError(f"no decision is due: the game is in phase {game.phase.name}")
+    return action_table(game)
 
 
 def env_seconds(var: str, default: float, what: str) -> float:

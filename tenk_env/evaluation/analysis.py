@@ -84,6 +84,7 @@ __all__ = [
     "agent_stats",
     "sample_sizes",
     "SIZED_HALF_WIDTH",
+    "Z95",
 ]
 
 #: deals per task sent to a worker (results never depend on it: every deal has its own key)
@@ -150,6 +151,8 @@ NAN = math.nan
 NO_INTERVAL = (NAN, NAN)
 #: the half-width of the interval that :func:`sample_sizes` sizes samples for: one percentage point
 SIZED_HALF_WIDTH = 0.01
+#: the standard normal's 97.5% quantile: a 95% interval is this many standard errors either way
+Z95 = 1.959963984540054
 
 
 def sample_sizes(
@@ -161,10 +164,9 @@ def sample_sizes(
     spread, since a t-interval's width falls as one over the square root of the deals; and the
     decisions of the agent that the games by regret hold, at the measured decisions per game.
     Measured, not assumed: the ratio of the two is the squared ratio of the spreads."""
-    z = 1.959963984540054
     deals = len(r_deal)
-    by_regret = 2 * math.ceil((z * float(np.std(r_deal, ddof=1)) / half_width) ** 2)
-    by_outcome = 2 * math.ceil((z * float(np.std(w_deal, ddof=1)) / half_width) ** 2)
+    by_regret = 2 * math.ceil((Z95 * float(np.std(r_deal, ddof=1)) / half_width) ** 2)
+    by_outcome = 2 * math.ceil((Z95 * float(np.std(w_deal, ddof=1)) / half_width) ** 2)
     return {
         "half_width": half_width,
         "games_by_regret": by_regret,
@@ -368,7 +370,6 @@ class _Scored:
 
     def decide(self, game: Game, rng: np.random.Generator):
         keep, end = self.agent.decide(game, rng)
-        said = self.agent.explain() if hasattr(self.agent, "explain") else None
         t = self.opt.tables(game)
         m = regret_of(t, game, keep, end)
         p = game.current
@@ -395,7 +396,7 @@ class _Scored:
         )
         self.game_regret += m.regret
         if self.top and m.regret > 0 and (len(self.heap) < self.top or m.regret > self.heap[0][0]):
-            item = (m.regret, (self.deal, self.seating, self.m), self._detail(game, t, m, said))
+            item = (m.regret, (self.deal, self.seating, self.m), self._detail(game, t, m))
             if len(self.heap) < self.top:
                 heapq.heappush(self.heap, item)
             else:
@@ -403,8 +404,10 @@ class _Scored:
         self.m += 1
         return keep, end
 
-    def _detail(self, game: Game, t, m, said: dict[str, Any] | None) -> dict[str, Any]:
+    def _detail(self, game: Game, t, m) -> dict[str, Any]:
         p = game.current
+        # what the agent said of its move (an llm: agent's answers), asked only of the decisions kept
+        explain = getattr(self.agent, "explain", None)
         move = lambda k, e, v: {"keep": list(k.dice), "points": k.points, "end": bool(e), "value": v}  # noqa: E731
         return {
             "regret": m.regret,
@@ -430,8 +433,7 @@ class _Scored:
             "moves": [
                 {"keep": list(k.dice), "points": k.points, "roll": rv, "end": ev} for k, rv, ev in t.values(game)
             ],
-            # what the agent said of its move (an llm: agent's answers), when it says anything
-            "said": said,
+            "said": explain() if explain is not None else None,
         }
 
 

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tenk_env import variants
-from tenk_env.evaluation.analysis import KINDS, check_games
+from tenk_env.evaluation.analysis import KINDS, Z95, check_games
 from tenk_env.evaluation.benchmark import vs_optimal
 from tenk_env.io import atomic_write_text
 from tenk_env.policies.base import AgentError, AgentSpec
@@ -64,7 +64,6 @@ __all__ = [
 #: the result file's layout: {format, space_version, split, agent, agent_sha256, games, seed,
 #: rulesets: [RulesetScore...], mean_regret, mean_regret_ci, seconds, command}
 RESULT_FORMAT = 1
-_Z95 = 1.959963984540054
 #: the most training rulesets a command takes: the train split has no end (one ruleset a
 #: sampler seed), and more than this is past any run here (the generalist configs draw from
 #: 200) and weeks of solving, while a typo such as 10**12 would draw rulesets until memory runs out
@@ -113,8 +112,8 @@ def _mean_ci(scores: list[RulesetScore]) -> tuple[float, tuple[float, float] | N
     mean = sum(s.regret for s in scores) / k
     if any(s.ci is None for s in scores):
         return mean, None
-    var = sum(((s.ci[1] - s.ci[0]) / (2 * _Z95)) ** 2 for s in scores)
-    half = _Z95 * math.sqrt(var) / k
+    var = sum(((s.ci[1] - s.ci[0]) / (2 * Z95)) ** 2 for s in scores)
+    half = Z95 * math.sqrt(var) / k
     return mean, (mean - half, mean + half)
 
 

@@ -105,7 +105,6 @@ from tenk_env.game import Game, Phase
 from tenk_env.obs import (
     OBS_VERSION,
     PIGGYBACK_TAKE,
-    action_table,
     decode_action,
     encode,
     illegal_reason,
@@ -113,7 +112,7 @@ from tenk_env.obs import (
     n_actions,
     obs_labels,
 )
-from tenk_env.registry import AgentError, env_seconds
+from tenk_env.registry import AgentError, env_seconds, legal_actions
 from tenk_env.rules import Ruleset
 from tenk_env.tables import Keep
 
@@ -552,7 +551,7 @@ class CmdAgent:
         if self._failed is not None:
             raise AgentError(self._failed)
         rules, n = game.rules, game.n_players
-        legal = _legal(game)
+        legal = legal_actions(game)
         proc = self._start()
         seat = game.current
         # the hello asks for no answer: a program that ends early fails the decision it was sent
@@ -636,13 +635,6 @@ class CmdAgent:
             else ("running" if self._proc is not None and self._proc.owned() and not self._proc.closed else "idle")
         )
         return f"<CmdAgent {self.name!r} ({state})>"
-
-
-def _legal(game: Game) -> list[dict[str, Any]]:
-    """The legal actions now, ascending, in the protocol's form (:func:`tenk_env.obs.action_table`)."""
-    if game.phase not in (Phase.DECIDE, Phase.PIGGYBACK):
-        raise AgentError(f"no decision is due: the game is in phase {game.phase.name}")
-    return action_table(game)
 
 
 def _state(game: Game) -> dict[str, Any]:

@@ -69,8 +69,8 @@ import openai
 from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_text
 from tenk_env.obs import PIGGYBACK_FRESH, PIGGYBACK_TAKE, decode_action, keep_action
-from tenk_env.policies.prompt import BadAnswer, Template, legal_moves, parse_answer, retry_text
-from tenk_env.registry import AgentError, Policy, env_seconds, make_policy
+from tenk_env.policies.prompt import BadAnswer, Template, parse_answer, retry_text
+from tenk_env.registry import AgentError, Policy, env_seconds, legal_actions, make_policy
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.solve.cache import cache_dir
 from tenk_env.tables import Keep
@@ -240,7 +240,7 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ one decision
     def _choose(self, game: Game, rng: np.random.Generator) -> int:
-        moves = legal_moves(game)
+        moves = legal_actions(game)
         self.stats.decisions += 1
         d = self.last = Decision(turn=game.turn, seat=game.current)
         messages = [{"role": "user", "content": self.template.render(game, moves)}]

@@ -8,7 +8,7 @@ user's file) with four fields, written as ``$name`` (:class:`string.Template`):
   source of the points, so a variant's prompt states the variant's points;
 * ``$position``: the position in words (:func:`position_text`): seats, scores, who is on the
   board, the turn so far, the roll, the final round;
-* ``$moves``: the legal moves, numbered from 1 (:func:`moves_text`): the dice each sets
+* ``$moves``: the legal moves (:func:`tenk_env.registry.legal_actions`), numbered from 1 (:func:`moves_text`): the dice each sets
   aside, their points, and whether it rolls on or ends the turn (banking or forfeiting what);
 * ``$answer``: the answer format (:data:`ANSWER_FORMAT`).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tenk_env.game import Game, Phase
-from tenk_env.obs import PIGGYBACK_TAKE, action_table, decode_action
+from tenk_env.obs import PIGGYBACK_TAKE, decode_action
 from tenk_env.registry import AgentError
 from tenk_env.rules import Ruleset
 from tenk_env.tables import combos
@@ -124,7 +124,8 @@ class Template:
         return cls(text, str(p))
 
     def render(self, game: Game, moves: list[dict[str, Any]]) -> str:
-        """The prompt for the decision ``game`` stands at, ``moves`` its :func:`action_table`."""
+        """The prompt for the decision ``game`` stands at, ``moves`` its
+        :func:`~tenk_env.registry.legal_actions`."""
         return self._tpl.substitute(
             rules=rules_text(game.rules, game.n_players),
             position=position_text(game),
@@ -373,10 +374,3 @@ def retry_text(reason: str, n_moves: int) -> str:
         f"That answer was not accepted: {reason}. Choose one of the legal moves 1 to {n_moves}. "
         "The last line of your answer must be exactly MOVE followed by the number, for example: MOVE 1"
     )
-
-
-def legal_moves(game: Game) -> list[dict[str, Any]]:
-    """The legal actions now (:func:`tenk_env.obs.action_table`), the order the prompt numbers them."""
-    if game.phase not in (Phase.DECIDE, Phase.PIGGYBACK):
-        raise AgentError(f"no decision is due: the game is in phase {game.phase.name}")
-    return action_table(game)

@@ -25,11 +25,11 @@ from tenk_env.policies.prompt import (
     DEFAULT_TEMPLATE,
     BadAnswer,
     Template,
-    legal_moves,
     moves_text,
     parse_answer,
     rules_text,
 )
+from tenk_env.registry import legal_actions
 from tenk_env.rules import PRESETS, Ruleset
 from tenk_env.tables import combos
 from tenk_env.variants import sample_ruleset
@@ -76,7 +76,7 @@ def test_moves_are_the_answers_moves():
         # three positions: the same one again would be answered from the cache
         for k, dice in zip((3, 1, 2), ([1, 2, 2, 2, 5, 5], [1, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 5])):
             g = at_roll("classic", dice)
-            moves = legal_moves(g)
+            moves = legal_actions(g)
             assert agent.decide(g, np.random.default_rng(0)) == decode_action(g, moves[k - 1]["action"])
             assert agent.last.move == k and not agent.last.fallback
 
@@ -90,7 +90,7 @@ def test_request_carries_the_prompt_and_settings():
         assert req["model"] == "tiny" and req["temperature"] == 0.5 and req["seed"] == 11 and req["max_tokens"] == 40
         (msg,) = req["messages"]
         assert msg["role"] == "user"
-        assert msg["content"] == Template().render(g, legal_moves(g))
+        assert msg["content"] == Template().render(g, legal_actions(g))
         assert "You are player 1 of 3" in msg["content"] and "You rolled 6 dice: 1 1 2 3 4 5." in msg["content"]
         assert "1. set aside 1 (100 points) and roll 5 dice on, with a turn total of 100" in msg["content"]
 
@@ -143,7 +143,7 @@ def test_malformed_and_illegal_answers_are_retried_with_the_reason():
     with ChatServer(["I would keep the ones.", "MOVE 99", "MOVE 2"]) as server:
         agent = make_agent(spec(server))
         g = at_roll("classic", [1, 2, 2, 2, 5, 5])
-        moves = legal_moves(g)
+        moves = legal_actions(g)
         assert agent.decide(g, np.random.default_rng(0)) == decode_action(g, moves[1]["action"])
         d = agent.last
         assert d.answers == ["I would keep the ones.", "MOVE 99", "MOVE 2"] and d.move == 2 and not d.fallback
@@ -486,7 +486,7 @@ def test_moves_that_pass_an_exact_target_say_so():
     g = Game(r, 2)
     g.scores[0], g.on_board[0] = 900, True
     g.roll([1, 5, 2, 3, 3, 6])
-    text = moves_text(g, legal_moves(g))
+    text = moves_text(g, legal_actions(g))
     assert "1. set aside 1 (100 points) and roll 5 dice on, with a turn total of 100" in text
     assert "set aside 1 5 (150 points) and roll on: this passes the target of 1,000, so the turn ends at once" in text
     assert "set aside 1 (100 points) and end the turn, banking 100 (score 1,000)" in text
