@@ -23,5 +23,8 @@ def _isolated_solver_cache(tmp_path_factory):
     mp.setenv("TENK_CACHE", str(tmp_path_factory.mktemp("tenk-cache")))
     # matplotlib writes its font cache under the home directory unless told otherwise
     mp.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mplconfig")))
+    # an SB3 model that learns without a logger of its own makes a folder in the system's
+    # temporary directory, one per call, left behind after the run
+    mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
     yield
     mp.undo()

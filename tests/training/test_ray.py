@@ -97,6 +97,11 @@ def test_local_runtime_is_private_and_sized(ray_local):
         addrs = _listening(_descendants(os.getpid()))
         assert addrs, "found no listening socket of the Ray processes"
         assert set(addrs) <= LOOPBACK, addrs
+    # its workers run at this process's priority (Ray's default of 15 let any busy process
+    # starve a sweep's trials)
+    assert ray.get(ray.remote(lambda: os.getpriority(os.PRIO_PROCESS, 0)).remote()) == os.getpriority(
+        os.PRIO_PROCESS, 0
+    )
     # a runtime this process holds is used as it is (and left running)
     with ray_session() as again:
         assert again.mode == "existing"
