@@ -206,7 +206,8 @@ def test_inputs_a_run_was_not_trained_with_are_refused(tmp_path):
         yaml.safe_dump(
             {
                 **GEN,
-                "rules": "classic",
+                # a short game: its regret is measured at the evaluation, which solves the game
+                "rules": {"base": "classic", "target": 1000},
                 "rules_obs": False,
                 "name": "one",
                 "total_turns": 80,
