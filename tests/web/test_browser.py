@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tenk_env.records import load_jsonl, replay
+from tenk_env.evaluation.play import play_game
+from tenk_env.records import load_jsonl, replay, save_jsonl
 from tenk_env.rules import PRESETS
 from tenk_env.web.app import create_app
 
@@ -177,6 +178,34 @@ def test_a_whole_game_against_dicenow_by_clicking(page, shots, tmp_path):
     page.click("#analyse-viewer .costliest button")  # the costliest move, reopened at its position
     assert page.query_selector_all("#analyse-viewer .decision-panel td.made")
     page.screenshot(path=str(shots / "serve_analyse.png"), full_page=True)
+
+
+def test_analyse_shows_what_a_model_said_at_its_decision(page, tmp_path):
+    """A record whose decisions carry what an agent said (an ``llm:`` agent's answers and why
+    one was refused) shows it, folded, under each decision of Analyse."""
+    said = {
+        "answers": ["I keep the five.", "MOVE 1"],
+        "problems": ["the last line must be MOVE n"],
+        "move": 1,
+        "fallback": False,
+    }
+    game = play_game(WEB, ["dicenow", "greedy"], dice=4)
+    events = [dict(e, said=said) if e["type"] in ("keep", "piggyback") else e for e in game.events]
+    save_jsonl(events, tmp_path / "said.jsonl")
+    page.click("#tab-analyse")
+    page.set_input_files("#record-file", str(tmp_path / "said.jsonl"))
+    page.wait_for_function("document.querySelector('#record-text').value.includes('\"said\"')")
+    page.click("#analyse")
+    page.wait_for_selector("#analyse-viewer:not([hidden]) .regret-table")
+    page.click("#analyse-viewer button[title^='Next decision']")
+    box = page.wait_for_selector("#analyse-viewer .decision-panel details.said")
+    assert box.query_selector("summary").inner_text() == "What the model said (2 answers, the last one played)"
+    texts = box.query_selector_all(".said-text")
+    assert [t.text_content() for t in texts] == said["answers"]
+    assert not any(t.is_visible() for t in texts)  # folded until asked for
+    box.query_selector("summary").click()
+    assert all(t.is_visible() for t in texts)
+    assert "refused: the last line must be MOVE n" in box.inner_text()
 
 
 def test_watching_two_agents_draws_the_win_probability_chart(page, shots):
