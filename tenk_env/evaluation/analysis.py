@@ -259,7 +259,8 @@ class AnalysisReport:
       independent (``empirical_wilson``); ``empirical_seat`` / ``empirical_seat_ci`` by
       seat (Wilson's: one game per deal in a seat, so independent games).
     * ``width_ratio``: width of ``empirical_ci`` over width of ``implied_ci``: how many
-      times narrower the regret-based interval is (None when either is not given).
+      times narrower the regret-based interval is (None when either is not given or has no
+      width, as for an agent that never wins).
     * ``by_kind``: regret per game of each kind of mistake (:data:`KINDS`).
     * ``sample_sizes``: how many games (and decisions of the agent) would pin its win rate
       against ``optimal`` to within :data:`SIZED_HALF_WIDTH` (95%) by regret, and how many
@@ -672,7 +673,9 @@ def _report(
     empirical_ci = note("empirical", _interval(w_deal, 0.0, 1.0, int((w_deal != 0.5).sum()), "not split 1-1"))
     implied_ci = _implied(b, regret_ci)
     width = implied_ci[1] - implied_ci[0]
-    ratio = (empirical_ci[1] - empirical_ci[0]) / width if width > 0 else None  # False for nan: None
+    spread = empirical_ci[1] - empirical_ci[0]
+    # no ratio where either interval is missing (nan) or has no width (an agent that never wins)
+    ratio = spread / width if width > 0 and spread > 0 else None
     mistakes = dec["regret"] > 0
     kinds = _kinds(dec)
     g = len(regret)

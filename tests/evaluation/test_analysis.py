@@ -560,3 +560,11 @@ def test_sample_sizes_are_the_measured_spreads_scaled():
     assert s["games_by_regret"] < s["games_by_outcome"]
     # too few deals for honest intervals: no sizes either
     assert analyse("dicenow", IMM, 20, seed=4).report.sample_sizes is None
+
+
+def test_no_width_ratio_without_an_empirical_interval():
+    """Where the outcomes give no interval (here too many deals split 1-1), nothing is compared:
+    no ratio, rather than a nan one printed as "nan times narrower"."""
+    r = analyse("greedy", IMM, 60, seed=1).report
+    assert math.isnan(r.empirical_ci[0]) and r.implied_ci[1] > r.implied_ci[0]
+    assert r.width_ratio is None and "narrower" not in str(r)
