@@ -406,12 +406,13 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
     t.columns.pop()  # no rotation mean: the seats are the same strategy
     t.add_row("equilibrium", *(f"{x:.6f}" for x in eq.p_seat))
     x = None
-    if args.exploitability:
+    if args.exploitability or args.nash_conv:
         with _progress("best response") as bar:
-            x = solve.equilibrium_exploitability(r, n, cache=not args.no_cache, progress=bar)
+            x = solve.equilibrium_exploitability(r, n, seats=args.exploitability, cache=not args.no_cache, progress=bar)
         assert x is not None  # None only with cached_only
         t.add_row("best response to it", *(f"{v:.6f}" for v in x.br))
-        t.add_row("gain", *(f"{v:.1e}" for v in x.gain))
+        if x.gain is not None:
+            t.add_row("gain", *(f"{v:.1e}" for v in x.gain))
     console.print(t)
     st = eq.stats
     how = "loaded from cache" if st.get("cached") else f"solved in {eq.seconds:.1f} s"
@@ -429,12 +430,20 @@ def cmd_equilibrium(args: argparse.Namespace) -> int:
         )
     if x is not None:
         bhow = "loaded from cache" if x.stats.get("cached") else f"solved in {x.seconds:.1f} s"
-        console.print(
-            f"exploitability: the best response of one seat, reading every score, against {n - 1} equilibrium "
-            f"players gains {x.gain.max():.1e} at most over the equilibrium's value; NashConv (the sum over the "
-            f"seats) {x.nash_conv:.1e} ({bhow})",
-            highlight=False,
-        )
+        if x.gain is not None:
+            console.print(
+                f"exploitability: the best response of one seat, reading every score, against {n - 1} "
+                f"equilibrium players gains {x.gain.max():.1e} at most over the equilibrium's value; NashConv "
+                f"(the sum over the seats) {x.nash_conv:.1e} ({bhow})",
+                highlight=False,
+            )
+        else:
+            console.print(
+                f"NashConv {x.nash_conv:.1e}: the best response of one seat, reading every score, against "
+                f"{n - 1} equilibrium players, summed over the seats, less 1 (what one strategy takes in "
+                f"all of them) ({bhow}); each seat's gain: --exploitability",
+                highlight=False,
+            )
     head = _fair_start(eq) if args.fair_start else None
     kings = _kingmakers(r, eq, args) if args.kingmakers else None
     if args.plot:
@@ -559,8 +568,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--exploitability",
         action="store_true",
-        help="also solve the exact best response of one seat to the others (reading every score): each "
-        "seat's gain and NashConv, their sum (about as long as the equilibrium)",
+        help="also solve the exact best response of one seat to the others (reading every score) and the "
+        "equilibrium strategy's own value: each seat's gain and NashConv, their sum (two passes, about three "
+        "times the equilibrium's time)",
+    )
+    q.add_argument(
+        "--nash-conv",
+        action="store_true",
+        help="also NashConv alone, from the best response's pass (half of --exploitability's time: one "
+        "strategy's chances over the seats sum to 1); a later --exploitability runs the second pass only",
     )
     q.add_argument(
         "--fair-start",

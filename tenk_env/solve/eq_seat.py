@@ -637,16 +637,19 @@ class Exploitability:
     ``br[j]``: the exact win probability of the best response from seat j (j players move
     before it; seat 1 moves first), a strategy that reads every player's score and the whole
     turn; ``played[j]``: the equilibrium strategy's own, as the agent ``equilibrium`` plays it
-    in every seat. ``gain = br - played`` is each seat's exploitability and ``nash_conv``
-    their sum (NashConv, as OpenSpiel reports it: 0 exactly at an equilibrium). ``eq[j]``: the
-    solver's value of the start (:attr:`Equilibrium.p_seat`), the same as ``played`` where
-    every cycle of turns has a pure equilibrium; where one has none, the solver keeps the
-    profile of least deviation gain while the strategy chooses again on the values found, and
-    the two differ by about that gain. ``seconds`` covers the two passes."""
+    in every seat (None where only NashConv was asked for). ``gain = br - played`` is each
+    seat's exploitability and ``nash_conv`` their sum (NashConv, as OpenSpiel reports it: 0
+    exactly at an equilibrium). A game here has exactly one winner (ties go to who reached the
+    target first), so the seats' chances under one strategy sum to 1 and NashConv is also
+    ``sum(br) - 1``: the best response alone gives it. ``eq[j]``: the solver's value of the
+    start (:attr:`Equilibrium.p_seat`), the same as ``played`` where every cycle of turns has a
+    pure equilibrium; where one has none, the solver keeps the profile of least deviation gain
+    while the strategy chooses again on the values found, and the two differ by about that
+    gain. ``seconds`` covers the passes run."""
 
     rules: Ruleset
     br: np.ndarray
-    played: np.ndarray
+    played: np.ndarray | None
     eq: np.ndarray
     seconds: float
     stats: dict = field(default_factory=dict)
@@ -656,22 +659,30 @@ class Exploitability:
         return len(self.br)
 
     @property
-    def gain(self) -> np.ndarray:
-        return self.br - self.played
+    def gain(self) -> np.ndarray | None:
+        return None if self.played is None else self.br - self.played
 
     @property
     def nash_conv(self) -> float:
-        return float(self.gain.sum())
+        return float(self.br.sum() - (1.0 if self.played is None else self.played.sum()))
 
 
 def equilibrium_exploitability(
-    rules: Ruleset | str, n_players: int = 3, *, cache: bool = True, progress=None, cached_only: bool = False
+    rules: Ruleset | str,
+    n_players: int = 3,
+    *,
+    seats: bool = True,
+    cache: bool = True,
+    progress=None,
+    cached_only: bool = False,
 ) -> Exploitability | None:
     """The exploitability of the symmetric equilibrium of ``rules`` (2 to 4 players; solved
     first if it is not cached), exactly: from every seat, the best response of one seat to the
-    N - 1 others, and the equilibrium strategy's own value there. Two passes, each about as
-    long as a bot's evaluation beside the equilibrium. Cached on disk by ruleset hash and this
-    module's code; ``cached_only``: None unless it is cached."""
+    N - 1 others (one pass, about as long as a bot's evaluation beside the equilibrium) and,
+    with ``seats``, the equilibrium strategy's own value there (a second pass), for each
+    seat's gain. Without ``seats`` only NashConv is known (``sum(br) - 1``), in half the time.
+    Cached on disk by ruleset hash and this module's code, the best response first: a later
+    call with ``seats`` runs the second pass alone. ``cached_only``: None unless cached."""
     rules = load_ruleset(rules)
     N = int(n_players)
     check_equilibrium_rules(rules, N)
@@ -680,21 +691,34 @@ def equilibrium_exploitability(
     eq = solve_equilibrium(rules, N, cache=cache, cached_only=cached_only)
     if eq is None:
         return None
+    br, played, secs, stats = None, None, 0.0, {}
     if disk:
         got = load_arrays(disk)
         if got is not None:
             m = got["meta"]
-            stats = {"cached": True, "residual": float(m[1]), "turns_solved": int(m[2])}
-            return Exploitability(rules, got["br"], got["played"], eq.p_seat, float(m[0]), stats)
+            br, played, secs = got["br"], got.get("played"), float(m[0])
+            stats = {"residual": float(m[1]), "turns_solved": int(m[2])}
+            if played is not None or not seats:
+                return Exploitability(rules, br, played, eq.p_seat, secs, {"cached": True, **stats})
     if cached_only:
         return None
     t0 = time.perf_counter()
-    half = (lambda f: progress(f / 2)) if progress else None
-    rest = (lambda f: progress(0.5 + f / 2)) if progress else None
-    br, stats = _seat_pass(rules, eq, [None] * N, THETA, half)
-    played, _ = _seat_pass(rules, eq, [EQUILIBRIUM] + [None] * (N - 1), THETA, rest)
-    secs = time.perf_counter() - t0
-    if disk:
-        meta = np.array([secs, stats["residual"], stats["turns_solved"]])
-        save_arrays(disk, {"br": br, "played": played, "meta": meta})
-    return Exploitability(rules, br, played, eq.p_seat, secs, {"cached": False, **stats})
+    cached = br is not None
+    both = seats and not cached
+    first = (lambda f: progress(f / 2)) if progress and both else progress
+    second = (lambda f: progress(0.5 + f / 2)) if progress and both else progress
+    if br is None:
+        br, stats = _seat_pass(rules, eq, [None] * N, THETA, first)
+        if disk:  # kept before the second pass: a run stopped there keeps NashConv
+            meta = np.array([time.perf_counter() - t0, stats["residual"], stats["turns_solved"]])
+            save_arrays(disk, {"br": br, "meta": meta})
+    if seats:
+        played, _ = _seat_pass(rules, eq, [EQUILIBRIUM] + [None] * (N - 1), THETA, second)
+    secs += time.perf_counter() - t0  # with a cached first pass, its time as well
+    if disk and seats:
+        save_arrays(
+            disk, {"br": br, "played": played, "meta": np.array([secs, stats["residual"], stats["turns_solved"]])}
+        )
+    return Exploitability(
+        rules, br, played, eq.p_seat, secs, {"cached": False, "best_response_cached": cached, **stats}
+    )
