@@ -575,8 +575,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--nash-conv",
         action="store_true",
-        help="also NashConv alone, from the best response's pass (half of --exploitability's time: one "
-        "strategy's chances over the seats sum to 1); a later --exploitability runs the second pass only",
+        help="also NashConv alone, from the best response's pass (the first of --exploitability's two, "
+        "about two thirds of its time: one strategy's chances over the seats sum to 1); a later "
+        "--exploitability runs the second pass only",
     )
     q.add_argument(
         "--fair-start",
