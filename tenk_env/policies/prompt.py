@@ -8,8 +8,9 @@ user's file) with four fields, written as ``$name`` (:class:`string.Template`):
   source of the points, so a variant's prompt states the variant's points;
 * ``$position``: the position in words (:func:`position_text`): seats, scores, who is on the
   board, the turn so far, the roll, the final round;
-* ``$moves``: the legal moves (:func:`tenk_env.registry.legal_actions`), numbered from 1 (:func:`moves_text`): the dice each sets
-  aside, their points, and whether it rolls on or ends the turn (banking or forfeiting what);
+* ``$moves``: the legal moves (:func:`tenk_env.registry.legal_actions`), numbered from 1
+  (:func:`moves_text`): the dice each sets aside, their points, and whether it rolls on or
+  ends the turn (banking or forfeiting what);
 * ``$answer``: the answer format (:data:`ANSWER_FORMAT`).
 
 The answer is read strictly (:func:`parse_answer`): its last non-empty line must be

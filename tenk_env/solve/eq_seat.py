@@ -680,9 +680,10 @@ def equilibrium_exploitability(
     first if it is not cached), exactly: from every seat, the best response of one seat to the
     N - 1 others (one pass, about as long as a bot's evaluation beside the equilibrium) and,
     with ``seats``, the equilibrium strategy's own value there (a second pass), for each
-    seat's gain. Without ``seats`` only NashConv is known (``sum(br) - 1``), from the first pass alone.
-    Cached on disk by ruleset hash and this module's code, the best response first: a later
-    call with ``seats`` runs the second pass alone. ``cached_only``: None unless cached."""
+    seat's gain. Without ``seats`` only NashConv is known (``sum(br) - 1``), from the first
+    pass alone. Cached on disk by ruleset hash and this module's code, the best response
+    first: a later call with ``seats`` runs the second pass alone. ``cached_only``: None
+    unless cached."""
     rules = load_ruleset(rules)
     N = int(n_players)
     check_equilibrium_rules(rules, N)
