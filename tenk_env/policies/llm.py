@@ -21,7 +21,13 @@ Spec. ``llm:MODEL`` then options as ``,key=value`` (none may hold a comma):
 * ``retries``: how many times a bad answer is asked again (default :data:`DEFAULT_RETRIES`);
 * ``fallback``: the agent spec that plays a decision whose answers were all bad (default
   ``random``, uniform over the legal moves);
-* ``template``: a prompt template file (default :data:`tenk_env.policies.prompt.DEFAULT_TEMPLATE`).
+* ``template``: a prompt template file (default :data:`tenk_env.policies.prompt.DEFAULT_TEMPLATE`);
+* ``constrain``: ``none`` (default) or ``grammar``: each request carries a GBNF grammar
+  (:func:`~tenk_env.policies.prompt.move_grammar`, in the ``grammar`` field that llama.cpp's
+  servers read) under which the model can write only ``MOVE n`` for a legal ``n``. A model
+  too small to follow the answer format then still plays its own moves: the most likely
+  legal answer at temperature 0, with no room to reason first. Servers that do not read the
+  field ignore it or refuse the request (HTTP 400, named).
 
 A decision. The model gets one user message, the template filled in
 (:mod:`tenk_env.policies.prompt`: the rules of the game being played, the position, the
@@ -40,10 +46,10 @@ fix: no server at the endpoint, a key refused, a model the server does not have,
 the server rejects (HTTP 400, e.g. a prompt longer than the model's context).
 
 Cache. Every answer is kept under ``$TENK_CACHE/llm/`` (default ``~/.cache/tenk/llm/``),
-keyed by the model, the template's text, the whole conversation and the sampling settings
-(:func:`request_key`). A rerun asks the server nothing: a game replayed, an analysis run
-again, a tournament resumed. A cached answer is reused at any temperature, so a seeded run
-is reproducible; give another ``seed`` (or delete the folder) to sample again.
+keyed by the model, the template's text, the whole conversation, the sampling settings and
+the constraint (:func:`request_key`). A rerun asks the server nothing: a game replayed, an
+analysis run again, a tournament resumed. A cached answer is reused at any temperature, so a
+seeded run is reproducible; give another ``seed`` (or delete the folder) to sample again.
 
 Concurrency. An agent asks one question at a time, and tenk plays one game per worker
 process, so at most ``--workers`` requests are in flight; give ``--workers 1`` to a server
@@ -69,7 +75,7 @@ import openai
 from tenk_env.game import Game, Phase
 from tenk_env.io import atomic_write_text
 from tenk_env.obs import PIGGYBACK_FRESH, PIGGYBACK_TAKE, decode_action, keep_action
-from tenk_env.policies.prompt import BadAnswer, Template, parse_answer, retry_text
+from tenk_env.policies.prompt import BadAnswer, Template, move_grammar, parse_answer, retry_text
 from tenk_env.registry import AgentError, Policy, env_seconds, legal_actions, make_policy
 from tenk_env.rules import Ruleset, did_you_mean
 from tenk_env.solve.cache import cache_dir
@@ -83,6 +89,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_MAX_TOKENS",
+    "CONSTRAINTS",
 ]
 
 DEFAULT_TIMEOUT = 60.0
@@ -104,7 +111,9 @@ _OPTIONS: dict[str, tuple[type, str]] = {
     "retries": (int, "an integer >= 0"),
     "fallback": (str, "an agent spec, e.g. random"),
     "template": (str, "the path of a prompt template file"),
+    "constrain": (str, "none, or grammar (llama.cpp's servers)"),
 }
+CONSTRAINTS = ("none", "grammar")
 
 
 @dataclass
@@ -183,6 +192,7 @@ class LLMAgent:
         retries: int = DEFAULT_RETRIES,
         fallback: str = "random",
         template: str | Path | None = None,
+        constrain: str = "none",
     ):
         if not model:
             raise AgentError(f"agent 'llm' needs a model name, e.g. {_EXAMPLE!r}")
@@ -205,6 +215,9 @@ class LLMAgent:
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise self._bad_option("timeout", timeout)
         self.retries = int(retries)
+        if constrain not in CONSTRAINTS:
+            raise self._bad_option("constrain", constrain)
+        self.constrain = constrain
         self.template = Template.from_file(template) if template is not None else Template()
         self.fallback_spec = fallback
         self.fallback: Policy = make_policy(fallback)
@@ -246,7 +259,7 @@ class LLMAgent:
         messages = [{"role": "user", "content": self.template.render(game, moves)}]
         for _ in range(self.retries + 1):
             try:
-                text = self._answer(messages)
+                text = self._answer(messages, len(moves))
             except _Unanswered as e:
                 d.answers.append(None)
                 d.problems.append(str(e))
@@ -277,14 +290,17 @@ class LLMAgent:
         keep, end = self.fallback.decide(game, rng)
         return keep_action(keep, end)
 
-    def _answer(self, messages: list[dict[str, str]]) -> str:
-        key = request_key(self.model, self.template.key, messages, self.settings)
+    def _answer(self, messages: list[dict[str, str]], n_moves: int) -> str:
+        # an unconstrained request keeps the key it had before constraints existed
+        settings = self.settings if self.constrain == "none" else {**self.settings, "constrain": self.constrain}
+        key = request_key(self.model, self.template.key, messages, settings)
         text = _cached(key)
         if text is not None:
             self.stats.cached += 1
             return text
-        text, usage = self._request(messages)
-        record: dict[str, Any] = {"model": self.model, "template": self.template.name, "settings": self.settings}
+        extra = {"grammar": move_grammar(n_moves)} if self.constrain == "grammar" else None
+        text, usage = self._request(messages, extra)
+        record: dict[str, Any] = {"model": self.model, "template": self.template.name, "settings": settings}
         record.update(messages=messages, text=text, usage=usage)
         atomic_write_text(_cache_file(key), json.dumps(record))
         return text
@@ -298,7 +314,7 @@ class LLMAgent:
         # local servers take any key; a hosted one refuses this with a 401, named below
         return "none"
 
-    def _request(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, int]]:
+    def _request(self, messages: list[dict[str, str]], extra: dict[str, Any] | None) -> tuple[str, dict[str, int]]:
         if self._client is None:
             self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key(), max_retries=0)
         where = self.base_url or "OpenAI's API"
@@ -309,6 +325,7 @@ class LLMAgent:
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 timeout=self.timeout,
+                extra_body=extra,
                 **self.settings,
             )
         except openai.APITimeoutError:
@@ -332,7 +349,7 @@ class LLMAgent:
                 raise _Unanswered(f"the server answered HTTP {e.status_code}") from None
             raise AgentError(
                 f"agent {self.name!r}: {where} rejected the request (HTTP {e.status_code}: {_short(e.message)}): "
-                "check the options (max_tokens, the template's length against the model's context)"
+                "check the options (max_tokens, constrain, the template's length against the model's context)"
             ) from None
         finally:
             self.stats.seconds += time.perf_counter() - t0

@@ -44,6 +44,7 @@ __all__ = [
     "position_text",
     "moves_text",
     "parse_answer",
+    "move_grammar",
     "retry_text",
     "BadAnswer",
 ]
@@ -367,6 +368,15 @@ def parse_answer(text: str, n_moves: int) -> int:
     if not 1 <= k <= n_moves:
         raise BadAnswer(f"move {k} is not one of the legal moves, numbered 1 to {n_moves}")
     return k - 1
+
+
+def move_grammar(n_moves: int) -> str:
+    """A GBNF grammar (llama.cpp's) whose only sentences are ``MOVE n`` for ``1 <= n <= n_moves``:
+    the answers :func:`parse_answer` accepts, and no others."""
+    if n_moves < 1:
+        raise ValueError(f"a decision has at least one legal move, not {n_moves}")
+    numbers = " | ".join(f'"{k}"' for k in range(1, n_moves + 1))
+    return f'root ::= "MOVE " ({numbers})'
 
 
 def retry_text(reason: str, n_moves: int) -> str:

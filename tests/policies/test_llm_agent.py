@@ -25,6 +25,7 @@ from tenk_env.policies.prompt import (
     DEFAULT_TEMPLATE,
     BadAnswer,
     Template,
+    move_grammar,
     moves_text,
     parse_answer,
     rules_text,
@@ -93,6 +94,29 @@ def test_request_carries_the_prompt_and_settings():
         assert msg["content"] == Template().render(g, legal_actions(g))
         assert "You are player 1 of 3" in msg["content"] and "You rolled 6 dice: 1 1 2 3 4 5." in msg["content"]
         assert "1. set aside 1 (100 points) and roll 5 dice on, with a turn total of 100" in msg["content"]
+
+
+def test_grammar_lets_the_model_write_only_a_legal_move():
+    assert move_grammar(3) == 'root ::= "MOVE " ("1" | "2" | "3")'
+    with pytest.raises(ValueError, match="at least one legal move"):
+        move_grammar(0)
+    g = at_roll("classic", [1, 5, 2, 3, 4, 6])
+    n = len(legal_actions(g))
+    with ChatServer([last_move]) as server:
+        constrained = make_agent(spec(server, "constrain=grammar", "seed=3"))
+        keep, end = constrained.decide(g, np.random.default_rng(0))
+        (req,) = server.requests
+        assert req["grammar"] == move_grammar(n)
+        assert constrained.last.move == n and not constrained.last.fallback
+        assert decode_action(g, legal_actions(g)[n - 1]["action"]) == (keep, end)
+        # without the option nothing is constrained, and the same question is another request:
+        # an unconstrained answer is never served from a constrained one's cache entry
+        free = make_agent(spec(server, "seed=3"))
+        free.decide(g, np.random.default_rng(0))
+        assert "grammar" not in server.requests[1] and free.stats.calls == 1
+        again = make_agent(spec(server, "constrain=grammar", "seed=3"))
+        again.decide(g, np.random.default_rng(0))
+        assert len(server.requests) == 2 and again.stats.cached == 1
 
 
 def test_piggyback_choice():
@@ -221,6 +245,7 @@ def test_setup_faults_are_clear_errors():
         ("llm:m,base_url=", "base_url= is empty"),
         ("llm:m,fallback=nosuchbot", "nosuchbot"),
         ("llm:m,template=/no/such/file.txt", "is not a file"),
+        ("llm:m,constrain=regex", "constrain='regex': give none, or grammar"),
     ],
 )
 def test_bad_specs(text, words):

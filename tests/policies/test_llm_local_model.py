@@ -4,7 +4,8 @@ loopback port. ``.ci/run`` installs both; elsewhere the test is skipped unless
 ``TENK_REQUIRE_LOCAL_MODEL`` is set, when a missing piece fails it instead.
 
 It plays a whole game against ``random``, and the game again from the cache without a
-request, move for move the same."""
+request, move for move the same; and, under a grammar that admits only legal answers, a game
+of its own moves with no bad answer."""
 
 from __future__ import annotations
 
@@ -107,3 +108,17 @@ def test_a_real_model_plays_a_game_end_to_end(model_server, tmp_path, monkeypatc
     again = make_agent(spec)
     assert play_game(SHORT, [again, "random"], dice=2026).events == game.events
     assert again.stats.calls == 0 and again.stats.cached == st.calls
+
+
+def test_a_real_model_under_the_move_grammar_plays_only_its_own_moves(model_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("TENK_CACHE", str(tmp_path / "cache"))
+    spec = f"llm:smollm2,base_url={model_server},temperature=0,seed=1,max_tokens=8,retries=0,timeout=120"
+    agent = make_agent(spec + ",constrain=grammar")
+    game = play_game(SHORT, [agent, "random"], dice=2026)
+    assert game.over
+    st = agent.stats
+    assert st.decisions > 0 and st.calls == st.decisions
+    assert st.bad_answers == 0 and st.fallbacks == 0
+    for e in (e for e in game.events if e["type"] == "keep" and e["player"] == 0):
+        (answer,) = e["said"]["answers"]
+        assert answer == f"MOVE {e['said']['move']}"
