@@ -250,7 +250,7 @@ def test_damaged_weights_under_a_matching_hash_are_named(small_zoo):
 
 def test_every_shipped_entry_is_whole():
     healthy, bad = zoo.scan()
-    assert bad == [] and len(healthy) == 11
+    assert bad == [] and len(healthy) == 12
     from tenk_env.io import file_sha256
 
     for e in healthy:
