@@ -223,6 +223,7 @@ def _describe(agent: str) -> str:
     return {
         "onnx": "ONNX model",
         "cmd": "external program",
+        "llm": "language model",
         "ppo": "PPO checkpoint",
         "afterstate": "afterstate checkpoint",
     }.get(name, "bot")

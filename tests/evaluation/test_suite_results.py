@@ -313,6 +313,12 @@ def test_the_leaderboard_table_keeps_every_figure_at_80_columns(tmp_path, monkey
     assert max(len(line) for line in out.getvalue().splitlines()) <= 80
 
 
+def test_the_leaderboard_says_what_kind_of_agent_each_row_is():
+    assert cmd_suite._describe("dicenow") == "bot"
+    assert cmd_suite._describe("cmd:python -m my_agent") == "external program"
+    assert cmd_suite._describe("llm:smollm2,base_url=http://127.0.0.1:8080/v1") == "language model"
+
+
 def test_the_curve_table_keeps_every_figure_at_80_columns():
     points = [(100_005, result(LONG, (0.0081, 0.0081))), (1_200_048, result(LONG, (0.0062, 0.0062)))]
     points[1][1].mean_regret_ci = None
