@@ -26,7 +26,7 @@ import numpy as np
 
 from tenk_env.jit import njit, prange
 from tenk_env.rules import Ruleset, load_ruleset
-from tenk_env.solve.cache import load_arrays, result_key, save_arrays
+from tenk_env.solve.cache import cache_path, load_arrays, result_key, save_arrays
 from tenk_env.solve.equilibrium import EQ_VERSION, Equilibrium, check_equilibrium_rules, solve_equilibrium
 from tenk_env.solve.evaluate import THETA, Tabulated
 from tenk_env.solve.kernels.equilibrium import eq_cap, eq_index, eq_turn_inputs
@@ -451,37 +451,69 @@ def _key(rules: Ruleset, players: list, theta: float, kind: str = "eqseat") -> s
     return result_key(__name__, f"{kind}{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
 
 
-def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, progress, tables: dict | None = None):
+#: a pass saves its progress at most this often (seconds; a save takes seconds at the full
+#: target), so a run that is stopped resumes where it was instead of starting again
+CHECKPOINT_SECONDS = 600.0
+
+
+def _seat_pass(
+    rules: Ruleset,
+    eq: Equilibrium,
+    players: list,
+    theta: float,
+    progress,
+    tables: dict | None = None,
+    checkpoint: str | None = None,
+):
     """Player 0 (a :class:`~tenk_env.solve.evaluate.Tabulated` policy, the best responder for
     None, or :data:`EQUILIBRIUM`) beside players 1..N-1 (policies, or the equilibrium ``eq``
     for None): (player 0's chance from each seat, stats). ``tables``, for the best responder,
-    receives what it plays from (the fields of :class:`SeatBestResponse`)."""
+    receives what it plays from (the fields of :class:`SeatBestResponse`).
+
+    ``checkpoint``: the cache key the pass's progress is kept under (the final round's tables,
+    then the levels solved, every :data:`CHECKPOINT_SECONDS`); a pass that finds it goes on
+    from there, to the same floats as a pass never stopped, and drops it when done. The key
+    must name everything the pass depends on (the result's own key does)."""
     N = len(players)
     first = players[0]
     resp = first is None
     eqs = np.array([first is EQUILIBRIUM] + [p is None for p in players[1:]])
     st = setup_players(rules, [None if first is EQUILIBRIUM else first] + players[1:], theta)
     s, tu = st.spec, st.tu
-    TRIG = np.zeros((N, st.J, tu ** (N - 1)))
-    finals: dict = {}
-    if s.prm[P_END] == END_IMMEDIATE:
-        TRIG[0] = 1.0  # a bank to the target wins at once
-    else:
-        # the bars a trigger's bank reaches: a bot's from its tables, the equilibrium's from
-        # its caps, the responder's as far as the tables go (past them a bar is beaten with
-        # chance <= EPS)
-        reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
-        for t in range(N):
-            J1 = st.J if (t == 0 and resp) else (reach if eqs[t] else st.J1)
-            TRIG[t, :J1] = _chain(st, eq, resp, t, J1, finals)[1 if t == 0 else 0]
-            TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
-    KID, DIST, DW, DQ, _ = st.stacked
     order, bounds = st.levels
-    U = np.zeros((N, tu**N))
+    t0 = last = time.perf_counter()  # the final round's tables count: they are a third of a pass
+    before = 0.0  # seconds the runs stopped earlier spent on this pass
+    saved = load_arrays(checkpoint) if checkpoint else None
+    # the levels solved before a stop: their largest last change and their turn solves
+    res_before, its_before = 0.0, 0
+    shapes = {"U": (N, tu**N), "TRIG": (N, st.J, tu ** (N - 1)), "level": (), "seconds": (), "done": (2,)}
+    if saved is not None and all(k in saved and saved[k].shape == v for k, v in shapes.items()):
+        TRIG, U = saved["TRIG"], saved["U"]
+        finals = {int(k[6:]): v for k, v in saved.items() if k.startswith("final_")}
+        start, before = int(saved["level"]), float(saved["seconds"])
+        res_before, its_before = float(saved["done"][0]), int(saved["done"][1])
+    else:
+        TRIG, finals = _final_round(st, eq, resp, eqs)
+        U = np.zeros((N, tu**N))
+        start = 0
     res = np.zeros(order.shape[0])
     its = np.zeros(order.shape[0], np.int64)
+
+    def keep(level: int) -> None:
+        nonlocal last
+        if checkpoint and time.perf_counter() - last >= CHECKPOINT_SECONDS:
+            arrays = {f"final_{t}": v for t, v in finals.items()}
+            n = bounds[level]
+            done = np.array([max(res_before, res[:n].max(initial=0.0)), its_before + its[:n].sum()])
+            seconds = np.array(before + time.perf_counter() - t0)
+            arrays.update(TRIG=TRIG, U=U, level=np.array(level), seconds=seconds, done=done)
+            save_arrays(checkpoint, arrays)
+            last = time.perf_counter()
+
+    keep(start)
+    KID, DIST, DW, DQ, _ = st.stacked
     total = float(order.shape[0])
-    for lv in range(len(bounds) - 1):
+    for lv in range(start, len(bounds) - 1):
         lo, hi = bounds[lv], bounds[lv + 1]
         if hi == lo:
             continue
@@ -511,8 +543,11 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
             res[lo:hi],
             its[lo:hi],
         )
+        keep(lv + 1)
         if progress is not None:
             progress(hi / total)
+    if checkpoint:
+        cache_path(checkpoint).unlink(missing_ok=True)
     # seat j: j players move before player 0, so player (N - j) % N moves first
     p_seat = np.array([U[(N - j) % N, 0] for j in range(N)])
     if tables is not None and resp:
@@ -521,8 +556,10 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
     stats = {
         "pruned": max((f.pruned for f in fixed), default=0.0),
         "tabulations": sum(f.tabulations for f in fixed),
-        "residual": float(res.max()),
-        "turns_solved": int(its.sum()),
+        "residual": max(res_before, float(res.max())),
+        "turns_solved": its_before + int(its.sum()),
+        "seconds_before": before,
+        "resumed_at": float(bounds[start]) / order.shape[0] if before else 0.0,
     }
     if stats["residual"] > 1e3 * TOL:
         raise SolverError(
@@ -530,6 +567,26 @@ def _seat_pass(rules: Ruleset, eq: Equilibrium, players: list, theta: float, pro
             f"(last change {stats['residual']:.2g}); please report this ruleset"
         )
     return p_seat, stats
+
+
+def _final_round(st, eq: Equilibrium, resp: bool, eqs: np.ndarray):
+    """``TRIG[t, bar - target, rest]``, player 0's chance once player t starts the final round,
+    for :func:`eqseat_level`, and the responder's final tables (:func:`_chain`'s ``keep``)."""
+    s, N, tu = st.spec, st.N, st.tu
+    TRIG = np.zeros((N, st.J, tu ** (N - 1)))
+    finals: dict = {}
+    if s.prm[P_END] == END_IMMEDIATE:
+        TRIG[0] = 1.0  # a bank to the target wins at once
+    else:
+        # the bars a trigger's bank reaches: a bot's from its tables, the equilibrium's from
+        # its caps, the responder's as far as the tables go (past them a bar is beaten with
+        # chance <= EPS)
+        reach = min(st.J, 1 + eq_reach(s.prm, tu, N, eq.E, eq.TW, st.pbmin, EPS, s.max_step))
+        for t in range(N):
+            J1 = st.J if (t == 0 and resp) else (reach if eqs[t] else st.J1)
+            TRIG[t, :J1] = _chain(st, eq, resp, t, J1, finals)[1 if t == 0 else 0]
+            TRIG[t, J1:] = TRIG[t, J1 - 1]  # never reached: the kernels' clamp
+    return TRIG, finals
 
 
 def evaluate_beside_equilibrium(
@@ -560,8 +617,8 @@ def evaluate_beside_equilibrium(
     t0 = time.perf_counter()
     eq = solve_equilibrium(rules, N, cache=cache)
     assert eq is not None  # None only with cached_only
-    p_seat, stats = _seat_pass(rules, eq, players, theta, progress)
-    secs = time.perf_counter() - t0
+    p_seat, stats = _seat_pass(rules, eq, players, theta, progress, checkpoint=disk and f"{disk}-partial")
+    secs = time.perf_counter() - t0 + stats["seconds_before"]
     res = SeatVsEquilibrium(rules, policy.name, p_seat, secs, {"cached": False, **stats})
     if disk:
         save_arrays(disk, {"p_seat": p_seat, "meta": np.array([secs])})
@@ -619,8 +676,8 @@ def best_response_beside_equilibrium(
             f"the equilibrium given is {eq.rules.name!r} at {eq.n_players} players, not {rules.name!r} at {N}"
         )
     tables: dict = {}
-    p_seat, stats = _seat_pass(rules, eq, players, theta, progress, tables)
-    secs = time.perf_counter() - t0
+    p_seat, stats = _seat_pass(rules, eq, players, theta, progress, tables, checkpoint=disk and f"{disk}-partial")
+    secs = time.perf_counter() - t0 + stats["seconds_before"]
     finals = tables.pop("finals")
     if disk:
         arrays = {f"final_{t}": v for t, v in finals.items()}
@@ -709,12 +766,18 @@ def equilibrium_exploitability(
     first = (lambda f: progress(f / 2)) if progress and both else progress
     second = (lambda f: progress(0.5 + f / 2)) if progress and both else progress
     if br is None:
-        br, stats = _seat_pass(rules, eq, [None] * N, THETA, first)
+        br, stats = _seat_pass(rules, eq, [None] * N, THETA, first, checkpoint=disk and f"{disk}-partial-br")
         if disk:  # kept before the second pass: a run stopped there keeps NashConv
-            meta = np.array([time.perf_counter() - t0, stats["residual"], stats["turns_solved"]])
+            meta = np.array(
+                [time.perf_counter() - t0 + stats["seconds_before"], stats["residual"], stats["turns_solved"]]
+            )
             save_arrays(disk, {"br": br, "meta": meta})
+        secs += stats["seconds_before"]
     if seats:
-        played, _ = _seat_pass(rules, eq, [EQUILIBRIUM] + [None] * (N - 1), THETA, second)
+        played, st2 = _seat_pass(
+            rules, eq, [EQUILIBRIUM] + [None] * (N - 1), THETA, second, checkpoint=disk and f"{disk}-partial-played"
+        )
+        secs += st2["seconds_before"]
     secs += time.perf_counter() - t0  # with a cached first pass, its time as well
     if disk and seats:
         save_arrays(
