@@ -64,6 +64,9 @@ class Strength:
     note: str = ""  #: why there is no interval (too few games), if there is none
     #: by regret: the regret per game of each kind of mistake (tenk_env.evaluation.analysis.KINDS)
     by_kind: dict = field(default_factory=dict)
+    #: by regret, an agent that counts its costs (an ``llm:`` agent): what it counted
+    #: (tenk_env.evaluation.analysis.agent_stats); empty for others
+    agent_stats: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -99,6 +102,7 @@ def vs_optimal(
         f"regret over {rep.games:,} games",
         rep.interval_notes.get("regret", ""),
         dict(rep.by_kind),
+        dict(rep.agent_stats or {}),
     )
 
 

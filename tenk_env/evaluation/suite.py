@@ -51,6 +51,8 @@ __all__ = [
     "leaderboard",
     "leaderboard_rows",
     "leaderboard_head",
+    "agent_totals",
+    "answers_text",
     "learning_curve",
     "kept_nets",
     "mistakes_by_kind",
@@ -86,6 +88,9 @@ class RulesetScore:
     note: str = ""  #: why there is no interval, where there is none
     #: measured by regret: that regret by kind of mistake (tenk_env.evaluation.analysis.KINDS); exact: empty
     by_kind: dict = field(default_factory=dict)
+    #: an agent that counts its costs (an ``llm:`` agent): its decisions, calls, cached answers,
+    #: tokens, seconds waiting and bad answers on this ruleset (tenk_env.policies.llm.LLMStats); else empty
+    agent_stats: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -228,10 +233,13 @@ def evaluate_suite(
             solve_game(r)
         s = vs_optimal(spec.text, r, regret_games=games, seed=seed, workers=workers, exact=exact)
         ci = None if math.isnan(s.ci_low) else (s.ci_low, s.ci_high)
-        scores.append(RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note, s.by_kind))
+        scores.append(
+            RulesetScore(r.name, r.hash, s.win_rate, ci, s.how, 0.5 - s.win_rate, s.note, s.by_kind, s.agent_stats)
+        )
+        answers = answers_text(s.agent_stats)
         log(
             f"{k}/{len(rulesets)} {r.name}: {s.win_rate:.2%} against optimal ({s.how}), regret "
-            f"{regret_text(0.5 - s.win_rate)}"
+            f"{regret_text(0.5 - s.win_rate)}{'; ' + answers if answers else ''}"
         )
     mean, ci = _mean_ci(scores)
     return SuiteResult(
@@ -246,6 +254,28 @@ def evaluate_suite(
         ci,
         time.perf_counter() - t0,
         command,
+    )
+
+
+def agent_totals(res: SuiteResult) -> dict[str, float]:
+    """What an agent that counts its costs counted, summed over the split's rulesets (empty
+    for other agents)."""
+    out: dict[str, float] = {}
+    for s in res.rulesets:
+        for k, v in s.agent_stats.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def answers_text(stats: dict) -> str:
+    """How a language model answered (:func:`agent_totals` or one ruleset's counts), in words;
+    empty where nothing was counted."""
+    n = stats.get("decisions", 0)
+    if not n:
+        return ""
+    return (
+        f"{stats['bad_answers']:,.0f} bad answers in {n:,.0f} decisions ({stats['bad_answers'] / n:.0%}), "
+        f"{stats['fallbacks']:,.0f} played by the fallback, {stats['calls']:,.0f} calls"
     )
 
 
@@ -318,6 +348,12 @@ def check_result(res: SuiteResult) -> None:
             raise _BadValue(f"{at}.by_kind = {s.by_kind!r}, not a mapping of kinds to regrets")
         for kind, v in s.by_kind.items():
             _number(v, f"{at}.by_kind[{kind!r}]", 0.0, math.inf)
+        if not isinstance(s.agent_stats, dict):
+            raise _BadValue(f"{at}.agent_stats = {s.agent_stats!r}, not a mapping of counts")
+        for key, v in s.agent_stats.items():
+            _number(v, f"{at}.agent_stats[{key!r}]", 0.0, math.inf)
+        if s.agent_stats and not {"decisions", "calls", "bad_answers", "fallbacks"} <= s.agent_stats.keys():
+            raise _BadValue(f"{at}.agent_stats = {s.agent_stats!r}, without the counts of decisions and answers")
     _number(res.mean_regret, "mean_regret")
     mean = sum(s.regret for s in res.rulesets) / len(res.rulesets)
     if abs(res.mean_regret - mean) > _TOL:
@@ -542,7 +578,7 @@ def leaderboard_rows(
             (
                 str(k),
                 agent,
-                describe(r.agent),
+                "; ".join(x for x in (describe(r.agent), answers_text(agent_totals(r))) if x),
                 f"{pp(r.mean_regret)} {pp_interval(r.mean_regret_ci)}",
                 f"{0.5 - r.mean_regret:.2%}",
                 ", ".join(sorted({s.how for s in r.rulesets})),

@@ -215,6 +215,15 @@ def test_the_leaderboard_reads_old_and_new_names_and_keeps_one_row_per_agent(tmp
         (lambda d: d.update(mean_regret_ci=[0.5, 0.6]), "mean_regret_ci = [0.5, 0.6] does not hold its figure 0.0366"),
         (lambda d: d["rulesets"][0].update(ci=["a", 1]), "rulesets[0].ci = 'a', not a finite number"),
         (lambda d: d["rulesets"][0]["by_kind"].update(x=None), "rulesets[0].by_kind['x'] = None, not a finite number"),
+        (
+            lambda d: d["rulesets"][0].update(agent_stats={"decisions": -3}),
+            "rulesets[0].agent_stats['decisions'] = -3, outside [0, inf]",
+        ),
+        (
+            lambda d: d["rulesets"][0].update(agent_stats={"calls": 3}),
+            "rulesets[0].agent_stats = {'calls': 3}, without the counts of decisions and answers",
+        ),
+        (lambda d: d["rulesets"][0].update(agent_stats=[1]), "rulesets[0].agent_stats = [1], not a mapping of counts"),
         (lambda d: d.update(split="dev"), "split = 'dev', not one of the suite's splits (train, test, presets, fresh)"),
         (lambda d: d.update(games=1.5), "games = 1.5, not a whole number >= 0"),
         (lambda d: d.update(rulesets=[]), "rulesets = [], no ruleset measured"),
@@ -317,6 +326,38 @@ def test_the_leaderboard_says_what_kind_of_agent_each_row_is():
     assert cmd_suite._describe("dicenow") == "bot"
     assert cmd_suite._describe("cmd:python -m my_agent") == "external program"
     assert cmd_suite._describe("llm:smollm2,base_url=http://127.0.0.1:8080/v1") == "language model"
+
+
+def test_a_language_models_row_says_how_it_answered(tmp_path, capsys):
+    model = result("llm:smollm2,base_url=http://127.0.0.1:8080/v1", (0.40, 0.38))
+    counts = [
+        {"decisions": 40, "calls": 30, "cached": 10, "prompt_tokens": 9000, "completion_tokens": 200,
+         "seconds": 36.0, "bad_answers": 12, "late": 1, "fallbacks": 4},
+        {"decisions": 60, "calls": 60, "cached": 0, "prompt_tokens": 13000, "completion_tokens": 300,
+         "seconds": 70.0, "bad_answers": 3, "late": 0, "fallbacks": 1},
+    ]  # fmt: skip
+    for score, c in zip(model.rulesets, counts, strict=True):
+        score.agent_stats = c
+    assert S.agent_totals(model)["bad_answers"] == 15 and S.agent_totals(result("dicenow")) == {}
+    _write(tmp_path / "model.json", model)
+    _write(tmp_path / "bot.json", result("dicenow"))
+    # the counts travel in the file, ruleset by ruleset
+    assert S.read_result(tmp_path / "model.json").rulesets[1].agent_stats == counts[1]
+    assert main(["suite", "leaderboard", str(tmp_path)]) == 0
+    rows = _rows(capsys.readouterr().out)
+    what = {r.split("|")[2].strip(): r.split("|")[3].strip() for r in rows}
+    assert what["`dicenow`"] == "bot"
+    assert what["`llm:smollm2,base_url=http://127.0.0.1:8080/v1`"] == (
+        "language model; 15 bad answers in 100 decisions (15%), 5 played by the fallback, 90 calls"
+    )
+
+
+def test_a_result_written_before_answers_were_counted_still_reads(tmp_path):
+    d = json.loads(result("maxscore").to_json())
+    for r in d["rulesets"]:
+        del r["agent_stats"]
+    (tmp_path / "old.json").write_text(json.dumps(d))
+    assert all(s.agent_stats == {} for s in S.read_result(tmp_path / "old.json").rulesets)
 
 
 def test_the_curve_table_keeps_every_figure_at_80_columns():

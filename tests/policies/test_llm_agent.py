@@ -433,6 +433,20 @@ def test_analysis_counts_the_answers_and_keeps_what_the_model_said():
         assert np.array_equal(a.game_regret, b.game_regret)
 
 
+def test_the_suite_keeps_the_answer_counts_of_each_ruleset():
+    from tenk_env.evaluation.benchmark import vs_optimal
+
+    imm = PRESETS["classic"].replace(target=1000, end="immediate", name="imm1000")
+    answers = iter(["hmm", "MOVE 1"] * 1000)  # every other answer is malformed
+
+    with ChatServer([lambda m: next(answers)]) as server:
+        s = vs_optimal(spec(server), imm, regret_games=4, seed=3, workers=1)
+        st = s.agent_stats  # what tenk suite evaluate writes for the ruleset
+        assert s.how == "regret over 4 games" and st["decisions"] > 0
+        assert st["calls"] == len(server.requests) == st["decisions"] + st["bad_answers"]
+        assert st["bad_answers"] == st["decisions"] and st["fallbacks"] == 0
+
+
 # ---------------------------------------------------------------------- the game record
 def test_record_keeps_what_the_model_said_and_still_replays(tmp_path):
     from tenk_env.records import load_jsonl, replay, save_jsonl
