@@ -451,6 +451,16 @@ def _key(rules: Ruleset, players: list, theta: float, kind: str = "eqseat") -> s
     return result_key(__name__, f"{kind}{len(players)}-v{EQ_VERSION}", rules.hash, *who, f"{theta:g}")
 
 
+def _final_arrays(finals: dict) -> dict:
+    """The responder's final tables (:func:`_chain`'s ``keep``) as arrays of a cache file."""
+    return {f"final_{t}": v for t, v in finals.items()}
+
+
+def _read_finals(arrays: dict) -> dict:
+    """:func:`_final_arrays` read back."""
+    return {int(k[6:]): v for k, v in arrays.items() if k.startswith("final_")}
+
+
 #: a pass saves its progress at most this often (seconds; a save takes seconds at the full
 #: target), so a run that is stopped resumes where it was instead of starting again
 CHECKPOINT_SECONDS = 600.0
@@ -489,7 +499,7 @@ def _seat_pass(
     shapes = {"U": (N, tu**N), "TRIG": (N, st.J, tu ** (N - 1)), "level": (), "seconds": (), "done": (2,)}
     if saved is not None and all(k in saved and saved[k].shape == v for k, v in shapes.items()):
         TRIG, U = saved["TRIG"], saved["U"]
-        finals = {int(k[6:]): v for k, v in saved.items() if k.startswith("final_")}
+        finals = _read_finals(saved)
         start, before = int(saved["level"]), float(saved["seconds"])
         res_before, its_before = float(saved["done"][0]), int(saved["done"][1])
     else:
@@ -502,7 +512,7 @@ def _seat_pass(
     def keep(level: int) -> None:
         nonlocal last
         if checkpoint and time.perf_counter() - last >= CHECKPOINT_SECONDS:
-            arrays = {f"final_{t}": v for t, v in finals.items()}
+            arrays = _final_arrays(finals)
             n = bounds[level]
             done = np.array([max(res_before, res[:n].max(initial=0.0)), its_before + its[:n].sum()])
             seconds = np.array(before + time.perf_counter() - t0)
@@ -559,7 +569,7 @@ def _seat_pass(
         "residual": max(res_before, float(res.max())),
         "turns_solved": its_before + int(its.sum()),
         "seconds_before": before,
-        "resumed_at": float(bounds[start]) / order.shape[0] if before else 0.0,
+        "resumed_at": float(bounds[start]) / order.shape[0],
     }
     if stats["residual"] > 1e3 * TOL:
         raise SolverError(
@@ -653,7 +663,7 @@ def best_response_beside_equilibrium(
         got = load_arrays(disk)
         if got is not None:
             m = got["meta"]
-            finals = {int(k[6:]): v for k, v in got.items() if k.startswith("final_")}
+            finals = _read_finals(got)
             return SeatBestResponse(
                 rules,
                 "best response",
@@ -680,7 +690,7 @@ def best_response_beside_equilibrium(
     secs = time.perf_counter() - t0 + stats["seconds_before"]
     finals = tables.pop("finals")
     if disk:
-        arrays = {f"final_{t}": v for t, v in finals.items()}
+        arrays = _final_arrays(finals)
         save_arrays(disk, {"p_seat": p_seat, **tables, **arrays, "meta": np.array([secs, stats["turns_solved"]])})
     return SeatBestResponse(
         rules, "best response", p_seat, secs, {"cached": False, **stats}, spec=spec, finals=finals, **tables
