@@ -273,9 +273,11 @@ def answers_text(stats: dict) -> str:
     n = stats.get("decisions", 0)
     if not n:
         return ""
+    # a rerun answers from the cache: its calls alone would read as a model that was seldom asked
+    cached = f" ({stats['cached']:,.0f} answers from the cache)" if stats.get("cached") else ""
     return (
         f"{stats['bad_answers']:,.0f} bad answers in {n:,.0f} decisions ({stats['bad_answers'] / n:.0%}), "
-        f"{stats['fallbacks']:,.0f} played by the fallback, {stats['calls']:,.0f} calls"
+        f"{stats['fallbacks']:,.0f} played by the fallback, {stats['calls']:,.0f} calls{cached}"
     )
 
 

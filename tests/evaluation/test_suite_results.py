@@ -348,7 +348,8 @@ def test_a_language_models_row_says_how_it_answered(tmp_path, capsys):
     what = {r.split("|")[2].strip(): r.split("|")[3].strip() for r in rows}
     assert what["`dicenow`"] == "bot"
     assert what["`llm:smollm2,base_url=http://127.0.0.1:8080/v1`"] == (
-        "language model; 15 bad answers in 100 decisions (15%), 5 played by the fallback, 90 calls"
+        "language model; 15 bad answers in 100 decisions (15%), 5 played by the fallback, 90 calls "
+        "(10 answers from the cache)"
     )
 
 
