@@ -234,8 +234,9 @@ def _eval_beside_equilibrium(args: argparse.Namespace) -> int:
             highlight=False,
         )
     console.print(
-        f"evaluating {bot} beside {n - 1} equilibrium players exactly (about as long as the equilibrium: "
-        "seconds at a small target, 2 to 3 minutes at 3,000; once: cached)",
+        f"evaluating {bot} beside {n - 1} equilibrium players exactly (on 2 cores: seconds at a small "
+        "target, about 2 minutes at 3,000, about an hour at 10,000; progress is kept every 10 minutes, "
+        "so the same command after a stop goes on where it was; once: cached)",
         highlight=False,
     )
     t0 = time.perf_counter()
