@@ -26,6 +26,7 @@ from tenk_env.evaluation.analysis import (
     KINDS,
     MIN_DEALS,
     analyse,
+    answers_text,
     check_analysis,
     check_out_dir,
     default_out_dir,
@@ -115,15 +116,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             "counted by outcome",
             highlight=False,
         )
-    if r.agent_stats and r.agent_stats.get("decisions"):
-        st = r.agent_stats
-        console.print(
-            f"answers: {st['bad_answers']:,.0f} bad in {st['decisions']:,.0f} decisions "
-            f"({st['bad_answers'] / st['decisions']:.0%}), {st['fallbacks']:,.0f} played by the fallback; "
-            f"{st['calls']:,.0f} calls ({st['cached']:,.0f} answers cached), "
-            f"{st['prompt_tokens']:,.0f} + {st['completion_tokens']:,.0f} tokens, {st['seconds']:,.0f} s waiting",
-            highlight=False,
-        )
+    answers = answers_text(r.agent_stats, tokens=True)
+    if answers:
+        console.print(f"language model: {answers}", highlight=False)
     if r.mistakes == 0:
         console.print("no regret in any game", highlight=False)
     elif r.width_ratio is not None:

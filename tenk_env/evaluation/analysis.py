@@ -70,6 +70,7 @@ from tenk_env.units import REGRET_COLUMN, REGRET_HEADER, pp, pp_interval, regret
 
 __all__ = [
     "AnalysisReport",
+    "answers_text",
     "Analysis",
     "analyse",
     "write_outputs",
@@ -238,6 +239,26 @@ def seat_baselines(sol, rules: Ruleset) -> tuple[float, float]:
     return 0.5 * (first0 + 1.0 - first1), 0.5 * (1.0 - first0 + first1)
 
 
+def answers_text(stats: dict[str, float] | None, *, tokens: bool = False) -> str:
+    """How a language model answered (its agent's counts, summed over runs or not), in words;
+    empty where nothing was counted. ``tokens`` adds the tokens sent and the seconds waited."""
+    if not stats or not stats.get("decisions"):
+        return ""
+    n = stats["decisions"]
+    # a rerun answers from the cache: its calls alone would read as a model that was seldom asked
+    cached = f" ({stats['cached']:,.0f} answers from the cache)" if stats.get("cached") else ""
+    text = (
+        f"{stats['bad_answers']:,.0f} bad answers in {n:,.0f} decisions ({stats['bad_answers'] / n:.0%}), "
+        f"{stats['fallbacks']:,.0f} played by the fallback, {stats['calls']:,.0f} calls{cached}"
+    )
+    if tokens:
+        text += (
+            f", {stats.get('prompt_tokens', 0):,.0f} + {stats.get('completion_tokens', 0):,.0f} tokens, "
+            f"{stats.get('seconds', 0):,.0f} s waiting"
+        )
+    return text
+
+
 @dataclass
 class AnalysisReport:
     """What ``tenk analyze`` reports (``report.json``). Win probabilities and regrets are
@@ -317,13 +338,9 @@ class AnalysisReport:
 
     def __str__(self) -> str:
         ratio = f"; interval {self.width_ratio:.1f}x narrower" if self.width_ratio is not None else ""
-        st = self.agent_stats
-        if st and st.get("decisions"):
-            ratio += (
-                f"; answers: {st['bad_answers']:,.0f} bad in {st['decisions']:,.0f} decisions, "
-                f"{st['fallbacks']:,.0f} played by the fallback, {st['calls']:,.0f} calls "
-                f"({st['cached']:,.0f} cached), {st['prompt_tokens'] + st['completion_tokens']:,.0f} tokens"
-            )
+        answers = answers_text(self.agent_stats, tokens=True)
+        if answers:
+            ratio += f"; {answers}"
         return (
             f"{self.agent} on {self.rules}: {self.games:,} games ({self.deals:,} deals), "
             f"regret {regret_text(self.regret_per_game, self.regret_ci, note=self.interval_notes.get('regret'))}; "

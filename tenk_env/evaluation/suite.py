@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tenk_env import variants
-from tenk_env.evaluation.analysis import KINDS, Z95, check_games
+from tenk_env.evaluation.analysis import KINDS, Z95, answers_text, check_games
 from tenk_env.evaluation.benchmark import vs_optimal
 from tenk_env.io import atomic_write_text
 from tenk_env.policies.base import AgentError, AgentSpec
@@ -52,7 +52,6 @@ __all__ = [
     "leaderboard_rows",
     "leaderboard_head",
     "agent_totals",
-    "answers_text",
     "learning_curve",
     "kept_nets",
     "mistakes_by_kind",
@@ -265,20 +264,6 @@ def agent_totals(res: SuiteResult) -> dict[str, float]:
         for k, v in s.agent_stats.items():
             out[k] = out.get(k, 0) + v
     return out
-
-
-def answers_text(stats: dict) -> str:
-    """How a language model answered (:func:`agent_totals` or one ruleset's counts), in words;
-    empty where nothing was counted."""
-    n = stats.get("decisions", 0)
-    if not n:
-        return ""
-    # a rerun answers from the cache: its calls alone would read as a model that was seldom asked
-    cached = f" ({stats['cached']:,.0f} answers from the cache)" if stats.get("cached") else ""
-    return (
-        f"{stats['bad_answers']:,.0f} bad answers in {n:,.0f} decisions ({stats['bad_answers'] / n:.0%}), "
-        f"{stats['fallbacks']:,.0f} played by the fallback, {stats['calls']:,.0f} calls{cached}"
-    )
 
 
 def write_result(res: SuiteResult, path: str | Path) -> Path:

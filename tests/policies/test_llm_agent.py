@@ -421,7 +421,11 @@ def test_analysis_counts_the_answers_and_keeps_what_the_model_said():
         assert st["prompt_tokens"] == 100 * st["calls"]
         said = [m["said"] for m in a.mistakes]
         assert said and all(s["answers"][-1] == "MOVE 1" or s["answers"][-1].startswith("Thinking") for s in said)
-        assert "bad in" in str(a.report) and "fallback" in str(a.report)
+        n, bad = st["decisions"], st["bad_answers"]
+        assert (
+            f"; {bad} bad answers in {n} decisions ({bad / n:.0%}), 0 played by the fallback, "
+            f"{st['calls']} calls, {100 * st['calls']:,} + {st['completion_tokens']:,.0f} tokens, "
+        ) in str(a.report)
         # the analysis again: every answer from the cache, the same games
         calls = len(server.requests)
         b = analyse(spec(server), imm, 4, seed=3, top=3)
@@ -431,6 +435,8 @@ def test_analysis_counts_the_answers_and_keeps_what_the_model_said():
             == b.report.agent_stats["decisions"] + (b.report.agent_stats["bad_answers"])
         )
         assert np.array_equal(a.game_regret, b.game_regret)
+        # the rerun's line says where its answers came from, not only that it sent no request
+        assert f"0 calls ({b.report.agent_stats['cached']:,.0f} answers from the cache)" in str(b.report)
 
 
 def test_the_suite_keeps_the_answer_counts_of_each_ruleset():
